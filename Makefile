@@ -1,0 +1,43 @@
+# dpclaims — two commands: `make test` and `make run`. Both install the system
+# BLAS/LAPACK first when it is missing (Debian; needs root or sudo).
+SHELL := /bin/bash
+CARGO ?= cargo
+# Tests run in parallel already; one BLAS thread each keeps them from oversubscribing.
+TEST_ENV := OPENBLAS_NUM_THREADS=1 CI=true INSTA_UPDATE=no
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: deps build test run report bench lint fmt clean
+
+deps:
+	@if dpkg -s libopenblas-dev liblapack-dev >/dev/null 2>&1; then \
+	  echo "deps: libopenblas-dev and liblapack-dev present"; \
+	else \
+	  echo "deps: installing libopenblas-dev liblapack-dev"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libopenblas-dev liblapack-dev; \
+	fi
+
+build: deps
+	$(CARGO) build --release --locked
+
+test: deps
+	$(TEST_ENV) $(CARGO) test --release --locked
+
+run: build
+	./target/release/dpclaims run --profile quick --out reports
+
+report: build
+	./target/release/dpclaims run --profile full --out reports
+
+bench: deps
+	$(CARGO) bench --locked
+
+lint: deps
+	$(CARGO) fmt --check
+	$(CARGO) clippy --release --locked --all-targets -- -D warnings
+
+fmt:
+	$(CARGO) fmt
+
+clean:
+	$(CARGO) clean

@@ -1,0 +1,47 @@
+//! The `dpclaims` command line: a thin dispatcher over the library.
+//!
+//! Exit status: 0 success (for `run`: every verdict equals its expected verdict),
+//! 1 a verdict differs from the spec's expectation, 2 bad input or a run that could not
+//! complete (the message names the file, field or sweep point).
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+mod demo;
+mod privacy;
+
+#[derive(Parser, Debug)]
+#[command(name = "dpclaims", version, about = "Executable checks of DP learning theorems")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// One DP-GD run on the random-features model: train/test loss and clip fraction.
+    Demo(demo::DemoArgs),
+    /// Privacy of a composition of (sub)sampled Gaussian phases.
+    Account(privacy::AccountArgs),
+    /// Smallest noise multiplier meeting a target epsilon.
+    Calibrate(privacy::CalibrateArgs),
+    /// Empirical privacy audit: a lower bound on epsilon from a canary attack.
+    Audit(privacy::AuditArgs),
+}
+
+/// Parse the arguments, run the command, map errors to exit status 2.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Demo(a) => demo::run(a),
+        Command::Account(a) => privacy::account(a),
+        Command::Calibrate(a) => privacy::calibrate(a),
+        Command::Audit(a) => privacy::audit(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

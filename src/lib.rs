@@ -1,0 +1,20 @@
+//! dpclaims: theorems of differentially private learning papers as executable checks.
+//!
+//! Where to find things:
+//! * [`rng`] — the only place a generator is built (seed derivation).
+//! * [`data`] — Gaussian inputs, targets (sign, single-index via Hermite coefficients).
+//! * [`models`] — random features (privacy-for-free) and the two-layer network (blog).
+//! * [`train`] — DP-GD (clipping, noise, recorder), baselines, Algorithm 1 of the blog.
+//! * [`privacy`] — accountants (GDP, zCDP, RDP), calibration, empirical audit.
+//! * [`fit`] — power-law fits with confidence intervals, Clopper-Pearson, verdict rules.
+//! * [`spec`] — claim specs: raw YAML → validated claims; expressions.
+//! * [`cli`] — the `dpclaims` command line (the binary only calls [`cli::main`]).
+pub mod cli;
+pub mod data;
+pub mod fit;
+pub mod linalg;
+pub mod models;
+pub mod privacy;
+pub mod rng;
+pub mod spec;
+pub mod train;

@@ -1,0 +1,1 @@
+//! Small dense linear-algebra helpers on top of ndarray / ndarray-linalg.

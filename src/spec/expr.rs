@@ -1,0 +1,1 @@
+//! Arithmetic expressions over named variables, parsed once and evaluated per sweep point.
