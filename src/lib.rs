@@ -15,6 +15,7 @@ pub mod fit;
 pub mod linalg;
 pub mod models;
 pub mod privacy;
+pub mod report;
 pub mod rng;
 pub mod spec;
 pub mod train;

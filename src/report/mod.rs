@@ -1,0 +1,2 @@
+//! Reports: Markdown, CSV and SVG written atomically to `reports/`.
+pub mod svg;

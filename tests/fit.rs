@@ -1,0 +1,1 @@
+//! Integration tests of fits, bounds and verdict rules.

@@ -1,0 +1,1 @@
+//! Integration tests of the privacy module and its CLI commands.

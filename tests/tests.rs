@@ -1,0 +1,3 @@
+//! One integration-test binary (keeps link time down); one module per concern.
+mod fit;
+mod privacy;
