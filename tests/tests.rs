@@ -1,3 +1,4 @@
 //! One integration-test binary (keeps link time down); one module per concern.
+mod core;
 mod fit;
 mod privacy;

@@ -10,7 +10,11 @@ mod demo;
 mod privacy;
 
 #[derive(Parser, Debug)]
-#[command(name = "dpclaims", version, about = "Executable checks of DP learning theorems")]
+#[command(
+    name = "dpclaims",
+    version,
+    about = "Executable checks of DP learning theorems"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -31,6 +35,7 @@ enum Command {
 /// Parse the arguments, run the command, map errors to exit status 2.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    crate::linalg::pin_blas_threads();
     let result = match &cli.command {
         Command::Demo(a) => demo::run(a),
         Command::Account(a) => privacy::account(a),

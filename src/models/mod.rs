@@ -1,1 +1,75 @@
-//! models
+//! The two models of the papers.
+//!
+//! * [`RandomFeatures`]: `f(x) = tanh(Vx)^T theta`, V in R^{p x d}, V_ij ~ N(0, 1/d)
+//!   (privacy-for-free Sec. 2.2, "Problem Setup"; DESIGN 2.1).
+//! * [`TwoLayer`]: `f(x) = a^T tanh(W^T x + b)`, W in R^{d x p}, b in R^p, a in R^p
+//!   (blog Sec. 2.2, Eq. "model"; DESIGN 2.2).
+//!
+//! Both are linear in their trained (last-layer) parameters given the features, which
+//! is what the full-batch DP-GD engine in [`crate::train::dpgd`] exploits.
+use crate::data::gaussian_matrix;
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
+use rand::Rng;
+
+/// Random-features model with tanh activation.
+#[derive(Clone, Debug)]
+pub struct RandomFeatures {
+    /// p x d feature matrix, entries N(0, 1/d).
+    pub v: Array2<f64>,
+}
+
+impl RandomFeatures {
+    /// Draw V (p x d, row by row) with entries N(0, 1/d).
+    pub fn sample(p: usize, d: usize, rng: &mut impl Rng) -> Self {
+        let v = gaussian_matrix(p, d, rng) / (d as f64).sqrt();
+        Self { v }
+    }
+
+    pub fn p(&self) -> usize {
+        self.v.nrows()
+    }
+
+    /// Feature matrix `Phi = tanh(X V^T)`, n x p (one GEMM, then tanh).
+    pub fn features(&self, x: &ArrayView2<f64>) -> Array2<f64> {
+        x.dot(&self.v.t()).mapv_into(f64::tanh)
+    }
+
+    /// Predictions `Phi theta`.
+    pub fn predict(&self, x: &ArrayView2<f64>, theta: &ArrayView1<f64>) -> Array1<f64> {
+        self.features(x).dot(theta)
+    }
+}
+
+/// Two-layer network `f(x) = a^T tanh(W^T x + b)`.
+#[derive(Clone, Debug)]
+pub struct TwoLayer {
+    /// d x p first layer; column j is neuron w_j.
+    pub w: Array2<f64>,
+    /// p biases.
+    pub b: Array1<f64>,
+    /// p second-layer weights.
+    pub a: Array1<f64>,
+}
+
+impl TwoLayer {
+    pub fn p(&self) -> usize {
+        self.w.ncols()
+    }
+
+    /// Pre-activations `Z = X W + 1 b^T`, n x p.
+    pub fn preactivations(&self, x: &ArrayView2<f64>) -> Array2<f64> {
+        let mut z = x.dot(&self.w);
+        z += &self.b.view().insert_axis(Axis(0));
+        z
+    }
+
+    /// Hidden features `tanh(X W + 1 b^T)`, n x p.
+    pub fn features(&self, x: &ArrayView2<f64>) -> Array2<f64> {
+        self.preactivations(x).mapv_into(f64::tanh)
+    }
+
+    /// Predictions `tanh(X W + 1 b^T) a`.
+    pub fn predict(&self, x: &ArrayView2<f64>) -> Array1<f64> {
+        self.features(x).dot(&self.a)
+    }
+}

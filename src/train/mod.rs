@@ -1,1 +1,16 @@
-//! train
+//! Training: full-batch DP-GD ([`dpgd`]), non-private baselines ([`baselines`]) and
+//! Algorithm 1 of the blog, end to end ([`feature_learning`]).
+pub mod baselines;
+pub mod dpgd;
+pub mod feature_learning;
+
+/// Errors of a training run.
+#[derive(Debug, thiserror::Error)]
+pub enum TrainError {
+    #[error("invalid training configuration: {0}")]
+    InvalidConfig(String),
+    #[error("run diverged: non-finite {what} at step {step}")]
+    Diverged { step: usize, what: String },
+    #[error(transparent)]
+    Linalg(#[from] crate::linalg::LinalgError),
+}

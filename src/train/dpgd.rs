@@ -1,0 +1,370 @@
+//! Full-batch DP-GD for models linear in their trained parameters.
+//!
+//! Given a feature matrix `Phi` (n x p, rows `phi_i`) and labels `y`, the model is
+//! `f(x_i) = phi_i^T theta`; the loss is the squared loss with optional ridge term,
+//! `(1/n) sum_i (phi_i^T theta - y_i)^2 + lambda ||theta||^2`. One step is
+//!
+//! ```text
+//! g_i     = 2 r_i phi_i + 2 lambda theta,            r_i = phi_i^T theta - y_i
+//! g_i^C   = g_i / max(1, ||g_i||/C)                   (clip rule `divide`)
+//! theta  <- theta - eta (1/n) sum_i g_i^C + sqrt(eta) (kappa C / n) sigma xi,  xi ~ N(0, I_p)
+//! ```
+//!
+//! * privacy-for-free (Bombari & Mondelli 2025), Algorithm 1 and Eq. 11: lambda = 0,
+//!   kappa = 2 (replace-one adjacency: the clipped mean moves by at most 2C/n);
+//! * blog Algorithm 1, second layer: ridge lambda > 0, noise `sqrt(eta_a) (C_a/n) sigma_a`,
+//!   i.e. kappa = 1 as printed, and a clip line that *multiplies* by max(1, ||g||/C)
+//!   (selectable as [`ClipRule::Multiply`]; the standard rule divides).
+//!
+//! Per-sample gradients are never materialised: with `s_i = ||phi_i||^2` and
+//! `f_i = phi_i^T theta`,
+//! `||g_i||^2 = 4 r_i^2 s_i + 8 lambda r_i f_i + 4 lambda^2 ||theta||^2`, and the clipped
+//! mean is `(2/n) Phi^T (c o r) + (2 lambda/n)(sum_i c_i) theta` with per-sample scales
+//! `c_i`. A step costs two matrix-vector products with `Phi` (BLAS GEMV).
+//!
+//! Calibration (privacy-for-free Prop. 2.2, Eq. 5): `sigma = sqrt(eta T) sqrt(8 ln(1/delta))/eps`,
+//! valid for `0 < eps < 8 ln(1/delta)`; see [`prop22_sigma`].
+//!
+//! The step does no I/O; a [`Trajectory`] collects what metrics need.
+use super::TrainError;
+use ndarray::{Array1, ArrayView1, ArrayView2, Zip};
+use rand::Rng;
+use rand_distr::{Distribution, StandardNormal};
+use serde::{Deserialize, Serialize};
+
+/// How a per-sample gradient is clipped at threshold C.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClipRule {
+    /// Standard rule `g / max(1, ||g||/C)` (privacy-for-free Algorithm 1; Abadi et al. 2016).
+    Divide,
+    /// As printed in the blog's Algorithm 1: `g * max(1, ||g||/C)` — does not bound the
+    /// sensitivity; kept to measure its effect.
+    Multiply,
+    /// No clipping (the noise is still scaled by C). Used for the noise-only recursion
+    /// of privacy-for-free Eq. 20, whose analysis assumes no clipping.
+    None,
+}
+
+/// Hyper-parameters of one DP-GD run.
+#[derive(Clone, Debug)]
+pub struct DpGdConfig {
+    /// Step size eta.
+    pub eta: f64,
+    /// Number of steps T.
+    pub steps: usize,
+    /// Clipping threshold C (may be +infinity when sigma = 0).
+    pub clip: f64,
+    pub clip_rule: ClipRule,
+    /// Noise level sigma (0: no noise).
+    pub sigma: f64,
+    /// Noise constant kappa in `sqrt(eta) (kappa C/n) sigma`: 2 for replace-one
+    /// adjacency (privacy-for-free Eq. 11), 1 as printed in the blog's Algorithm 1.
+    pub kappa: f64,
+    /// Ridge lambda (0 for privacy-for-free).
+    pub ridge: f64,
+}
+
+impl DpGdConfig {
+    /// Checks the configuration; the engine only runs validated configurations.
+    pub fn validate(&self) -> Result<(), TrainError> {
+        let bad = |m: String| Err(TrainError::InvalidConfig(m));
+        if !(self.eta.is_finite() && self.eta > 0.0) {
+            return bad(format!("eta must be finite and > 0, got {}", self.eta));
+        }
+        if self.clip.is_nan() || self.clip <= 0.0 {
+            return bad(format!("clip threshold C must be > 0, got {}", self.clip));
+        }
+        if !(self.sigma.is_finite() && self.sigma >= 0.0) {
+            return bad(format!("sigma must be finite and >= 0, got {}", self.sigma));
+        }
+        if self.sigma > 0.0 && !self.clip.is_finite() {
+            return bad("noise with an infinite clipping threshold is infinite".into());
+        }
+        if !(self.kappa.is_finite() && self.kappa > 0.0) {
+            return bad(format!("kappa must be > 0, got {}", self.kappa));
+        }
+        if !(self.ridge.is_finite() && self.ridge >= 0.0) {
+            return bad(format!("ridge lambda must be >= 0, got {}", self.ridge));
+        }
+        Ok(())
+    }
+
+    /// Standard deviation of each noise coordinate: `sqrt(eta) kappa C sigma / n`.
+    pub fn noise_std(&self, n: usize) -> f64 {
+        if self.sigma == 0.0 {
+            0.0
+        } else {
+            self.eta.sqrt() * self.kappa * self.clip * self.sigma / n as f64
+        }
+    }
+}
+
+/// Noise level of privacy-for-free Prop. 2.2 (Eq. 5):
+/// `sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / eps`, valid for `0 < eps < 8 ln(1/delta)`.
+pub fn prop22_sigma(eta: f64, steps: usize, eps: f64, delta: f64) -> Result<f64, TrainError> {
+    if !(delta > 0.0 && delta < 1.0) {
+        return Err(TrainError::InvalidConfig(format!(
+            "delta must be in (0, 1), got {delta}"
+        )));
+    }
+    let l = (1.0 / delta).ln();
+    if !(eps > 0.0 && eps < 8.0 * l) {
+        return Err(TrainError::InvalidConfig(format!(
+            "Prop. 2.2 needs 0 < eps < 8 ln(1/delta) = {:.4}, got {eps}",
+            8.0 * l
+        )));
+    }
+    Ok((eta * steps as f64).sqrt() * (8.0 * l).sqrt() / eps)
+}
+
+/// What one step saw at the current parameters (before its update).
+#[derive(Clone, Debug, Default)]
+pub struct StepStats {
+    /// Fraction of samples whose gradient norm exceeded C.
+    pub clip_fraction: f64,
+    /// max_i |r_i|.
+    pub max_abs_residual: f64,
+    /// max_i ||g_i|| / C.
+    pub max_grad_ratio: f64,
+    /// Training MSE (1/n) sum r_i^2.
+    pub train_mse: f64,
+}
+
+/// The clipped mean gradient at `theta` and what it saw, without materialising the
+/// per-sample gradients (see the module docs). `phi_sq` holds `||phi_i||^2`.
+pub fn clipped_mean_gradient(
+    phi: &ArrayView2<f64>,
+    phi_sq: &ArrayView1<f64>,
+    y: &ArrayView1<f64>,
+    theta: &ArrayView1<f64>,
+    clip: f64,
+    rule: ClipRule,
+    ridge: f64,
+) -> (Array1<f64>, StepStats) {
+    let n = y.len();
+    let f = phi.dot(theta);
+    let theta_sq = if ridge > 0.0 { theta.dot(theta) } else { 0.0 };
+    let mut w = Array1::<f64>::zeros(n);
+    let mut clipped = 0usize;
+    let mut max_r = 0.0f64;
+    let mut max_ratio = 0.0f64;
+    let mut sum_c = 0.0f64;
+    let mut sse = 0.0f64;
+    Zip::from(&mut w)
+        .and(&f)
+        .and(y)
+        .and(phi_sq)
+        .for_each(|wi, &fi, &yi, &si| {
+            let r = fi - yi;
+            sse += r * r;
+            max_r = max_r.max(r.abs());
+            let gsq = 4.0 * r * r * si + 8.0 * ridge * r * fi + 4.0 * ridge * ridge * theta_sq;
+            let gnorm = gsq.max(0.0).sqrt();
+            let ratio = gnorm / clip;
+            max_ratio = max_ratio.max(ratio);
+            let c = if ratio > 1.0 {
+                clipped += 1;
+                match rule {
+                    ClipRule::Divide => 1.0 / ratio,
+                    ClipRule::Multiply => ratio,
+                    ClipRule::None => 1.0,
+                }
+            } else {
+                1.0
+            };
+            sum_c += c;
+            *wi = c * r;
+        });
+    let nf = n as f64;
+    let mut g = phi.t().dot(&w);
+    g *= 2.0 / nf;
+    if ridge > 0.0 {
+        // (sum_c / n) is exactly 1 when nothing is clipped, so this reduces bit-for-bit
+        // to plain GD (tests rely on it).
+        g.scaled_add(2.0 * ridge * (sum_c / nf), theta);
+    }
+    let stats = StepStats {
+        clip_fraction: clipped as f64 / nf,
+        max_abs_residual: max_r,
+        max_grad_ratio: max_ratio,
+        train_mse: sse / nf,
+    };
+    (g, stats)
+}
+
+/// At which steps to evaluate train/test loss (step 0 is the initial point, T the end).
+#[derive(Clone, Debug, Default)]
+pub struct RecordPlan {
+    pub loss_at: Vec<usize>,
+}
+
+impl RecordPlan {
+    /// Losses at the start and the end only.
+    pub fn ends(steps: usize) -> Self {
+        Self {
+            loss_at: vec![0, steps],
+        }
+    }
+}
+
+/// Loss at one recorded step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LossPoint {
+    pub step: usize,
+    pub train: f64,
+    pub test: Option<f64>,
+}
+
+/// What a run recorded along its trajectory.
+#[derive(Clone, Debug, Default)]
+pub struct Trajectory {
+    /// Per step t = 1..=T, at theta_{t-1}: fraction of clipped samples.
+    pub clip_fraction: Vec<f64>,
+    /// Per step t = 1..=T, at theta_{t-1}: max_i ||g_i||/C.
+    pub max_grad_ratio: Vec<f64>,
+    /// For t = 0..=T: max_i |phi_i^T theta_t - y_i|.
+    pub max_abs_residual: Vec<f64>,
+    /// Losses at the steps of the [`RecordPlan`].
+    pub losses: Vec<LossPoint>,
+}
+
+impl Trajectory {
+    /// Fraction of all (step, sample) pairs that were clipped.
+    pub fn overall_clip_fraction(&self) -> f64 {
+        if self.clip_fraction.is_empty() {
+            0.0
+        } else {
+            self.clip_fraction.iter().sum::<f64>() / self.clip_fraction.len() as f64
+        }
+    }
+
+    /// True when no per-sample gradient was clipped at any step.
+    pub fn never_clipped(&self) -> bool {
+        self.clip_fraction.iter().all(|&c| c == 0.0)
+    }
+
+    /// sup over the trajectory of max_i |residual|.
+    pub fn sup_abs_residual(&self) -> f64 {
+        self.max_abs_residual.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// The last recorded loss point.
+    pub fn final_loss(&self) -> Option<&LossPoint> {
+        self.losses.last()
+    }
+}
+
+/// A linear-in-parameters least-squares problem: training features/labels and an
+/// optional test set.
+#[derive(Clone, Copy, Debug)]
+pub struct Problem<'a> {
+    pub phi: ArrayView2<'a, f64>,
+    pub y: ArrayView1<'a, f64>,
+    pub test: Option<(ArrayView2<'a, f64>, ArrayView1<'a, f64>)>,
+}
+
+impl Problem<'_> {
+    /// Test MSE of `theta`, if there is a test set.
+    pub fn test_mse(&self, theta: &ArrayView1<f64>) -> Option<f64> {
+        self.test.map(|(pt, yt)| {
+            let r = pt.dot(theta) - yt;
+            r.dot(&r) / yt.len() as f64
+        })
+    }
+
+    /// Training MSE of `theta`.
+    pub fn train_mse(&self, theta: &ArrayView1<f64>) -> f64 {
+        let r = self.phi.dot(theta) - self.y;
+        r.dot(&r) / self.y.len() as f64
+    }
+}
+
+/// Result of a DP-GD run.
+#[derive(Clone, Debug)]
+pub struct DpGdRun {
+    pub theta: Array1<f64>,
+    pub trajectory: Trajectory,
+}
+
+/// Runs T steps of full-batch DP-GD from `theta0`. Noise draws come from `noise_rng`:
+/// p standard normals per step, in coordinate order, only when sigma > 0.
+///
+/// Errors: an invalid configuration, or a non-finite parameter or loss (the step at
+/// which it happened is named; callers add the claim and sweep point).
+pub fn run(
+    problem: &Problem<'_>,
+    theta0: Array1<f64>,
+    cfg: &DpGdConfig,
+    plan: &RecordPlan,
+    noise_rng: &mut impl Rng,
+) -> Result<DpGdRun, TrainError> {
+    cfg.validate()?;
+    crate::linalg::pin_blas_threads();
+    let (n, p) = problem.phi.dim();
+    if n == 0 || problem.y.len() != n || theta0.len() != p {
+        return Err(TrainError::InvalidConfig(format!(
+            "shapes: Phi {n}x{p}, y {}, theta0 {}",
+            problem.y.len(),
+            theta0.len()
+        )));
+    }
+    let phi_sq = crate::linalg::row_norms_sq(&problem.phi);
+    let noise_std = cfg.noise_std(n);
+    let mut theta = theta0;
+    let mut traj = Trajectory {
+        clip_fraction: Vec::with_capacity(cfg.steps),
+        max_grad_ratio: Vec::with_capacity(cfg.steps),
+        max_abs_residual: Vec::with_capacity(cfg.steps + 1),
+        losses: Vec::new(),
+    };
+    let mut xi = Array1::<f64>::zeros(p);
+    for t in 0..=cfg.steps {
+        let (g, stats) = clipped_mean_gradient(
+            &problem.phi,
+            &phi_sq.view(),
+            &problem.y,
+            &theta.view(),
+            cfg.clip,
+            cfg.clip_rule,
+            cfg.ridge,
+        );
+        if !stats.train_mse.is_finite() {
+            return Err(TrainError::Diverged {
+                step: t,
+                what: "training loss".into(),
+            });
+        }
+        traj.max_abs_residual.push(stats.max_abs_residual);
+        if plan.loss_at.contains(&t) {
+            let test = problem.test_mse(&theta.view());
+            if test.is_some_and(|v| !v.is_finite()) {
+                return Err(TrainError::Diverged {
+                    step: t,
+                    what: "test loss".into(),
+                });
+            }
+            traj.losses.push(LossPoint {
+                step: t,
+                train: stats.train_mse,
+                test,
+            });
+        }
+        if t == cfg.steps {
+            break;
+        }
+        traj.clip_fraction.push(stats.clip_fraction);
+        traj.max_grad_ratio.push(stats.max_grad_ratio);
+        theta.scaled_add(-cfg.eta, &g);
+        if noise_std > 0.0 {
+            for v in xi.iter_mut() {
+                *v = StandardNormal.sample(noise_rng);
+            }
+            theta.scaled_add(noise_std, &xi);
+        }
+    }
+    Ok(DpGdRun {
+        theta,
+        trajectory: traj,
+    })
+}

@@ -1,0 +1,186 @@
+//! Algorithm 1 of the blog "Private feature learning for single-index models (part 1)",
+//! Sec. 2.2, end to end:
+//!
+//! 1. init `W0_ij ~ N(0, 1/d)`, `b ~ N(0, I_p)`, `a0` (as printed: `(1/sqrt p) 1`);
+//! 2. one full-batch gradient step of the squared loss on the first data set,
+//!    `W1 = W0 - eta_W G`;
+//! 3. every neuron normalised and noised, `w_j <- w_j/||w_j|| + sigma_W N(0, I_d)`;
+//! 4. T steps of DP-GD on the second layer with the ridge loss
+//!    `(1/n) sum (f(x_i) - y_i)^2 + lambda ||a||^2` on the second data set
+//!    ([`crate::train::dpgd`], with the blog's clip rule and noise constant as variants).
+//!
+//! The text is ambiguous in places; each reading is a named variant (DESIGN 2.2):
+//! * [`A0Init`]: `ones_over_sqrt_p` (as printed), `signs_over_sqrt_p`, `signs_over_p`;
+//! * [`GradReduction`]: the printed update sums per-sample gradients
+//!   (`W1 = W0 - eta_W sum_i g_W(x_i)`), while the loss L is a mean; `mean` uses
+//!   `G = grad_W (1/n) sum_i (f(x_i) - y_i)^2`, `sum` uses n times that;
+//! * clip rule and kappa of the second layer live in its [`DpGdConfig`].
+use super::dpgd::{self, DpGdConfig, DpGdRun, Problem, RecordPlan};
+use super::TrainError;
+use crate::data::{gaussian_matrix, gaussian_vector, Dataset};
+use crate::models::TwoLayer;
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, Zip};
+use rand::{Rng, RngExt};
+use serde::{Deserialize, Serialize};
+
+/// Initialisation of the second layer a0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum A0Init {
+    /// `a0 = (1/sqrt p)(1, ..., 1)` as printed in Algorithm 1.
+    OnesOverSqrtP,
+    /// `a0_j = s_j / sqrt p`, s_j uniform random signs.
+    SignsOverSqrtP,
+    /// `a0_j = s_j / p`: network output at initialisation O(1/sqrt p), closer to the
+    /// model of Ba et al. (2022) where it is negligible.
+    SignsOverP,
+}
+
+impl A0Init {
+    /// Draws a0 (random signs only for the `signs_*` variants).
+    pub fn sample(self, p: usize, rng: &mut impl Rng) -> Array1<f64> {
+        let pf = p as f64;
+        match self {
+            A0Init::OnesOverSqrtP => Array1::from_elem(p, 1.0 / pf.sqrt()),
+            A0Init::SignsOverSqrtP | A0Init::SignsOverP => {
+                let scale = if self == A0Init::SignsOverSqrtP {
+                    1.0 / pf.sqrt()
+                } else {
+                    1.0 / pf
+                };
+                (0..p)
+                    .map(|_| if rng.random::<bool>() { scale } else { -scale })
+                    .collect()
+            }
+        }
+    }
+}
+
+/// How the first-layer per-sample gradients are aggregated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GradReduction {
+    /// Gradient of the mean loss (the loss L of Sec. 2.2).
+    Mean,
+    /// Sum of per-sample gradients, as printed in the update line of Algorithm 1.
+    Sum,
+}
+
+/// Hyper-parameters of Algorithm 1 (values per Assumption 4 are computed by the spec).
+#[derive(Clone, Debug)]
+pub struct FeatureLearningConfig {
+    pub eta_w: f64,
+    pub sigma_w: f64,
+    pub a0_init: A0Init,
+    pub grad_reduction: GradReduction,
+    /// Per-neuron normalisation of step 3 (true in Algorithm 1).
+    pub normalise: bool,
+    /// Second-layer DP-GD: eta_a, T, C_a, sigma_a, kappa, ridge lambda, clip rule.
+    pub second: DpGdConfig,
+}
+
+/// Output of Algorithm 1.
+#[derive(Clone, Debug)]
+pub struct FeatureLearningRun {
+    /// First-layer gradient G (d x p) at (W0, a0), with the configured reduction.
+    pub gradient: Array2<f64>,
+    /// Trained network (W1 after normalisation and noise, b, a_T).
+    pub net: TwoLayer,
+    /// Second-layer DP-GD trajectory.
+    pub second: DpGdRun,
+    /// Test risk `E_x[(f_NN(x) - f_*(x))^2]` on the test set (blog Theorem 1).
+    pub test_risk: f64,
+}
+
+/// Gradient with respect to W of `(1/n) sum_i (a^T tanh(W^T x_i + b) - y_i)^2`
+/// (or of the sum, for [`GradReduction::Sum`]):
+/// `G = (2/n) X^T M`, `M_ij = r_i a_j (1 - tanh^2(z_ij))`, `Z = X W + 1 b^T`.
+pub fn first_layer_gradient(
+    net: &TwoLayer,
+    x: &ArrayView2<f64>,
+    y: &ArrayView1<f64>,
+    reduction: GradReduction,
+) -> Array2<f64> {
+    let n = y.len() as f64;
+    let h = net.features(x);
+    let r = h.dot(&net.a) - y;
+    let mut m = h;
+    Zip::indexed(&mut m).for_each(|(i, j), hij| {
+        *hij = r[i] * net.a[j] * (1.0 - *hij * *hij);
+    });
+    let mut g = x.t().dot(&m);
+    let scale = match reduction {
+        GradReduction::Mean => 2.0 / n,
+        GradReduction::Sum => 2.0,
+    };
+    g *= scale;
+    g
+}
+
+/// The three disjoint data sets of Algorithm 1: `(X^W, y^W)` for the first layer,
+/// `(X^a, y^a)` for the second, and a test set with noiseless labels `f_*(x)`.
+#[derive(Clone, Debug)]
+pub struct FeatureLearningData {
+    pub first: Dataset,
+    pub second: Dataset,
+    pub test: Dataset,
+}
+
+/// Runs Algorithm 1. Random draws, in order: `init_rng` gives W0 (d x p, row by row),
+/// b (p), then a0's signs if any; `noise_w_rng` gives the first-layer noise (d x p);
+/// `noise_a_rng` the second-layer DP-GD noise.
+pub fn run(
+    data: &FeatureLearningData,
+    p: usize,
+    cfg: &FeatureLearningConfig,
+    init_rng: &mut impl Rng,
+    noise_w_rng: &mut impl Rng,
+    noise_a_rng: &mut impl Rng,
+) -> Result<FeatureLearningRun, TrainError> {
+    crate::linalg::pin_blas_threads();
+    let (first, second, test) = (&data.first, &data.second, &data.test);
+    let d = first.x.ncols();
+    let w0 = gaussian_matrix(d, p, init_rng) / (d as f64).sqrt();
+    let b = gaussian_vector(p, init_rng);
+    let a0 = cfg.a0_init.sample(p, init_rng);
+    let mut net = TwoLayer { w: w0, b, a: a0 };
+    let gradient = first_layer_gradient(&net, &first.x.view(), &first.y.view(), cfg.grad_reduction);
+    net.w.scaled_add(-cfg.eta_w, &gradient);
+    if cfg.normalise {
+        for mut col in net.w.axis_iter_mut(Axis(1)) {
+            let norm = col.dot(&col).sqrt();
+            if norm > 0.0 {
+                col /= norm;
+            }
+        }
+    }
+    if cfg.sigma_w > 0.0 {
+        let noise = gaussian_matrix(d, p, noise_w_rng);
+        net.w.scaled_add(cfg.sigma_w, &noise);
+    }
+    if !net.w.iter().all(|v| v.is_finite()) {
+        return Err(TrainError::Diverged {
+            step: 0,
+            what: "first-layer weights".into(),
+        });
+    }
+    let phi = net.features(&second.x.view());
+    let phi_test = net.features(&test.x.view());
+    let problem = Problem {
+        phi: phi.view(),
+        y: second.y.view(),
+        test: Some((phi_test.view(), test.y.view())),
+    };
+    let plan = RecordPlan::ends(cfg.second.steps);
+    let run = dpgd::run(&problem, net.a.clone(), &cfg.second, &plan, noise_a_rng)?;
+    net.a = run.theta.clone();
+    let test_risk = problem
+        .test_mse(&net.a.view())
+        .expect("test set is present");
+    Ok(FeatureLearningRun {
+        gradient,
+        net,
+        second: run,
+        test_risk,
+    })
+}
