@@ -23,14 +23,13 @@ mod special;
 pub mod zcdp;
 
 pub use calibrate::{
-    calibrate, calibrate_two_phase, Calibrated, PhasePlan, TwoPhaseCalibrated,
-    CALIBRATION_REL_TOL,
+    calibrate, calibrate_two_phase, Calibrated, PhasePlan, TwoPhaseCalibrated, CALIBRATION_REL_TOL,
 };
 pub use error::PrivacyError;
 pub use gdp::{gdp_delta, gdp_epsilon, gdp_mu};
 pub use rdp::{
-    classic_conversion, default_orders, improved_conversion, rdp_curve,
-    rdp_epsilon_with_orders, rdp_gaussian, rdp_sampled_gaussian,
+    classic_conversion, default_orders, improved_conversion, rdp_curve, rdp_epsilon_with_orders,
+    rdp_gaussian, rdp_sampled_gaussian,
 };
 pub use zcdp::{zcdp_epsilon, zcdp_epsilon_standard, zcdp_rho};
 

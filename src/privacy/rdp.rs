@@ -340,7 +340,10 @@ mod tests {
         for &(q, z) in &[(0.01, 1.0), (0.1, 2.0), (0.5, 0.8)] {
             let int = rdp_sampled_gaussian(q, z, 3.0).unwrap();
             let frac = rdp_sampled_gaussian(q, z, 3.0 + 1e-9).unwrap();
-            assert!((int - frac).abs() <= 1e-6 * int, "q {q} z {z}: {int} vs {frac}");
+            assert!(
+                (int - frac).abs() <= 1e-6 * int,
+                "q {q} z {z}: {int} vs {frac}"
+            );
         }
     }
 }

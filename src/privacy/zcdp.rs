@@ -90,10 +90,7 @@ pub fn zcdp_epsilon(rho: f64, delta: f64) -> Result<f64, PrivacyError> {
             fd = f(d);
         }
     }
-    let eps = best
-        .min(fc)
-        .min(fd)
-        .min(zcdp_epsilon_standard(rho, delta));
+    let eps = best.min(fc).min(fd).min(zcdp_epsilon_standard(rho, delta));
     if eps.is_nan() {
         return Err(PrivacyError::Unbounded);
     }
