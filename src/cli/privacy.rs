@@ -57,11 +57,17 @@ pub struct AccountArgs {
     #[arg(long, value_enum)]
     pub accountant: AccountantArg,
     /// Target delta, in (0, 1).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub delta: f64,
     /// A phase `Q,Z,STEPS`: sampling rate, noise multiplier, number of steps.
     /// Repeat for a composition of phases.
-    #[arg(long = "phase", value_name = "Q,Z,STEPS", value_parser = parse_phase, required = true)]
+    #[arg(
+        long = "phase",
+        value_name = "Q,Z,STEPS",
+        value_parser = parse_phase,
+        required = true,
+        allow_hyphen_values = true
+    )]
     pub phases: Vec<Phase>,
     /// Print one JSON document `{"epsilon", "accountant", "order"}` on stdout.
     #[arg(long)]
@@ -75,13 +81,13 @@ pub struct CalibrateArgs {
     #[arg(long, value_enum)]
     pub accountant: AccountantArg,
     /// Target delta, in (0, 1).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub delta: f64,
     /// Target epsilon (> 0).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub target_epsilon: f64,
     /// Poisson sampling rate q, in (0, 1].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub sampling_rate: f64,
     /// Number of steps.
     #[arg(long)]
