@@ -10,11 +10,7 @@ mod demo;
 mod privacy;
 
 #[derive(Parser, Debug)]
-#[command(
-    name = "dpclaims",
-    version,
-    about = "Executable checks of DP learning theorems"
-)]
+#[command(name = "dpclaims", version, about = "Executable checks of DP learning theorems")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
