@@ -144,8 +144,8 @@ pub fn student_t_quantile(p: f64, dof: f64) -> Result<f64, FitError> {
 /// * `r2 = 1 - SSE / SST` (1 when all means are equal and the fit is exact).
 ///
 /// Residuals at rounding level are treated as exactly zero: when
-/// `max |residual| <= 64 ε · max(1, max |ln ȳ_i|)`, the fit is exact, `stderr = 0` and
-/// `ci = (slope, slope)`.
+/// `max |residual| <= 64 ε · max(1, |intercept|, max |ln ȳ_i|, max |slope · ln x_i|)`
+/// (ε the machine epsilon), the fit is exact, `stderr = 0` and `ci = (slope, slope)`.
 ///
 /// Errors: lengths differ, fewer than 3 distinct x, an x or replicate that is not
 /// finite, a non-positive x, an empty replicate list, a non-positive mean (the index and
@@ -164,7 +164,13 @@ pub fn fit_power_law(x: &[f64], y: &[Vec<f64>], confidence: f64) -> Result<Power
         .zip(&ly)
         .map(|(a, b)| b - (intercept + slope * a))
         .collect();
-    let scale = ly.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+    // Rounding scale: the largest magnitude entering a residual.
+    let scale = lx
+        .iter()
+        .zip(&ly)
+        .fold(intercept.abs().max(1.0), |m, (a, b)| {
+            m.max(b.abs()).max((slope * a).abs())
+        });
     let exact = residuals
         .iter()
         .all(|r| r.abs() <= 64.0 * f64::EPSILON * scale);

@@ -402,7 +402,9 @@ impl LogLogPlot {
         }
         let _ = writeln!(svg, "</g>");
 
-        let _ = writeln!(svg, r#"<g clip-path="url(#plot-area)">"#);
+        // Points are not clipped: the axis ranges contain every drawn point and bar end,
+        // and a point on the frame (e.g. x = 100 on a decade axis) stays whole.
+        let _ = writeln!(svg, "<g>");
         for (i, pts) in kept.iter().enumerate() {
             let colour = PALETTE[i % PALETTE.len()];
             for &(x, y, lo, hi) in pts {

@@ -30,6 +30,7 @@
 //! yields NaN or an infinity, which is *not* an error here — callers check that the
 //! value they need is finite. `min`/`max` propagate NaN (unlike [`f64::min`]), so a
 //! domain problem in one argument is never hidden.
+#![deny(clippy::float_cmp)]
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
