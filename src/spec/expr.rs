@@ -24,7 +24,9 @@
 //! Functions: `sqrt ln exp ceil floor abs` (one argument), `min max` (two or more
 //! arguments). `log` is rejected on purpose: its base is ambiguous across papers, write
 //! `ln` (natural logarithm) and divide by `ln(2)` or `ln(10)` when another base is meant.
-//! The only named constant is `pi`.
+//! The only named constant is `pi`. Implicit multiplication (`2x`) is not supported.
+//! Input is limited to 2000 tokens and 200 levels of nesting, so that no input can
+//! overflow the stack.
 //!
 //! Evaluation follows IEEE arithmetic: a domain problem such as `sqrt(-1)` or `ln(0)`
 //! yields NaN or an infinity, which is *not* an error here — callers check that the
@@ -163,6 +165,7 @@ impl Expr {
             src,
             tokens,
             pos: 0,
+            depth: 0,
         };
         let root = parser.parse_expr()?;
         match parser.peek() {
@@ -170,6 +173,9 @@ impl Expr {
                 source: src.to_string(),
                 root,
             }),
+            Tok::Num(_) | Tok::Ident(_) | Tok::LParen => Err(parser.error(
+                "an operator or the end of the expression (implicit multiplication is not supported; write '*')",
+            )),
             _ => Err(parser.error("an operator or the end of the expression")),
         }
     }
@@ -385,6 +391,10 @@ impl Tok {
     }
 }
 
+/// Maximum number of tokens: bounds the depth of left-nested trees such as `1+1+...+1`,
+/// which evaluation walks recursively.
+const MAX_TOKENS: usize = 2000;
+
 /// Splits `src` into tokens with their byte offsets; the last token is always `End`.
 fn tokenize(src: &str) -> Result<Vec<(Tok, usize)>, ExprError> {
     let bytes = src.as_bytes();
@@ -469,6 +479,13 @@ fn tokenize(src: &str) -> Result<Vec<(Tok, usize)>, ExprError> {
         out.push((tok, start));
         i += 1;
     }
+    if out.len() > MAX_TOKENS {
+        return Err(syntax(
+            out[MAX_TOKENS].1,
+            &format!("an expression of at most {MAX_TOKENS} tokens"),
+            "a longer one".to_string(),
+        ));
+    }
     out.push((Tok::End, src.len()));
     Ok(out)
 }
@@ -476,10 +493,16 @@ fn tokenize(src: &str) -> Result<Vec<(Tok, usize)>, ExprError> {
 // ---------------------------------------------------------------------------------------
 // Parser (recursive descent, one function per precedence level)
 
+/// Maximum nesting of parentheses and unary signs; deeper input is a syntax error
+/// rather than a stack overflow.
+const MAX_DEPTH: usize = 200;
+
 struct Parser<'a> {
     src: &'a str,
     tokens: Vec<(Tok, usize)>,
     pos: usize,
+    /// Current recursion depth of `parse_unary` (every recursive cycle passes there).
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -539,6 +562,16 @@ impl Parser<'_> {
     }
 
     fn parse_unary(&mut self) -> Result<Node, ExprError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.error(&format!("at most {MAX_DEPTH} levels of nesting")));
+        }
+        self.depth += 1;
+        let node = self.parse_unary_inner();
+        self.depth -= 1;
+        node
+    }
+
+    fn parse_unary_inner(&mut self) -> Result<Node, ExprError> {
         match self.peek() {
             Tok::Minus => {
                 self.advance();
@@ -773,6 +806,18 @@ mod tests {
         assert_eq!(syntax_position("max(1, 2"), 8);
         assert_eq!(syntax_position("."), 0);
         assert_eq!(syntax_position("()"), 1);
+        let deep = format!("{}1{}", "(".repeat(10_000), ")".repeat(10_000));
+        assert!(matches!(Expr::parse(&deep), Err(ExprError::Syntax { .. })));
+        assert!(matches!(
+            Expr::parse(&"-".repeat(10_000)),
+            Err(ExprError::Syntax { .. })
+        ));
+        let long = vec!["1"; 5000].join("+");
+        assert!(matches!(Expr::parse(&long), Err(ExprError::Syntax { .. })));
+        let nested = format!("{}1{}", "(".repeat(50), ")".repeat(50));
+        assert!(Expr::parse(&nested).is_ok());
+        let msg = Expr::parse("2 x").unwrap_err().to_string();
+        assert!(msg.contains("implicit multiplication"), "{msg}");
         let msg = Expr::parse("(1 + 2").unwrap_err().to_string();
         assert!(
             msg.contains("byte 6") && msg.contains("expected ')'"),
