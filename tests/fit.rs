@@ -1,1 +1,383 @@
 //! Integration tests of fits, bounds and verdict rules.
+
+use dpclaims::fit::{
+    bootstrap_slope_ci, clopper_pearson, clopper_pearson_lower_one_sided,
+    clopper_pearson_upper_one_sided, fit_power_law, judge_event, judge_exponent, judge_inequality,
+    judge_rate_at_most, student_t_quantile, try_judge_event, FitError, Verdict,
+};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Tolerance of published quantiles quoted to 7 significant digits.
+const QUOTED: f64 = 1e-6;
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol
+}
+
+#[test]
+fn exact_power_law_recovers_slope_with_zero_stderr() {
+    let x: Vec<f64> = [10.0, 20.0, 40.0, 80.0, 160.0, 320.0].to_vec();
+    let y: Vec<Vec<f64>> = x.iter().map(|&v| vec![3.0 * v.powf(-0.75); 4]).collect();
+    let fit = fit_power_law(&x, &y, 0.95).unwrap();
+    assert!(close(fit.slope, -0.75, 1e-12), "{fit:?}");
+    assert!(close(fit.intercept, 3f64.ln(), 1e-12), "{fit:?}");
+    assert_eq!(fit.stderr.to_bits(), 0f64.to_bits());
+    assert_eq!(fit.ci.0.to_bits(), fit.slope.to_bits());
+    assert_eq!(fit.ci.1.to_bits(), fit.slope.to_bits());
+    assert!(close(fit.r2, 1.0, 1e-12));
+    assert_eq!(fit.points, 6);
+    assert!(fit.bootstrap_ci.is_none());
+    assert!(close(fit.predict(50.0), 3.0 * 50f64.powf(-0.75), 1e-12));
+}
+
+/// A noisy power law `y = 2 x^-0.5 · (1 + 0.1 u)`, u uniform in [-1, 1].
+fn noisy(rng: &mut ChaCha8Rng, reps: usize) -> (Vec<f64>, Vec<Vec<f64>>) {
+    let x: Vec<f64> = (0..8).map(|k| 100.0 * 2f64.powi(k)).collect();
+    let y = x
+        .iter()
+        .map(|&v| {
+            (0..reps)
+                .map(|_| 2.0 * v.powf(-0.5) * (1.0 + 0.1 * rng.random_range(-1.0..1.0)))
+                .collect()
+        })
+        .collect();
+    (x, y)
+}
+
+#[test]
+fn noisy_power_law_ci_covers_truth() {
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let (x, y) = noisy(&mut rng, 5);
+    let fit = fit_power_law(&x, &y, 0.95).unwrap();
+    assert!(fit.ci.0 < -0.5 && -0.5 < fit.ci.1, "{fit:?}");
+    assert!(fit.stderr > 0.0 && fit.stderr < 0.05, "{fit:?}");
+    assert!(fit.r2 > 0.95 && fit.r2 <= 1.0, "{fit:?}");
+    assert!(close(fit.ci.1 - fit.slope, fit.slope - fit.ci.0, 1e-12));
+
+    let mut boot_rng = ChaCha8Rng::seed_from_u64(11);
+    let boot = bootstrap_slope_ci(&x, &y, 0.95, 400, &mut boot_rng).unwrap();
+    assert!(boot.0 < -0.5 && -0.5 < boot.1, "{boot:?}");
+    assert!(
+        boot.0 <= fit.slope && fit.slope <= boot.1,
+        "{boot:?} vs {fit:?}"
+    );
+}
+
+#[test]
+fn noisy_fit_coverage_is_near_nominal() {
+    // 200 independent experiments: a 90% interval must cover the truth in about 180;
+    // the binomial sd is ~4.2, so [160, 198] is a > 4-sigma acceptance band.
+    let mut rng = ChaCha8Rng::seed_from_u64(2024);
+    let covered = (0..200)
+        .filter(|_| {
+            let (x, y) = noisy(&mut rng, 3);
+            let fit = fit_power_law(&x, &y, 0.90).unwrap();
+            fit.ci.0 <= -0.5 && -0.5 <= fit.ci.1
+        })
+        .count();
+    assert!((160..=198).contains(&covered), "covered {covered}/200");
+}
+
+#[test]
+fn bootstrap_is_deterministic_given_rng() {
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let (x, y) = noisy(&mut rng, 4);
+    let a = bootstrap_slope_ci(&x, &y, 0.9, 200, &mut ChaCha8Rng::seed_from_u64(5)).unwrap();
+    let b = bootstrap_slope_ci(&x, &y, 0.9, 200, &mut ChaCha8Rng::seed_from_u64(5)).unwrap();
+    assert_eq!(
+        (a.0.to_bits(), a.1.to_bits()),
+        (b.0.to_bits(), b.1.to_bits())
+    );
+    let c = bootstrap_slope_ci(&x, &y, 0.9, 200, &mut ChaCha8Rng::seed_from_u64(6)).unwrap();
+    assert_ne!(
+        (a.0.to_bits(), a.1.to_bits()),
+        (c.0.to_bits(), c.1.to_bits())
+    );
+}
+
+#[test]
+fn bootstrap_errors() {
+    let x = [1.0, 2.0, 4.0];
+    let y = vec![vec![1.0, 2.0]; 3];
+    let mut rng = ChaCha8Rng::seed_from_u64(0);
+    assert_eq!(
+        bootstrap_slope_ci(&x, &y, 0.9, 0, &mut rng),
+        Err(FitError::NoResamples)
+    );
+    assert_eq!(
+        bootstrap_slope_ci(&x, &y, 1.0, 10, &mut rng),
+        Err(FitError::Confidence(1.0))
+    );
+    // Middle point {-1, 2}: only the {-1, -1} resample (1/4) has a non-positive mean,
+    // so most resamples are usable.
+    let y = vec![vec![1.0], vec![-1.0, 2.0], vec![1.0]];
+    assert!(bootstrap_slope_ci(&x, &y, 0.9, 400, &mut rng).is_ok());
+    // Every point {-10, -10, -10, 31} (mean 0.25): a resample without the 31 has a
+    // negative mean, probability (3/4)^4 ~ 0.32 per point, so only ~0.32 of the
+    // resamples are positive at all three points.
+    let y = vec![vec![-10.0, -10.0, -10.0, 31.0]; 3];
+    assert!(matches!(
+        bootstrap_slope_ci(&x, &y, 0.9, 400, &mut rng),
+        Err(FitError::BootstrapDegenerate { .. })
+    ));
+}
+
+#[test]
+fn student_t_quantile_known_value() {
+    // t_{0.975, 3} = 3.182446305 (standard tables).
+    let t = student_t_quantile(0.975, 3.0).unwrap();
+    assert!(close(t, 3.182446305, 1e-8), "{t}");
+    // t_{0.95, 10} = 1.812461123.
+    let t = student_t_quantile(0.95, 10.0).unwrap();
+    assert!(close(t, 1.812461123, 1e-8), "{t}");
+}
+
+#[test]
+fn fit_ci_uses_t_with_points_minus_two_dof() {
+    // 5 points => 3 dof: the half-width is t_{0.975,3} * stderr.
+    let x = [1.0, 2.0, 4.0, 8.0, 16.0];
+    let y: Vec<Vec<f64>> = [1.0, 0.6, 0.26, 0.13, 0.07]
+        .iter()
+        .map(|&v| vec![v])
+        .collect();
+    let fit = fit_power_law(&x, &y, 0.95).unwrap();
+    let half = (fit.ci.1 - fit.ci.0) / 2.0;
+    assert!(
+        close(half, 3.182446305 * fit.stderr, 1e-8 * fit.stderr.max(1.0)),
+        "{fit:?}"
+    );
+}
+
+#[test]
+fn clopper_pearson_known_values() {
+    let (lo, hi) = clopper_pearson(0, 10, 0.95).unwrap();
+    assert_eq!(lo.to_bits(), 0f64.to_bits());
+    assert!(close(hi, 0.3084971, QUOTED), "{hi}");
+    let (lo, hi) = clopper_pearson(5, 10, 0.95).unwrap();
+    assert!(
+        close(lo, 0.1870860, QUOTED) && close(hi, 0.8129140, QUOTED),
+        "{lo} {hi}"
+    );
+    let (lo, hi) = clopper_pearson(10, 10, 0.95).unwrap();
+    assert!(close(lo, 1.0 - 0.3084971, QUOTED), "{lo}");
+    assert_eq!(hi.to_bits(), 1f64.to_bits());
+    // One-sided 95% upper bound with 0 of n: 1 - 0.05^(1/n) ("rule of three" ~ 3/n).
+    let u = clopper_pearson_upper_one_sided(0, 100, 0.95).unwrap();
+    assert!(close(u, 1.0 - 0.05f64.powf(0.01), 1e-10), "{u}");
+    let l = clopper_pearson_lower_one_sided(100, 100, 0.95).unwrap();
+    assert!(close(l, 0.05f64.powf(0.01), 1e-10), "{l}");
+    assert_eq!(
+        clopper_pearson_lower_one_sided(0, 5, 0.95)
+            .unwrap()
+            .to_bits(),
+        0f64.to_bits()
+    );
+    assert_eq!(
+        clopper_pearson_upper_one_sided(5, 5, 0.95)
+            .unwrap()
+            .to_bits(),
+        1f64.to_bits()
+    );
+    // One-sided bounds at c equal the two-sided interval at 2c - 1.
+    let (lo, hi) = clopper_pearson(37, 120, 0.9).unwrap();
+    let l = clopper_pearson_lower_one_sided(37, 120, 0.95).unwrap();
+    let u = clopper_pearson_upper_one_sided(37, 120, 0.95).unwrap();
+    assert!(close(lo, l, 1e-12) && close(hi, u, 1e-12));
+}
+
+#[test]
+fn clopper_pearson_errors() {
+    assert_eq!(clopper_pearson(0, 0, 0.95), Err(FitError::NoTrials));
+    assert_eq!(
+        clopper_pearson(11, 10, 0.95),
+        Err(FitError::SuccessesExceedTrials {
+            successes: 11,
+            trials: 10
+        })
+    );
+    assert_eq!(clopper_pearson(1, 10, 0.0), Err(FitError::Confidence(0.0)));
+    assert!(clopper_pearson(1, 10, f64::NAN).is_err());
+    assert!(clopper_pearson_lower_one_sided(1, 0, 0.9).is_err());
+    assert!(clopper_pearson_upper_one_sided(1, 10, 1.5).is_err());
+}
+
+#[test]
+fn fit_errors_on_bad_input() {
+    let good_y = vec![vec![1.0]; 4];
+    let x = [1.0, 2.0, 3.0, 4.0];
+    assert_eq!(
+        fit_power_law(&x[..3], &good_y, 0.95).unwrap_err(),
+        FitError::LengthMismatch { x: 3, y: 4 }
+    );
+    assert_eq!(
+        fit_power_law(&[1.0, 2.0], &good_y[..2], 0.95).unwrap_err(),
+        FitError::TooFewPoints { distinct: 2 }
+    );
+    assert_eq!(
+        fit_power_law(&[], &[], 0.95).unwrap_err(),
+        FitError::TooFewPoints { distinct: 0 }
+    );
+    assert_eq!(
+        fit_power_law(&[1.0, -2.0, 3.0, 4.0], &good_y, 0.95).unwrap_err(),
+        FitError::NonPositiveX {
+            index: 1,
+            value: -2.0
+        }
+    );
+    assert!(matches!(
+        fit_power_law(&[1.0, 2.0, f64::NAN, 4.0], &good_y, 0.95),
+        Err(FitError::NonFiniteX { index: 2, .. })
+    ));
+    let y = vec![vec![1.0], vec![1.0, f64::INFINITY], vec![1.0], vec![1.0]];
+    assert!(matches!(
+        fit_power_law(&x, &y, 0.95),
+        Err(FitError::NonFiniteY {
+            index: 1,
+            replicate: 1,
+            ..
+        })
+    ));
+    let y = vec![vec![1.0], vec![1.0], vec![], vec![1.0]];
+    assert!(matches!(
+        fit_power_law(&x, &y, 0.95),
+        Err(FitError::EmptyReplicates { index: 2, .. })
+    ));
+    let y = vec![vec![1.0], vec![1.0], vec![1.0], vec![-1.0, 0.5]];
+    let err = fit_power_law(&x, &y, 0.95).unwrap_err();
+    assert_eq!(
+        err,
+        FitError::NonPositiveMean {
+            index: 3,
+            x: 4.0,
+            value: -0.25
+        }
+    );
+    assert!(err.to_string().contains("y[3]") && err.to_string().contains("-0.25"));
+    for c in [0.0, 1.0, -0.5, f64::NAN] {
+        assert!(matches!(
+            fit_power_law(&x, &good_y, c),
+            Err(FitError::Confidence(_))
+        ));
+    }
+}
+
+#[test]
+fn constant_means_fit_exactly_flat() {
+    let x = [1.0, 2.0, 3.0];
+    let y = vec![vec![5.0]; 3];
+    let fit = fit_power_law(&x, &y, 0.95).unwrap();
+    assert!(close(fit.slope, 0.0, 1e-15) && close(fit.r2, 1.0, 0.0));
+    assert_eq!(fit.stderr.to_bits(), 0f64.to_bits());
+}
+
+#[test]
+fn verdict_display_and_serde() {
+    assert_eq!(Verdict::Holds.to_string(), "holds");
+    assert_eq!(Verdict::Refuted.to_string(), "refuted");
+    assert_eq!(Verdict::Inconclusive.to_string(), "inconclusive");
+    assert_eq!(
+        serde_json::to_string(&Verdict::Inconclusive).unwrap(),
+        "\"inconclusive\""
+    );
+    let v: Verdict = serde_json::from_str("\"refuted\"").unwrap();
+    assert_eq!(v, Verdict::Refuted);
+}
+
+#[test]
+fn judge_exponent_branches() {
+    // Holds: estimate and CI agree with the prediction.
+    assert_eq!(
+        judge_exponent((-1.05, -0.95), -1.0, -1.0, 0.1),
+        Verdict::Holds
+    );
+    // Holds: CI misses the prediction by less than the tolerance.
+    assert_eq!(
+        judge_exponent((-0.96, -0.90), -0.93, -1.0, 0.1),
+        Verdict::Holds
+    );
+    // Inconclusive: CI half-width 0.2 exceeds tolerance 0.1.
+    assert_eq!(
+        judge_exponent((-1.2, -0.8), -1.0, -1.0, 0.1),
+        Verdict::Inconclusive
+    );
+    // Negative control: slope -0.5 vs predicted -1 with tolerance 0.15, narrow CI.
+    assert_eq!(
+        judge_exponent((-0.55, -0.45), -0.5, -1.0, 0.15),
+        Verdict::Refuted
+    );
+    // Refuted: estimate too far although the prediction is inside CI ± tolerance.
+    assert_eq!(
+        judge_exponent((-1.0, -0.8), -0.85, -1.0, 0.1),
+        Verdict::Refuted
+    );
+    // Inconclusive on NaN (a failed fit never refutes).
+    assert_eq!(
+        judge_exponent((f64::NAN, 0.0), -1.0, -1.0, 0.1),
+        Verdict::Inconclusive
+    );
+    // Inconclusive on an infinite CI.
+    assert_eq!(
+        judge_exponent((f64::NEG_INFINITY, f64::INFINITY), -1.0, -1.0, 0.1),
+        Verdict::Inconclusive
+    );
+}
+
+#[test]
+fn judge_rate_at_most_branches() {
+    // Holds: estimate below the bound.
+    assert_eq!(
+        judge_rate_at_most((-1.2, -0.8), -1.0, -0.5, 0.05),
+        Verdict::Holds
+    );
+    // Holds: estimate above the bound but within tolerance.
+    assert_eq!(
+        judge_rate_at_most((-0.6, -0.36), -0.48, -0.5, 0.05),
+        Verdict::Holds
+    );
+    // Refuted: the whole CI lies above bound + tolerance.
+    assert_eq!(
+        judge_rate_at_most((-0.3, -0.1), -0.2, -0.5, 0.05),
+        Verdict::Refuted
+    );
+    // Inconclusive: estimate above, CI reaches below.
+    assert_eq!(
+        judge_rate_at_most((-0.6, 0.0), -0.3, -0.5, 0.05),
+        Verdict::Inconclusive
+    );
+    assert_eq!(
+        judge_rate_at_most((-0.6, 0.0), f64::NAN, -0.5, 0.05),
+        Verdict::Inconclusive
+    );
+}
+
+#[test]
+fn judge_event_branches() {
+    // Holds: 96/100 >= 0.95.
+    let (v, (lo, hi)) = judge_event(96, 100, 0.05, 0.95);
+    assert_eq!(v, Verdict::Holds);
+    assert!(lo < 0.96 && 0.96 < hi);
+    // Holds at the boundary: 9/10 >= 1 - 0.1 despite rounding of 1 - 0.1.
+    assert_eq!(judge_event(9, 10, 0.1, 0.95).0, Verdict::Holds);
+    // Refuted: 80/100, the CP upper bound (~0.87) is below 0.95.
+    let (v, (_, hi)) = judge_event(80, 100, 0.05, 0.95);
+    assert_eq!(v, Verdict::Refuted);
+    assert!(hi < 0.95);
+    // Inconclusive: 93/100 is below 0.95 but not significantly.
+    assert_eq!(judge_event(93, 100, 0.05, 0.95).0, Verdict::Inconclusive);
+    // Bad input: inconclusive with the vacuous interval; the try_ form reports why.
+    assert_eq!(
+        judge_event(1, 0, 0.05, 0.95),
+        (Verdict::Inconclusive, (0.0, 1.0))
+    );
+    assert_eq!(try_judge_event(0, 0, 0.05, 0.95), Err(FitError::NoTrials));
+    assert!(try_judge_event(1, 2, 1.5, 0.95).is_err());
+    assert_eq!(judge_event(5, 10, 0.05, 2.0).0, Verdict::Inconclusive);
+}
+
+#[test]
+fn judge_inequality_branches() {
+    assert_eq!(judge_inequality(&[true, true, true]), Verdict::Holds);
+    assert_eq!(judge_inequality(&[true, false, true]), Verdict::Refuted);
+    assert_eq!(judge_inequality(&[]), Verdict::Inconclusive);
+}

@@ -1,2 +1,120 @@
 //! Statistics of claims: log-log power-law fits with confidence intervals, bootstrap,
 //! Clopper-Pearson bounds, and the verdict rules of the prediction kinds.
+//!
+//! * [`power_law`] — OLS of `ln(mean y)` on `ln x` with a Student-t interval for the
+//!   slope, and a percentile bootstrap of the slope.
+//! * [`binomial`] — exact (Clopper-Pearson) intervals for a success probability.
+//! * [`verdict`] — the rules that turn a fit or a count into `holds`, `refuted` or
+//!   `inconclusive`.
+//!
+//! Every function here validates its input and returns a [`FitError`] instead of
+//! panicking; the verdict rules never fail and map unusable input to
+//! [`Verdict::Inconclusive`].
+#![deny(clippy::float_cmp)]
+
+pub mod binomial;
+pub mod power_law;
+pub mod verdict;
+
+pub use binomial::{
+    clopper_pearson, clopper_pearson_lower_one_sided, clopper_pearson_upper_one_sided,
+};
+pub use power_law::{bootstrap_slope_ci, fit_power_law, student_t_quantile, PowerLawFit};
+pub use verdict::{
+    judge_event, judge_exponent, judge_inequality, judge_rate_at_most, try_judge_event, Verdict,
+};
+
+/// Errors of the fitting and interval functions (bad input, never a bug).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FitError {
+    /// `x` and `y` have different lengths.
+    #[error("x has {x} points but y has {y} replicate lists")]
+    LengthMismatch {
+        /// Length of `x`.
+        x: usize,
+        /// Length of `y`.
+        y: usize,
+    },
+    /// Fewer than three distinct x values: the slope's interval needs `points - 2 >= 1`
+    /// degrees of freedom.
+    #[error("a power-law fit needs at least 3 distinct x values, got {distinct}")]
+    TooFewPoints {
+        /// Number of distinct x values.
+        distinct: usize,
+    },
+    /// A point has no replicates.
+    #[error("y[{index}] (at x = {x}) has no replicates")]
+    EmptyReplicates {
+        /// Index of the point.
+        index: usize,
+        /// Its x value.
+        x: f64,
+    },
+    /// An x value is NaN or infinite.
+    #[error("x[{index}] = {value} is not finite")]
+    NonFiniteX {
+        /// Index of the point.
+        index: usize,
+        /// The value.
+        value: f64,
+    },
+    /// A replicate is NaN or infinite.
+    #[error("y[{index}][{replicate}] = {value} is not finite")]
+    NonFiniteY {
+        /// Index of the point.
+        index: usize,
+        /// Index of the replicate.
+        replicate: usize,
+        /// The value.
+        value: f64,
+    },
+    /// An x value is zero or negative, so its logarithm is undefined.
+    #[error("x[{index}] = {value} is not positive; a log-log fit needs x > 0")]
+    NonPositiveX {
+        /// Index of the point.
+        index: usize,
+        /// The value.
+        value: f64,
+    },
+    /// A replicate mean is zero or negative, so its logarithm is undefined.
+    #[error(
+        "mean of y[{index}] (at x = {x}) is {value}, not positive; a log-log fit needs mean y > 0"
+    )]
+    NonPositiveMean {
+        /// Index of the point.
+        index: usize,
+        /// Its x value.
+        x: f64,
+        /// The mean of its replicates.
+        value: f64,
+    },
+    /// The confidence level is not in the open interval (0, 1).
+    #[error("confidence must lie strictly between 0 and 1, got {0}")]
+    Confidence(f64),
+    /// A bootstrap was asked for zero resamples.
+    #[error("the bootstrap needs at least one resample")]
+    NoResamples,
+    /// Too many bootstrap resamples had a non-positive mean at some point.
+    #[error("only {valid} of {resamples} bootstrap resamples had positive means at every point (need at least half)")]
+    BootstrapDegenerate {
+        /// Resamples that could be fitted.
+        valid: usize,
+        /// Resamples drawn.
+        resamples: usize,
+    },
+    /// A binomial interval with zero trials.
+    #[error("a binomial interval needs at least one trial")]
+    NoTrials,
+    /// More successes than trials.
+    #[error("successes ({successes}) exceed trials ({trials})")]
+    SuccessesExceedTrials {
+        /// Successes given.
+        successes: u64,
+        /// Trials given.
+        trials: u64,
+    },
+    /// statrs rejected the parameters of a distribution (should not happen after the
+    /// checks above; kept so that no input can panic).
+    #[error("distribution error: {0}")]
+    Distribution(String),
+}

@@ -1,1 +1,755 @@
-//! SVG plots
+//! SVG plots: a deterministic log-log (or linear) scatter plot with error bars and
+//! fitted / predicted lines.
+//!
+//! The output is a standalone SVG document of [`WIDTH`] × [`HEIGHT`] pixels. It is a pure
+//! function of the plot: series and lines are drawn in the order given, every number is
+//! written with a fixed number of decimals (coordinates with 2, tick labels with a
+//! precision derived from the tick step), and nothing depends on time, locale, hashing
+//! or the platform, so the bytes are identical across runs (STYLE: same spec + seed ⇒
+//! same bytes out).
+//!
+//! Points that cannot be drawn on the chosen axes (non-finite, or non-positive on a
+//! logarithmic axis) are skipped and listed in the document's `<desc>`.
+
+#![deny(clippy::float_cmp)]
+
+use std::fmt::Write as _;
+
+/// Width of the SVG in pixels.
+pub const WIDTH: f64 = 640.0;
+/// Height of the SVG in pixels.
+pub const HEIGHT: f64 = 420.0;
+
+const MARGIN_LEFT: f64 = 72.0;
+const MARGIN_RIGHT: f64 = 176.0;
+const MARGIN_TOP: f64 = 40.0;
+const MARGIN_BOTTOM: f64 = 56.0;
+
+/// Colour-blind-safe palette (Okabe & Ito, 2008), then a few extra distinct colours;
+/// series take the first colours, lines the next ones, cycling if there are more.
+const PALETTE: [&str; 10] = [
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442",
+    "#7F3C8D", "#8C564B",
+];
+
+/// Number of line samples when a line is not straight on the chosen axes.
+const CURVE_SAMPLES: usize = 64;
+
+/// A scatter plot with vertical error bars and straight lines `ln y = a + b ln x`.
+#[derive(Debug, Clone)]
+pub struct LogLogPlot {
+    /// Title at the top.
+    pub title: String,
+    /// Label of the horizontal axis.
+    pub x_label: String,
+    /// Label of the vertical axis.
+    pub y_label: String,
+    /// Data series, drawn in order.
+    pub series: Vec<Series>,
+    /// Power-law lines, drawn in order across the x range of the data.
+    pub lines: Vec<Line>,
+    /// Logarithmic x axis (default true).
+    pub log_x: bool,
+    /// Logarithmic y axis (default true).
+    pub log_y: bool,
+}
+
+impl Default for LogLogPlot {
+    fn default() -> Self {
+        LogLogPlot {
+            title: String::new(),
+            x_label: String::new(),
+            y_label: String::new(),
+            series: Vec::new(),
+            lines: Vec::new(),
+            log_x: true,
+            log_y: true,
+        }
+    }
+}
+
+/// One data series: points `(x, y, y_lo, y_hi)`, the error bar spanning `y_lo..y_hi`.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// Legend label.
+    pub label: String,
+    /// `(x, y, y_lo, y_hi)` for each point.
+    pub points: Vec<(f64, f64, f64, f64)>,
+}
+
+/// A power law `ln y = intercept + slope · ln x` (a straight line on log-log axes).
+#[derive(Debug, Clone)]
+pub struct Line {
+    /// Legend label.
+    pub label: String,
+    /// Exponent.
+    pub slope: f64,
+    /// `ln` of the prefactor.
+    pub intercept: f64,
+    /// Dashed stroke (e.g. for a predicted rather than fitted line).
+    pub dashed: bool,
+}
+
+/// Formats a coordinate with exactly two decimals, never as `-0.00`.
+fn num(v: f64) -> String {
+    let s = format!("{v:.2}");
+    if s == "-0.00" {
+        "0.00".to_string()
+    } else {
+        s
+    }
+}
+
+/// Escapes text for XML content and attribute values.
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// One axis: the data range mapped to a pixel range, on a log10 or linear scale.
+#[derive(Debug, Clone, Copy)]
+struct Axis {
+    log: bool,
+    /// Range in axis units (log10 of the value for a log axis).
+    lo: f64,
+    hi: f64,
+    /// Pixel positions of `lo` and `hi`.
+    px_lo: f64,
+    px_hi: f64,
+}
+
+/// A tick: position in axis units and its label (plain text, or `10^k`).
+struct Tick {
+    at: f64,
+    major: bool,
+    label: Option<TickLabel>,
+}
+
+enum TickLabel {
+    Power(i64),
+    Plain(String),
+}
+
+impl Axis {
+    /// Builds an axis covering the values in `values` (already filtered for the scale).
+    fn new(log: bool, values: &[f64], px_lo: f64, px_hi: f64) -> Axis {
+        let (mut lo, mut hi) = values
+            .iter()
+            .map(|&v| if log { v.log10() } else { v })
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                (a.min(v), b.max(v))
+            });
+        if !(lo.is_finite() && hi.is_finite()) {
+            // No data: one decade, or [0, 1].
+            (lo, hi) = (0.0, 1.0);
+        }
+        if log {
+            // Whole decades, at least one.
+            lo = lo.floor();
+            hi = hi.ceil();
+            if hi - lo < 1.0 {
+                hi = lo + 1.0;
+            }
+        } else {
+            if hi - lo <= 0.0 {
+                let pad = if lo.abs() > 0.0 { lo.abs() * 0.1 } else { 1.0 };
+                lo -= pad;
+                hi += pad;
+            }
+            let step = nice_step(hi - lo);
+            lo = (lo / step).floor() * step;
+            hi = (hi / step).ceil() * step;
+        }
+        Axis {
+            log,
+            lo,
+            hi,
+            px_lo,
+            px_hi,
+        }
+    }
+
+    /// Pixel position of a value (not transformed yet).
+    fn px(&self, value: f64) -> f64 {
+        let u = if self.log { value.log10() } else { value };
+        self.px_lo + (u - self.lo) / (self.hi - self.lo) * (self.px_hi - self.px_lo)
+    }
+
+    /// The value at the ends of the axis.
+    fn value_range(&self) -> (f64, f64) {
+        if self.log {
+            (10f64.powf(self.lo), 10f64.powf(self.hi))
+        } else {
+            (self.lo, self.hi)
+        }
+    }
+
+    /// Decade ticks (with minor ticks at 2..9 when there are at most 6 decades) for a log
+    /// axis; 1-2-5 steps for a linear axis.
+    fn ticks(&self) -> Vec<Tick> {
+        let mut ticks = Vec::new();
+        if self.log {
+            let lo = self.lo as i64;
+            let hi = self.hi as i64;
+            let decades = hi - lo;
+            let every = (decades + 7) / 8; // label at most ~8 decades
+            for k in lo..=hi {
+                let labelled = (k - lo) % every.max(1) == 0;
+                ticks.push(Tick {
+                    at: k as f64,
+                    major: true,
+                    label: labelled.then_some(TickLabel::Power(k)),
+                });
+                if decades <= 6 && k < hi {
+                    for m in 2..=9 {
+                        ticks.push(Tick {
+                            at: k as f64 + f64::from(m).log10(),
+                            major: false,
+                            label: None,
+                        });
+                    }
+                }
+            }
+        } else {
+            let step = nice_step(self.hi - self.lo);
+            let decimals = (-step.log10().floor()).max(0.0) as usize;
+            // At most 100 ticks, whatever the range (guards against overflowing spans).
+            let n = ((self.hi - self.lo) / step).round().clamp(0.0, 100.0) as i64;
+            for i in 0..=n {
+                let at = self.lo + i as f64 * step;
+                let mut label = format!("{at:.decimals$}");
+                if label.starts_with('-') && label.trim_start_matches(['-', '0', '.']).is_empty() {
+                    label.remove(0);
+                }
+                ticks.push(Tick {
+                    at,
+                    major: true,
+                    label: Some(TickLabel::Plain(label)),
+                });
+            }
+        }
+        ticks
+    }
+
+    /// Pixel position of a tick (given in axis units).
+    fn tick_px(&self, at: f64) -> f64 {
+        self.px_lo + (at - self.lo) / (self.hi - self.lo) * (self.px_hi - self.px_lo)
+    }
+}
+
+/// A step of 1, 2 or 5 times a power of ten giving about five intervals over `span`.
+fn nice_step(span: f64) -> f64 {
+    let raw = (span / 5.0).abs();
+    if !(raw.is_finite() && raw > 0.0) {
+        return 1.0;
+    }
+    let mag = 10f64.powf(raw.log10().floor());
+    let r = raw / mag;
+    let m = if r <= 1.0 {
+        1.0
+    } else if r <= 2.0 {
+        2.0
+    } else if r <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    m * mag
+}
+
+impl LogLogPlot {
+    /// A plot with log-log axes and no data yet.
+    pub fn new(
+        title: impl Into<String>,
+        x_label: impl Into<String>,
+        y_label: impl Into<String>,
+    ) -> Self {
+        LogLogPlot {
+            title: title.into(),
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            ..LogLogPlot::default()
+        }
+    }
+
+    fn drawable(&self, v: f64, log: bool) -> bool {
+        v.is_finite() && (!log || v > 0.0)
+    }
+
+    /// Renders the standalone SVG document.
+    pub fn render(&self) -> String {
+        let plot_left = MARGIN_LEFT;
+        let plot_right = WIDTH - MARGIN_RIGHT;
+        let plot_top = MARGIN_TOP;
+        let plot_bottom = HEIGHT - MARGIN_BOTTOM;
+
+        // Which points are drawable; the rest are reported in <desc>.
+        let mut skipped: Vec<String> = Vec::new();
+        let mut kept: Vec<Vec<(f64, f64, f64, f64)>> = Vec::with_capacity(self.series.len());
+        for s in &self.series {
+            let mut pts = Vec::new();
+            for (i, &(x, y, lo, hi)) in s.points.iter().enumerate() {
+                if self.drawable(x, self.log_x) && self.drawable(y, self.log_y) {
+                    pts.push((x, y, lo, hi));
+                } else {
+                    skipped.push(format!(
+                        "series '{}' point {i} (x = {x:e}, y = {y:e})",
+                        s.label
+                    ));
+                }
+            }
+            kept.push(pts);
+        }
+
+        // Axis ranges: points and the drawable ends of their error bars; lines are
+        // drawn across the x range and included in the y range.
+        let xs: Vec<f64> = kept.iter().flatten().map(|p| p.0).collect();
+        let x_axis = Axis::new(self.log_x, &xs, plot_left, plot_right);
+        let mut ys: Vec<f64> = Vec::new();
+        for &(_, y, lo, hi) in kept.iter().flatten() {
+            ys.push(y);
+            ys.extend(
+                [lo, hi]
+                    .into_iter()
+                    .filter(|&v| self.drawable(v, self.log_y)),
+            );
+        }
+        let (x_min, x_max) = if xs.is_empty() {
+            x_axis.value_range()
+        } else {
+            xs.iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+                    (a.min(v), b.max(v))
+                })
+        };
+        let line_points: Vec<Vec<(f64, f64)>> = self
+            .lines
+            .iter()
+            .map(|l| self.line_samples(l, x_min, x_max))
+            .collect();
+        ys.extend(line_points.iter().flatten().map(|p| p.1));
+        let y_axis = Axis::new(self.log_y, &ys, plot_bottom, plot_top);
+
+        let mut svg = String::new();
+        // `write!` to a String cannot fail; the results are ignored on purpose.
+        let _ = writeln!(
+            svg,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#,
+            w = WIDTH,
+            h = HEIGHT
+        );
+        let _ = writeln!(svg, "<title>{}</title>", esc(&self.title));
+        if !skipped.is_empty() {
+            let _ = writeln!(
+                svg,
+                "<desc>skipped {} point(s) not drawable on these axes (non-finite, or non-positive on a log axis): {}</desc>",
+                skipped.len(),
+                esc(&skipped.join("; "))
+            );
+        }
+        let _ = writeln!(
+            svg,
+            r#"<rect x="0" y="0" width="{}" height="{}" fill="white"/>"#,
+            WIDTH, HEIGHT
+        );
+        let _ = writeln!(
+            svg,
+            r#"<defs><clipPath id="plot-area"><rect x="{}" y="{}" width="{}" height="{}"/></clipPath></defs>"#,
+            num(plot_left),
+            num(plot_top),
+            num(plot_right - plot_left),
+            num(plot_bottom - plot_top)
+        );
+
+        self.draw_axes(
+            &mut svg,
+            &x_axis,
+            &y_axis,
+            (plot_left, plot_right, plot_top, plot_bottom),
+        );
+
+        // Lines first, so points are drawn on top.
+        let _ = writeln!(svg, r#"<g clip-path="url(#plot-area)" fill="none">"#);
+        for (j, (line, pts)) in self.lines.iter().zip(&line_points).enumerate() {
+            if pts.len() < 2 {
+                continue;
+            }
+            let colour = PALETTE[(self.series.len() + j) % PALETTE.len()];
+            let dash = if line.dashed {
+                r#" stroke-dasharray="6 4""#
+            } else {
+                ""
+            };
+            let coords: Vec<String> = pts
+                .iter()
+                .map(|&(x, y)| format!("{},{}", num(x_axis.px(x)), num(y_axis.px(y))))
+                .collect();
+            let _ = writeln!(
+                svg,
+                r#"<polyline points="{}" stroke="{colour}" stroke-width="1.5"{dash}/>"#,
+                coords.join(" ")
+            );
+        }
+        let _ = writeln!(svg, "</g>");
+
+        // Points are not clipped: the axis ranges contain every drawn point and bar end,
+        // and a point on the frame (e.g. x = 100 on a decade axis) stays whole.
+        let _ = writeln!(svg, "<g>");
+        for (i, pts) in kept.iter().enumerate() {
+            let colour = PALETTE[i % PALETTE.len()];
+            for &(x, y, lo, hi) in pts {
+                let px = x_axis.px(x);
+                let py = y_axis.px(y);
+                // A non-finite error-bar end collapses onto the point; a finite end that
+                // is not drawable (non-positive on a log axis) runs to the plot edge.
+                let end = |v: f64, edge: f64| {
+                    if !v.is_finite() {
+                        py
+                    } else if self.drawable(v, self.log_y) {
+                        y_axis.px(v)
+                    } else {
+                        edge
+                    }
+                };
+                let (b_lo, b_hi) = (end(lo, plot_bottom), end(hi, plot_top));
+                if (b_lo - b_hi).abs() > 0.5 {
+                    let _ = writeln!(
+                        svg,
+                        r#"<path d="M{a},{lo}V{hi}M{l},{lo}H{r}M{l},{hi}H{r}" stroke="{colour}" stroke-width="1" fill="none"/>"#,
+                        a = num(px),
+                        lo = num(b_lo),
+                        hi = num(b_hi),
+                        l = num(px - 3.0),
+                        r = num(px + 3.0)
+                    );
+                }
+                let _ = writeln!(
+                    svg,
+                    r#"<circle cx="{}" cy="{}" r="3" fill="{colour}"/>"#,
+                    num(px),
+                    num(py)
+                );
+            }
+        }
+        let _ = writeln!(svg, "</g>");
+
+        self.draw_legend(&mut svg, plot_right + 12.0, plot_top);
+        svg.push_str("</svg>\n");
+        svg
+    }
+
+    /// Samples of a line over `[x_min, x_max]`: the two ends on log-log axes (where the
+    /// power law is straight), otherwise [`CURVE_SAMPLES`] points, evenly spaced in
+    /// the x axis' own scale. Samples not drawable on the y axis are dropped.
+    fn line_samples(&self, line: &Line, x_min: f64, x_max: f64) -> Vec<(f64, f64)> {
+        let n = if self.log_x && self.log_y {
+            2
+        } else {
+            CURVE_SAMPLES
+        };
+        (0..n)
+            .map(|i| {
+                let t = i as f64 / (n - 1) as f64;
+                let x = if self.log_x {
+                    (x_min.ln() + t * (x_max.ln() - x_min.ln())).exp()
+                } else {
+                    x_min + t * (x_max - x_min)
+                };
+                (x, (line.intercept + line.slope * x.ln()).exp())
+            })
+            .filter(|&(x, y)| self.drawable(x, self.log_x) && self.drawable(y, self.log_y))
+            .collect()
+    }
+
+    fn draw_axes(
+        &self,
+        svg: &mut String,
+        x_axis: &Axis,
+        y_axis: &Axis,
+        frame: (f64, f64, f64, f64),
+    ) {
+        let (left, right, top, bottom) = frame;
+        let _ = writeln!(
+            svg,
+            r##"<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#444" stroke-width="1"/>"##,
+            num(left),
+            num(top),
+            num(right - left),
+            num(bottom - top)
+        );
+        let _ = writeln!(svg, r##"<g stroke="#444" stroke-width="1">"##);
+        for t in x_axis.ticks() {
+            let px = num(x_axis.tick_px(t.at));
+            let len = if t.major { 6.0 } else { 3.0 };
+            let _ = writeln!(
+                svg,
+                r#"<line x1="{px}" y1="{}" x2="{px}" y2="{}"/>"#,
+                num(bottom),
+                num(bottom - len)
+            );
+            if t.major {
+                let _ = writeln!(
+                    svg,
+                    r##"<line x1="{px}" y1="{}" x2="{px}" y2="{}" stroke="#ddd"/>"##,
+                    num(top),
+                    num(bottom - len)
+                );
+            }
+        }
+        for t in y_axis.ticks() {
+            let py = num(y_axis.tick_px(t.at));
+            let len = if t.major { 6.0 } else { 3.0 };
+            let _ = writeln!(
+                svg,
+                r#"<line x1="{}" y1="{py}" x2="{}" y2="{py}"/>"#,
+                num(left),
+                num(left + len)
+            );
+            if t.major {
+                let _ = writeln!(
+                    svg,
+                    r##"<line x1="{}" y1="{py}" x2="{}" y2="{py}" stroke="#ddd"/>"##,
+                    num(left + len),
+                    num(right)
+                );
+            }
+        }
+        let _ = writeln!(svg, "</g>");
+
+        let _ = writeln!(svg, r##"<g fill="#222">"##);
+        for t in x_axis.ticks() {
+            if let Some(label) = t.label {
+                let px = num(x_axis.tick_px(t.at));
+                let _ = writeln!(
+                    svg,
+                    r#"<text x="{px}" y="{}" text-anchor="middle">{}</text>"#,
+                    num(bottom + 18.0),
+                    tick_text(&label)
+                );
+            }
+        }
+        for t in y_axis.ticks() {
+            if let Some(label) = t.label {
+                let py = num(y_axis.tick_px(t.at) + 4.0);
+                let _ = writeln!(
+                    svg,
+                    r#"<text x="{}" y="{py}" text-anchor="end">{}</text>"#,
+                    num(left - 6.0),
+                    tick_text(&label)
+                );
+            }
+        }
+        let _ = writeln!(
+            svg,
+            r#"<text x="{}" y="{}" text-anchor="middle" font-size="14" font-weight="bold">{}</text>"#,
+            num(WIDTH / 2.0),
+            num(24.0),
+            esc(&self.title)
+        );
+        let _ = writeln!(
+            svg,
+            r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+            num((left + right) / 2.0),
+            num(HEIGHT - 14.0),
+            esc(&self.x_label)
+        );
+        let cy = (top + bottom) / 2.0;
+        let _ = writeln!(
+            svg,
+            r#"<text x="{x}" y="{y}" text-anchor="middle" transform="rotate(-90 {x} {y})">{}</text>"#,
+            esc(&self.y_label),
+            x = num(18.0),
+            y = num(cy)
+        );
+        let _ = writeln!(svg, "</g>");
+    }
+
+    fn draw_legend(&self, svg: &mut String, x: f64, top: f64) {
+        let _ = writeln!(svg, r#"<g font-size="11">"#);
+        let mut y = top + 8.0;
+        for (i, s) in self.series.iter().enumerate() {
+            let colour = PALETTE[i % PALETTE.len()];
+            let _ = writeln!(
+                svg,
+                r#"<circle cx="{}" cy="{}" r="3" fill="{colour}"/><text x="{}" y="{}">{}</text>"#,
+                num(x + 10.0),
+                num(y),
+                num(x + 26.0),
+                num(y + 4.0),
+                esc(&s.label)
+            );
+            y += 18.0;
+        }
+        for (j, l) in self.lines.iter().enumerate() {
+            let colour = PALETTE[(self.series.len() + j) % PALETTE.len()];
+            let dash = if l.dashed {
+                r#" stroke-dasharray="6 4""#
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                svg,
+                r#"<line x1="{}" y1="{y0}" x2="{}" y2="{y0}" stroke="{colour}" stroke-width="1.5"{dash}/><text x="{}" y="{}">{}</text>"#,
+                num(x),
+                num(x + 20.0),
+                num(x + 26.0),
+                num(y + 4.0),
+                esc(&l.label),
+                y0 = num(y)
+            );
+            y += 18.0;
+        }
+        let _ = writeln!(svg, "</g>");
+    }
+}
+
+/// SVG text of a tick label: `10` with a superscript exponent, or the plain number.
+fn tick_text(label: &TickLabel) -> String {
+    match label {
+        TickLabel::Power(k) => {
+            format!(r#"10<tspan dy="-6" font-size="9">{k}</tspan>"#)
+        }
+        TickLabel::Plain(s) => esc(s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> LogLogPlot {
+        let points: Vec<(f64, f64, f64, f64)> = (0..6)
+            .map(|k| {
+                let x = 10f64 * 2f64.powi(k);
+                let y = 3.0 * x.powf(-0.5);
+                (x, y, 0.9 * y, 1.1 * y)
+            })
+            .collect();
+        LogLogPlot {
+            title: "excess risk <DP-GD> & friends".into(),
+            x_label: "n".into(),
+            y_label: "risk".into(),
+            series: vec![
+                Series {
+                    label: "measured".into(),
+                    points: points.clone(),
+                },
+                Series {
+                    label: "baseline".into(),
+                    points: points
+                        .iter()
+                        .map(|p| (p.0, 2.0 * p.1, 2.0 * p.2, 2.0 * p.3))
+                        .collect(),
+                },
+            ],
+            lines: vec![
+                Line {
+                    label: "fit: slope -0.50".into(),
+                    slope: -0.5,
+                    intercept: 3f64.ln(),
+                    dashed: false,
+                },
+                Line {
+                    label: "predicted".into(),
+                    slope: -0.5,
+                    intercept: 2f64.ln(),
+                    dashed: true,
+                },
+            ],
+            ..LogLogPlot::default()
+        }
+    }
+
+    #[test]
+    fn rendering_is_deterministic() {
+        let plot = sample();
+        let a = plot.render();
+        let b = plot.clone().render();
+        assert_eq!(a, b);
+        assert!(a.starts_with("<svg"));
+        assert!(a.trim_end().ends_with("</svg>"));
+        for label in ["measured", "baseline", "fit: slope -0.50", "predicted"] {
+            assert!(a.contains(label), "missing {label}");
+        }
+        assert!(a.contains("excess risk &lt;DP-GD&gt; &amp; friends"));
+        assert!(a.contains("stroke-dasharray"));
+        assert!(!a.contains("<desc>"));
+        // Decade labels 10^1 .. 10^3 on x.
+        assert!(a.contains(r#"10<tspan dy="-6" font-size="9">1</tspan>"#));
+        assert!(!a.contains("NaN") && !a.contains("inf"));
+    }
+
+    #[test]
+    fn non_positive_points_are_skipped_and_noted() {
+        let mut plot = sample();
+        plot.series[0].points.push((0.0, 1.0, 0.5, 1.5));
+        plot.series[0].points.push((100.0, -1.0, -2.0, 0.0));
+        plot.series[1].points.push((100.0, f64::NAN, 0.0, 1.0));
+        plot.series[1].points.push((100.0, 0.2, -1.0, 0.3));
+        let svg = plot.render();
+        assert!(svg.starts_with("<svg"));
+        assert!(svg.contains("<desc>skipped 3 point(s)"), "{svg}");
+        assert!(svg.contains("y = NaN"), "{svg}");
+        // Only the description mentions the NaN; no coordinate is NaN or infinite.
+        let drawing = svg.split("</desc>").nth(1).unwrap_or_default();
+        assert!(!drawing.contains("NaN") && !drawing.contains("inf"));
+    }
+
+    #[test]
+    fn empty_and_degenerate_plots_render() {
+        let empty = LogLogPlot::new("empty", "x", "y");
+        let svg = empty.render();
+        assert!(svg.starts_with("<svg") && !svg.contains("NaN"));
+        let single = LogLogPlot {
+            series: vec![Series {
+                label: "one".into(),
+                points: vec![(5.0, 5.0, 5.0, 5.0)],
+            }],
+            lines: vec![Line {
+                label: "flat".into(),
+                slope: 0.0,
+                intercept: 0.0,
+                dashed: false,
+            }],
+            ..LogLogPlot::default()
+        };
+        let svg = single.render();
+        assert!(svg.contains("one") && !svg.contains("NaN"));
+    }
+
+    #[test]
+    fn linear_axes_variant() {
+        let mut plot = sample();
+        plot.log_x = false;
+        plot.log_y = false;
+        plot.series[0].points.push((5.0, -1.0, -1.5, -0.5));
+        let svg = plot.render();
+        assert_eq!(svg, plot.render());
+        assert!(
+            !svg.contains("<desc>"),
+            "negative y is drawable on a linear axis"
+        );
+        assert!(!svg.contains("tspan"), "no power labels on linear axes");
+        assert!(!svg.contains("NaN") && !svg.contains("inf"));
+    }
+
+    #[test]
+    fn helpers() {
+        assert_eq!(num(-0.001), "0.00");
+        assert_eq!(num(1.005), "1.00");
+        assert_eq!(num(-2.5), "-2.50");
+        assert!((nice_step(10.0) - 2.0).abs() < 1e-12);
+        assert!((nice_step(0.7) - 0.2).abs() < 1e-12);
+        assert!((nice_step(0.0) - 1.0).abs() < 1e-12);
+    }
+}

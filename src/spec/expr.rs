@@ -1,1 +1,881 @@
 //! Arithmetic expressions over named variables, parsed once and evaluated per sweep point.
+//!
+//! Hyper-parameters of claim specs are written as expressions of the sweep variables,
+//! e.g. `"sqrt(p) * ln(n)^2"`, `"d^1.25"` or `"ceil(d * ln(n)^2 / (eta * p))"`. An
+//! [`Expr`] is parsed when the spec is validated (so a typo is reported with its byte
+//! position before anything runs) and evaluated later with the values of one sweep point.
+//!
+//! # Grammar
+//!
+//! ```text
+//! expr    := term (('+' | '-') term)*
+//! term    := unary (('*' | '/') unary)*
+//! unary   := ('-' | '+') unary | power
+//! power   := primary ('^' unary)?          -- right-associative
+//! primary := number | name | name '(' expr (',' expr)* ')' | '(' expr ')'
+//! number  := digits ['.' digits] [('e'|'E') ['+'|'-'] digits]  |  '.' digits [...]
+//! name    := [A-Za-z_][A-Za-z0-9_]*
+//! ```
+//!
+//! `^` binds tighter than unary minus, as in mathematics: `-2^2 = -4`, and it is
+//! right-associative: `2^3^2 = 2^9 = 512`. The exponent may carry its own sign:
+//! `2^-1 = 0.5`.
+//!
+//! Functions: `sqrt ln exp ceil floor abs` (one argument), `min max` (two or more
+//! arguments). `log` is rejected on purpose: its base is ambiguous across papers, write
+//! `ln` (natural logarithm) and divide by `ln(2)` or `ln(10)` when another base is meant.
+//! The only named constant is `pi`. Implicit multiplication (`2x`) is not supported.
+//! Input is limited to 2000 tokens and 200 levels of nesting, so that no input can
+//! overflow the stack.
+//!
+//! Evaluation follows IEEE arithmetic: a domain problem such as `sqrt(-1)` or `ln(0)`
+//! yields NaN or an infinity, which is *not* an error here — callers check that the
+//! value they need is finite. `min`/`max` propagate NaN (unlike [`f64::min`]), so a
+//! domain problem in one argument is never hidden.
+#![deny(clippy::float_cmp)]
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::str::FromStr;
+
+/// The list of known functions as printed in error messages.
+const KNOWN_FUNCTIONS: &str = "sqrt, ln, exp, ceil, floor, abs, min, max";
+
+/// Errors of parsing or evaluating an expression.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExprError {
+    /// The text is not a well-formed expression.
+    #[error("syntax error in expression '{expr}' at byte {position}: expected {expected}, found {found}")]
+    Syntax {
+        /// The whole source text.
+        expr: String,
+        /// Byte offset of the offending token.
+        position: usize,
+        /// What the parser expected at that point.
+        expected: String,
+        /// What it found instead.
+        found: String,
+    },
+    /// A call of a function that does not exist.
+    #[error("unknown function '{name}' at byte {position} in '{expr}'; known: {known}{hint}", known = KNOWN_FUNCTIONS)]
+    UnknownFunction {
+        /// The whole source text.
+        expr: String,
+        /// The name that was called.
+        name: String,
+        /// Byte offset of the name.
+        position: usize,
+        /// Extra advice (e.g. for `log`), empty or starting with a separator.
+        hint: String,
+    },
+    /// A known function called with the wrong number of arguments.
+    #[error("function '{name}' at byte {position} in '{expr}' takes {expected}, got {got}")]
+    Arity {
+        /// The whole source text.
+        expr: String,
+        /// The function name.
+        name: String,
+        /// Byte offset of the name.
+        position: usize,
+        /// The accepted number of arguments, in words.
+        expected: String,
+        /// The number of arguments given.
+        got: usize,
+    },
+    /// Evaluation met a variable that the caller does not define.
+    #[error("unknown symbol '{name}' in expression '{expr}'")]
+    UnknownSymbol {
+        /// The whole source text.
+        expr: String,
+        /// The undefined variable.
+        name: String,
+    },
+}
+
+/// Built-in functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Func {
+    Sqrt,
+    Ln,
+    Exp,
+    Ceil,
+    Floor,
+    Abs,
+    Min,
+    Max,
+}
+
+impl Func {
+    fn from_name(name: &str) -> Option<Func> {
+        Some(match name {
+            "sqrt" => Func::Sqrt,
+            "ln" => Func::Ln,
+            "exp" => Func::Exp,
+            "ceil" => Func::Ceil,
+            "floor" => Func::Floor,
+            "abs" => Func::Abs,
+            "min" => Func::Min,
+            "max" => Func::Max,
+            _ => return None,
+        })
+    }
+
+    fn is_variadic(self) -> bool {
+        matches!(self, Func::Min | Func::Max)
+    }
+}
+
+/// Binary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Pow,
+}
+
+/// The syntax tree.
+#[derive(Debug, Clone, PartialEq)]
+enum Node {
+    Num(f64),
+    Var(String),
+    Neg(Box<Node>),
+    Bin(BinOp, Box<Node>, Box<Node>),
+    Call(Func, Vec<Node>),
+}
+
+/// A parsed expression: the syntax tree plus the source text it came from.
+///
+/// Deserializes from a string (parsed) or from a number (a constant expression), so spec
+/// structs can hold `Expr` fields directly; serializes and displays as its source text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    source: String,
+    root: Node,
+}
+
+impl Expr {
+    /// Parses `src`; see the [module documentation](self) for the grammar.
+    pub fn parse(src: &str) -> Result<Expr, ExprError> {
+        let tokens = tokenize(src)?;
+        let mut parser = Parser {
+            src,
+            tokens,
+            pos: 0,
+            depth: 0,
+        };
+        let root = parser.parse_expr()?;
+        match parser.peek() {
+            Tok::End => Ok(Expr {
+                source: src.to_string(),
+                root,
+            }),
+            Tok::Num(_) | Tok::Ident(_) | Tok::LParen => Err(parser.error(
+                "an operator or the end of the expression (implicit multiplication is not supported; write '*')",
+            )),
+            _ => Err(parser.error("an operator or the end of the expression")),
+        }
+    }
+
+    /// A constant expression whose source text is the shortest round-trip form of `value`.
+    pub fn constant(value: f64) -> Expr {
+        Expr {
+            source: format!("{value}"),
+            root: Node::Num(value),
+        }
+    }
+
+    /// The source text, as written in the spec.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The free variables: every name used as a value, excluding function names and `pi`.
+    pub fn variables(&self) -> BTreeSet<String> {
+        fn walk(node: &Node, out: &mut BTreeSet<String>) {
+            match node {
+                Node::Num(_) => {}
+                Node::Var(name) => {
+                    out.insert(name.clone());
+                }
+                Node::Neg(inner) => walk(inner, out),
+                Node::Bin(_, a, b) => {
+                    walk(a, out);
+                    walk(b, out);
+                }
+                Node::Call(_, args) => args.iter().for_each(|a| walk(a, out)),
+            }
+        }
+        let mut out = BTreeSet::new();
+        walk(&self.root, &mut out);
+        out
+    }
+
+    /// Evaluates with the variable values given by `vars`.
+    ///
+    /// A non-finite result is not an error (callers check); the only error is a variable
+    /// for which `vars` returns `None`.
+    pub fn eval(&self, vars: &dyn Fn(&str) -> Option<f64>) -> Result<f64, ExprError> {
+        self.eval_node(&self.root, vars)
+    }
+
+    /// [`Expr::eval`] with the variables taken from a map.
+    pub fn eval_map(&self, vars: &BTreeMap<String, f64>) -> Result<f64, ExprError> {
+        self.eval(&|name: &str| vars.get(name).copied())
+    }
+
+    fn eval_node(&self, node: &Node, vars: &dyn Fn(&str) -> Option<f64>) -> Result<f64, ExprError> {
+        Ok(match node {
+            Node::Num(v) => *v,
+            Node::Var(name) => vars(name).ok_or_else(|| ExprError::UnknownSymbol {
+                expr: self.source.clone(),
+                name: name.clone(),
+            })?,
+            Node::Neg(inner) => -self.eval_node(inner, vars)?,
+            Node::Bin(op, a, b) => {
+                let a = self.eval_node(a, vars)?;
+                let b = self.eval_node(b, vars)?;
+                match op {
+                    BinOp::Add => a + b,
+                    BinOp::Sub => a - b,
+                    BinOp::Mul => a * b,
+                    BinOp::Div => a / b,
+                    BinOp::Pow => a.powf(b),
+                }
+            }
+            Node::Call(func, args) => {
+                let mut values = Vec::with_capacity(args.len());
+                for arg in args {
+                    values.push(self.eval_node(arg, vars)?);
+                }
+                apply(*func, &values)
+            }
+        })
+    }
+}
+
+/// Applies a function to already-evaluated arguments (arity was checked by the parser).
+fn apply(func: Func, args: &[f64]) -> f64 {
+    let first = args.first().copied().unwrap_or(f64::NAN);
+    match func {
+        Func::Sqrt => first.sqrt(),
+        Func::Ln => first.ln(),
+        Func::Exp => first.exp(),
+        Func::Ceil => first.ceil(),
+        Func::Floor => first.floor(),
+        Func::Abs => first.abs(),
+        // NaN-propagating, unlike f64::min / f64::max which drop a NaN argument.
+        Func::Min => args.iter().copied().fold(f64::INFINITY, |m, v| {
+            if v.is_nan() || m.is_nan() {
+                f64::NAN
+            } else {
+                m.min(v)
+            }
+        }),
+        Func::Max => args.iter().copied().fold(f64::NEG_INFINITY, |m, v| {
+            if v.is_nan() || m.is_nan() {
+                f64::NAN
+            } else {
+                m.max(v)
+            }
+        }),
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.source)
+    }
+}
+
+impl FromStr for Expr {
+    type Err = ExprError;
+    fn from_str(s: &str) -> Result<Expr, ExprError> {
+        Expr::parse(s)
+    }
+}
+
+impl Serialize for Expr {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.source)
+    }
+}
+
+impl<'de> Deserialize<'de> for Expr {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Expr, D::Error> {
+        deserializer.deserialize_any(ExprVisitor)
+    }
+}
+
+struct ExprVisitor;
+
+impl ExprVisitor {
+    fn number<E: de::Error>(value: f64) -> Result<Expr, E> {
+        if value.is_finite() {
+            Ok(Expr::constant(value))
+        } else {
+            Err(E::custom(format!(
+                "expression constant must be finite, got {value}"
+            )))
+        }
+    }
+}
+
+impl Visitor<'_> for ExprVisitor {
+    type Value = Expr;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an arithmetic expression (string) or a number")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Expr, E> {
+        Expr::parse(v).map_err(E::custom)
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Expr, E> {
+        Self::number(v)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Expr, E> {
+        // Integers of a spec are small; the conversion is exact below 2^53.
+        Ok(Expr {
+            source: v.to_string(),
+            root: Node::Num(v as f64),
+        })
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Expr, E> {
+        Ok(Expr {
+            source: v.to_string(),
+            root: Node::Num(v as f64),
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Tokenizer
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Num(f64),
+    Ident(String),
+    Plus,
+    Minus,
+    Star,
+    Slash,
+    Caret,
+    LParen,
+    RParen,
+    Comma,
+    End,
+}
+
+impl Tok {
+    fn describe(&self) -> String {
+        match self {
+            Tok::Num(v) => format!("number {v}"),
+            Tok::Ident(name) => format!("name '{name}'"),
+            Tok::Plus => "'+'".into(),
+            Tok::Minus => "'-'".into(),
+            Tok::Star => "'*'".into(),
+            Tok::Slash => "'/'".into(),
+            Tok::Caret => "'^'".into(),
+            Tok::LParen => "'('".into(),
+            Tok::RParen => "')'".into(),
+            Tok::Comma => "','".into(),
+            Tok::End => "end of expression".into(),
+        }
+    }
+}
+
+/// Maximum number of tokens: bounds the depth of left-nested trees such as `1+1+...+1`,
+/// which evaluation walks recursively.
+const MAX_TOKENS: usize = 2000;
+
+/// Splits `src` into tokens with their byte offsets; the last token is always `End`.
+fn tokenize(src: &str) -> Result<Vec<(Tok, usize)>, ExprError> {
+    let bytes = src.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let syntax = |position: usize, expected: &str, found: String| ExprError::Syntax {
+        expr: src.to_string(),
+        position,
+        expected: expected.to_string(),
+        found,
+    };
+    while i < bytes.len() {
+        let c = bytes[i];
+        let start = i;
+        match c {
+            b' ' | b'\t' | b'\n' | b'\r' => {
+                i += 1;
+                continue;
+            }
+            b'0'..=b'9' | b'.' => {
+                let digits = |i: &mut usize| {
+                    let from = *i;
+                    while *i < bytes.len() && bytes[*i].is_ascii_digit() {
+                        *i += 1;
+                    }
+                    *i - from
+                };
+                let mut count = digits(&mut i);
+                if i < bytes.len() && bytes[i] == b'.' {
+                    i += 1;
+                    count += digits(&mut i);
+                }
+                if count == 0 {
+                    return Err(syntax(start, "a digit", "'.'".into()));
+                }
+                // The exponent is only consumed when digits follow, so `2e` is a number
+                // followed by a name (and then a syntax error), not a malformed number.
+                if i < bytes.len() && (bytes[i] == b'e' || bytes[i] == b'E') {
+                    let mut j = i + 1;
+                    if j < bytes.len() && (bytes[j] == b'+' || bytes[j] == b'-') {
+                        j += 1;
+                    }
+                    if j < bytes.len() && bytes[j].is_ascii_digit() {
+                        i = j;
+                        digits(&mut i);
+                    }
+                }
+                let text = &src[start..i];
+                let value: f64 = text
+                    .parse()
+                    .map_err(|_| syntax(start, "a number", format!("'{text}'")))?;
+                out.push((Tok::Num(value), start));
+                continue;
+            }
+            b'A'..=b'Z' | b'a'..=b'z' | b'_' => {
+                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                    i += 1;
+                }
+                out.push((Tok::Ident(src[start..i].to_string()), start));
+                continue;
+            }
+            _ => {}
+        }
+        let tok = match c {
+            b'+' => Tok::Plus,
+            b'-' => Tok::Minus,
+            b'*' => Tok::Star,
+            b'/' => Tok::Slash,
+            b'^' => Tok::Caret,
+            b'(' => Tok::LParen,
+            b')' => Tok::RParen,
+            b',' => Tok::Comma,
+            _ => {
+                let ch = src[start..].chars().next().unwrap_or('?');
+                return Err(syntax(
+                    start,
+                    "a number, a name, an operator or a parenthesis",
+                    format!("character '{ch}'"),
+                ));
+            }
+        };
+        out.push((tok, start));
+        i += 1;
+    }
+    if out.len() > MAX_TOKENS {
+        return Err(syntax(
+            out[MAX_TOKENS].1,
+            &format!("an expression of at most {MAX_TOKENS} tokens"),
+            "a longer one".to_string(),
+        ));
+    }
+    out.push((Tok::End, src.len()));
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------
+// Parser (recursive descent, one function per precedence level)
+
+/// Maximum nesting of parentheses and unary signs; deeper input is a syntax error
+/// rather than a stack overflow.
+const MAX_DEPTH: usize = 200;
+
+struct Parser<'a> {
+    src: &'a str,
+    tokens: Vec<(Tok, usize)>,
+    pos: usize,
+    /// Current recursion depth of `parse_unary` (every recursive cycle passes there).
+    depth: usize,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> &Tok {
+        self.tokens.get(self.pos).map_or(&Tok::End, |(t, _)| t)
+    }
+
+    fn offset(&self) -> usize {
+        self.tokens
+            .get(self.pos)
+            .map_or(self.src.len(), |(_, p)| *p)
+    }
+
+    fn advance(&mut self) -> Tok {
+        let tok = self.peek().clone();
+        if self.pos < self.tokens.len() {
+            self.pos += 1;
+        }
+        tok
+    }
+
+    fn error(&self, expected: &str) -> ExprError {
+        ExprError::Syntax {
+            expr: self.src.to_string(),
+            position: self.offset(),
+            expected: expected.to_string(),
+            found: self.peek().describe(),
+        }
+    }
+
+    fn parse_expr(&mut self) -> Result<Node, ExprError> {
+        let mut left = self.parse_term()?;
+        loop {
+            let op = match self.peek() {
+                Tok::Plus => BinOp::Add,
+                Tok::Minus => BinOp::Sub,
+                _ => return Ok(left),
+            };
+            self.advance();
+            let right = self.parse_term()?;
+            left = Node::Bin(op, Box::new(left), Box::new(right));
+        }
+    }
+
+    fn parse_term(&mut self) -> Result<Node, ExprError> {
+        let mut left = self.parse_unary()?;
+        loop {
+            let op = match self.peek() {
+                Tok::Star => BinOp::Mul,
+                Tok::Slash => BinOp::Div,
+                _ => return Ok(left),
+            };
+            self.advance();
+            let right = self.parse_unary()?;
+            left = Node::Bin(op, Box::new(left), Box::new(right));
+        }
+    }
+
+    fn parse_unary(&mut self) -> Result<Node, ExprError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.error(&format!("at most {MAX_DEPTH} levels of nesting")));
+        }
+        self.depth += 1;
+        let node = self.parse_unary_inner();
+        self.depth -= 1;
+        node
+    }
+
+    fn parse_unary_inner(&mut self) -> Result<Node, ExprError> {
+        match self.peek() {
+            Tok::Minus => {
+                self.advance();
+                Ok(Node::Neg(Box::new(self.parse_unary()?)))
+            }
+            Tok::Plus => {
+                self.advance();
+                self.parse_unary()
+            }
+            _ => self.parse_power(),
+        }
+    }
+
+    fn parse_power(&mut self) -> Result<Node, ExprError> {
+        let base = self.parse_primary()?;
+        if matches!(self.peek(), Tok::Caret) {
+            self.advance();
+            // The exponent is a `unary`, which itself may be a power: right-associative.
+            let exponent = self.parse_unary()?;
+            return Ok(Node::Bin(BinOp::Pow, Box::new(base), Box::new(exponent)));
+        }
+        Ok(base)
+    }
+
+    fn parse_primary(&mut self) -> Result<Node, ExprError> {
+        let start = self.offset();
+        match self.peek().clone() {
+            Tok::Num(v) => {
+                self.advance();
+                Ok(Node::Num(v))
+            }
+            Tok::LParen => {
+                self.advance();
+                let inner = self.parse_expr()?;
+                self.expect_rparen()?;
+                Ok(inner)
+            }
+            Tok::Ident(name) => {
+                self.advance();
+                if matches!(self.peek(), Tok::LParen) {
+                    self.advance();
+                    return self.parse_call(name, start);
+                }
+                if name == "pi" {
+                    return Ok(Node::Num(std::f64::consts::PI));
+                }
+                if Func::from_name(&name).is_some() {
+                    return Err(self.error(&format!("'(' after function name '{name}'")));
+                }
+                Ok(Node::Var(name))
+            }
+            _ => Err(self.error("a number, a name or '('")),
+        }
+    }
+
+    fn expect_rparen(&mut self) -> Result<(), ExprError> {
+        if matches!(self.peek(), Tok::RParen) {
+            self.advance();
+            Ok(())
+        } else {
+            Err(self.error("')'"))
+        }
+    }
+
+    /// Parses the arguments after `name(`; `start` is the byte offset of the name.
+    fn parse_call(&mut self, name: String, start: usize) -> Result<Node, ExprError> {
+        let Some(func) = Func::from_name(&name) else {
+            let hint = if name == "log" {
+                " (log is rejected because its base is ambiguous; use ln for the natural logarithm)"
+            } else {
+                ""
+            };
+            return Err(ExprError::UnknownFunction {
+                expr: self.src.to_string(),
+                name,
+                position: start,
+                hint: hint.to_string(),
+            });
+        };
+        let mut args = vec![self.parse_expr()?];
+        while matches!(self.peek(), Tok::Comma) {
+            self.advance();
+            args.push(self.parse_expr()?);
+        }
+        if !matches!(self.peek(), Tok::RParen) {
+            return Err(self.error("',' or ')'"));
+        }
+        self.advance();
+        let ok = if func.is_variadic() {
+            args.len() >= 2
+        } else {
+            args.len() == 1
+        };
+        if !ok {
+            return Err(ExprError::Arity {
+                expr: self.src.to_string(),
+                name,
+                position: start,
+                expected: if func.is_variadic() {
+                    "2 or more arguments".to_string()
+                } else {
+                    "1 argument".to_string()
+                },
+                got: args.len(),
+            });
+        }
+        Ok(Node::Call(func, args))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Absolute tolerance of the exact-arithmetic checks below.
+    const TOL: f64 = 1e-12;
+
+    fn eval(src: &str, vars: &[(&str, f64)]) -> f64 {
+        let map: BTreeMap<String, f64> = vars.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        Expr::parse(src)
+            .unwrap_or_else(|e| panic!("{src}: {e}"))
+            .eval_map(&map)
+            .unwrap_or_else(|e| panic!("{src}: {e}"))
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= TOL * (1.0 + b.abs())
+    }
+
+    #[test]
+    fn precedence_and_associativity() {
+        let cases: [(&str, f64); 16] = [
+            ("1 + 2 * 3", 7.0),
+            ("(1 + 2) * 3", 9.0),
+            ("-2^2", -4.0),
+            ("(-2)^2", 4.0),
+            ("2^3^2", 512.0),
+            ("2^-1", 0.5),
+            ("8 / 4 / 2", 1.0),
+            ("10 - 4 - 3", 3.0),
+            ("2 * 3 ^ 2", 18.0),
+            ("--3", 3.0),
+            ("+3 - -3", 6.0),
+            ("-x^2", -9.0),
+            ("1e-5 * 1e5", 1.0),
+            (".5 + 2.5", 3.0),
+            ("1.5E+2", 150.0),
+            ("4^0.5^2", 4f64.powf(0.25)),
+        ];
+        for (src, want) in cases {
+            let got = eval(src, &[("x", 3.0)]);
+            assert!(close(got, want), "{src}: got {got}, want {want}");
+        }
+    }
+
+    #[test]
+    fn all_functions() {
+        let cases: [(&str, f64); 12] = [
+            ("sqrt(16)", 4.0),
+            ("ln(exp(2))", 2.0),
+            ("exp(0)", 1.0),
+            ("ceil(2.1)", 3.0),
+            ("floor(2.9)", 2.0),
+            ("abs(-3)", 3.0),
+            ("min(1, 2*x)", 1.0),
+            ("max(1, 2*x)", 6.0),
+            ("min(5, 4, 3)", 3.0),
+            ("max(1, 2, 7, 3)", 7.0),
+            ("pi", std::f64::consts::PI),
+            (
+                "ceil(d * ln(n)^2 / (eta * p))",
+                (100.0 * 1000f64.ln().powi(2) / 5.0).ceil(),
+            ),
+        ];
+        for (src, want) in cases {
+            let got = eval(
+                src,
+                &[
+                    ("x", 3.0),
+                    ("d", 100.0),
+                    ("n", 1000.0),
+                    ("eta", 0.5),
+                    ("p", 10.0),
+                ],
+            );
+            assert!(close(got, want), "{src}: got {got}, want {want}");
+        }
+        let got = eval(
+            "sqrt(p) * ln(n)^2",
+            &[("p", 4.0), ("n", std::f64::consts::E)],
+        );
+        assert!(close(got, 2.0));
+        let got = eval("d^1.25", &[("d", 16.0)]);
+        assert!(close(got, 32.0));
+    }
+
+    #[test]
+    fn domain_problems_are_nan_not_errors() {
+        assert!(eval("sqrt(-1)", &[]).is_nan());
+        assert!(eval("min(sqrt(-1), 1)", &[]).is_nan());
+        assert!(eval("max(1, sqrt(-1))", &[]).is_nan());
+        assert!(eval("ln(0)", &[]).is_infinite());
+        assert!(eval("1/0", &[]).is_infinite());
+    }
+
+    #[test]
+    fn variables_exclude_functions_and_pi() {
+        let e = Expr::parse("sqrt(p) * ln(n)^2 + pi * max(d, eta_2) - p").unwrap();
+        let vars: Vec<String> = e.variables().into_iter().collect();
+        assert_eq!(vars, ["d", "eta_2", "n", "p"]);
+        assert!(Expr::parse("2 * pi").unwrap().variables().is_empty());
+    }
+
+    fn syntax_position(src: &str) -> usize {
+        match Expr::parse(src) {
+            Err(ExprError::Syntax { position, .. }) => position,
+            other => panic!("{src}: expected a syntax error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn syntax_errors_carry_position() {
+        assert_eq!(syntax_position(""), 0);
+        assert_eq!(syntax_position("   "), 3);
+        assert_eq!(syntax_position("1 +"), 3);
+        assert_eq!(syntax_position("(1 + 2"), 6);
+        assert_eq!(syntax_position("1 + 2)"), 5);
+        assert_eq!(syntax_position("2 x"), 2);
+        assert_eq!(syntax_position("2e"), 1);
+        assert_eq!(syntax_position("3 $ 4"), 2);
+        assert_eq!(syntax_position("sqrt + 1"), 5);
+        assert_eq!(syntax_position("max(1, 2"), 8);
+        assert_eq!(syntax_position("."), 0);
+        assert_eq!(syntax_position("()"), 1);
+        let deep = format!("{}1{}", "(".repeat(10_000), ")".repeat(10_000));
+        assert!(matches!(Expr::parse(&deep), Err(ExprError::Syntax { .. })));
+        assert!(matches!(
+            Expr::parse(&"-".repeat(10_000)),
+            Err(ExprError::Syntax { .. })
+        ));
+        let long = vec!["1"; 5000].join("+");
+        assert!(matches!(Expr::parse(&long), Err(ExprError::Syntax { .. })));
+        let nested = format!("{}1{}", "(".repeat(50), ")".repeat(50));
+        assert!(Expr::parse(&nested).is_ok());
+        let msg = Expr::parse("2 x").unwrap_err().to_string();
+        assert!(msg.contains("implicit multiplication"), "{msg}");
+        let msg = Expr::parse("(1 + 2").unwrap_err().to_string();
+        assert!(
+            msg.contains("byte 6") && msg.contains("expected ')'"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn unknown_function_lists_known_ones() {
+        let err = Expr::parse("1 + lg(x)").unwrap_err();
+        assert!(
+            matches!(&err, ExprError::UnknownFunction { name, position: 4, .. } if name == "lg")
+        );
+        let msg = err.to_string();
+        assert!(
+            msg.contains("unknown function 'lg'") && msg.contains("known: sqrt, ln,"),
+            "{msg}"
+        );
+        let msg = Expr::parse("log(n)").unwrap_err().to_string();
+        assert!(msg.contains("use ln"), "{msg}");
+    }
+
+    #[test]
+    fn wrong_arity() {
+        for src in ["sqrt(1, 2)", "min(1)", "max(3)", "ln(1,2,3)"] {
+            assert!(
+                matches!(Expr::parse(src), Err(ExprError::Arity { .. })),
+                "{src}"
+            );
+        }
+        let msg = Expr::parse("min(1)").unwrap_err().to_string();
+        assert!(msg.contains("takes 2 or more arguments, got 1"), "{msg}");
+    }
+
+    #[test]
+    fn unknown_symbol_at_eval() {
+        let e = Expr::parse("p + q").unwrap();
+        let err = e
+            .eval(&|name: &str| (name == "p").then_some(1.0))
+            .unwrap_err();
+        assert_eq!(err.to_string(), "unknown symbol 'q' in expression 'p + q'");
+    }
+
+    #[test]
+    fn display_source_and_serde() {
+        let e = Expr::parse(" d^1.25 ").unwrap();
+        assert_eq!(e.to_string(), " d^1.25 ");
+        assert_eq!(e.source(), " d^1.25 ");
+        let parsed: Vec<Expr> = serde_yaml::from_str("[\"sqrt(p)\", 3, 2.5, -1]").unwrap();
+        let sources: Vec<&str> = parsed.iter().map(Expr::source).collect();
+        assert_eq!(sources, ["sqrt(p)", "3", "2.5", "-1"]);
+        assert!(close(parsed[2].eval(&|_| None).unwrap(), 2.5));
+        let parsed: Expr = serde_json::from_str("1e-5").unwrap();
+        assert!(close(parsed.eval(&|_| None).unwrap(), 1e-5));
+        let bad: Result<Expr, _> = serde_yaml::from_str("\"log(n)\"");
+        assert!(bad.unwrap_err().to_string().contains("use ln"));
+        let bad: Result<Expr, _> = serde_yaml::from_str(".inf");
+        assert!(bad.is_err());
+        assert_eq!(serde_json::to_string(&e).unwrap(), "\" d^1.25 \"");
+    }
+}
