@@ -17,5 +17,7 @@ pub mod models;
 pub mod privacy;
 pub mod report;
 pub mod rng;
+pub mod runner;
 pub mod spec;
+pub mod systems;
 pub mod train;

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 mod demo;
 mod privacy;
+mod run;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -22,6 +23,11 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// List the claims: ids, titles, sources.
+    List(run::ListArgs),
+    /// Run claims, judge them, write reports (exit 1 if a verdict differs from its
+    /// expected verdict).
+    Run(run::RunArgs),
     /// One DP-GD run on the random-features model: train/test loss and clip fraction.
     Demo(demo::DemoArgs),
     /// Privacy of a composition of (sub)sampled Gaussian phases.
@@ -37,6 +43,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     crate::linalg::pin_blas_threads();
     let result = match &cli.command {
+        Command::List(a) => run::list(a),
+        Command::Run(a) => run::run(a),
         Command::Demo(a) => demo::run(a),
         Command::Account(a) => privacy::account(a),
         Command::Calibrate(a) => privacy::calibrate(a),

@@ -117,6 +117,15 @@ pub fn first_layer_gradient(
     g
 }
 
+/// Initialisation of Algorithm 1: `W0_ij ~ N(0, 1/d)` (d x p, row by row), then
+/// `b ~ N(0, I_p)`, then a0 (random signs only for the `signs_*` variants).
+pub fn init_network(d: usize, p: usize, a0_init: A0Init, rng: &mut impl Rng) -> TwoLayer {
+    let w = gaussian_matrix(d, p, rng) / (d as f64).sqrt();
+    let b = gaussian_vector(p, rng);
+    let a = a0_init.sample(p, rng);
+    TwoLayer { w, b, a }
+}
+
 /// The three disjoint data sets of Algorithm 1: `(X^W, y^W)` for the first layer,
 /// `(X^a, y^a)` for the second, and a test set with noiseless labels `f_*(x)`.
 #[derive(Clone, Debug)]
@@ -140,10 +149,7 @@ pub fn run(
     crate::linalg::pin_blas_threads();
     let (first, second, test) = (&data.first, &data.second, &data.test);
     let d = first.x.ncols();
-    let w0 = gaussian_matrix(d, p, init_rng) / (d as f64).sqrt();
-    let b = gaussian_vector(p, init_rng);
-    let a0 = cfg.a0_init.sample(p, init_rng);
-    let mut net = TwoLayer { w: w0, b, a: a0 };
+    let mut net = init_network(d, p, cfg.a0_init, init_rng);
     let gradient = first_layer_gradient(&net, &first.x.view(), &first.y.view(), cfg.grad_reduction);
     net.w.scaled_add(-cfg.eta_w, &gradient);
     if cfg.normalise {

@@ -1,0 +1,200 @@
+//! The raw, strictly typed shape of a claim file (serde; unknown fields are errors).
+//! Only [`super::load_claim`] turns it into a validated [`super::Claim`]; the YAML
+//! parser (serde_yaml, deprecated upstream) is confined to [`from_yaml`].
+use super::expr::Expr;
+use crate::fit::Verdict;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// Parses YAML into `T`; on error returns (field path, message).
+pub fn from_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, (String, String)> {
+    serde_yaml::from_str(text).map_err(|e| {
+        let msg = e.to_string();
+        // serde_yaml prefixes the path ("a.b[0].c: ...") when the error is not at the root.
+        match msg.split_once(": ") {
+            Some((path, rest))
+                if !path.contains(' ') && !path.is_empty() && !msg.starts_with("unknown") =>
+            {
+                (path.to_string(), rest.to_string())
+            }
+            _ => ("(top level)".to_string(), msg),
+        }
+    })
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct RawClaim {
+    pub id: String,
+    pub title: String,
+    pub source: RawSource,
+    pub statement: String,
+    pub system: String,
+    pub model: String,
+    /// replace_one | add_remove | not_applicable (DESIGN 3: explicit in every spec).
+    pub adjacency: String,
+    #[serde(default)]
+    pub data: RawData,
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
+    #[serde(default)]
+    pub params: BTreeMap<String, Expr>,
+    pub sweeps: BTreeMap<String, RawSweep>,
+    pub variants: Vec<RawVariant>,
+    pub predictions: Vec<RawPrediction>,
+    /// Extra metrics tabulated in the report (no verdict).
+    #[serde(default)]
+    pub report_metrics: Vec<String>,
+    #[serde(default)]
+    pub discussion: Option<String>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct RawSource {
+    pub paper: String,
+    pub section: String,
+    pub equation: String,
+}
+
+#[derive(Deserialize, Debug, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawData {
+    #[serde(default)]
+    pub input: Option<String>,
+    #[serde(default)]
+    pub target: Option<RawTarget>,
+    #[serde(default)]
+    pub label_noise: Option<f64>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(untagged)]
+pub enum RawTarget {
+    Name(String),
+    SingleIndex { single_index: Vec<f64> },
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct RawSweep {
+    pub quick: RawProfile,
+    pub full: RawProfile,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct RawProfile {
+    pub axes: BTreeMap<String, Vec<f64>>,
+    #[serde(default)]
+    pub coupled: BTreeMap<String, Expr>,
+    pub replicates: usize,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct RawVariant {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub negative_control: bool,
+    #[serde(default)]
+    pub params: BTreeMap<String, Expr>,
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
+    #[serde(default)]
+    pub data: Option<RawData>,
+}
+
+/// Fields every prediction has.
+pub struct Common<'a> {
+    pub metric: &'a String,
+    pub sweep: &'a String,
+    pub expected: &'a BTreeMap<String, Verdict>,
+    pub expected_full: &'a BTreeMap<String, Verdict>,
+    pub note: &'a Option<String>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RawPrediction {
+    Exponent(RawFit),
+    RateAtMost(RawFit),
+    Event(RawEvent),
+    Inequality(RawInequality),
+}
+
+impl RawPrediction {
+    pub fn common(&self) -> Common<'_> {
+        macro_rules! c {
+            ($f:expr) => {
+                Common {
+                    metric: &$f.metric,
+                    sweep: &$f.sweep,
+                    expected: &$f.expected,
+                    expected_full: &$f.expected_full,
+                    note: &$f.note,
+                }
+            };
+        }
+        match self {
+            RawPrediction::Exponent(f) | RawPrediction::RateAtMost(f) => c!(f),
+            RawPrediction::Event(f) => c!(f),
+            RawPrediction::Inequality(f) => c!(f),
+        }
+    }
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct RawFit {
+    pub metric: String,
+    pub sweep: String,
+    pub expected: BTreeMap<String, Verdict>,
+    #[serde(default)]
+    pub expected_full: BTreeMap<String, Verdict>,
+    #[serde(default)]
+    pub note: Option<String>,
+    pub x: String,
+    #[serde(default)]
+    pub predicted: Option<f64>,
+    #[serde(default)]
+    pub predicted_rate_of: Option<Expr>,
+    pub tolerance: f64,
+    #[serde(default)]
+    pub divide_by: Option<Expr>,
+    #[serde(default)]
+    pub confidence: Option<f64>,
+    #[serde(default)]
+    pub bootstrap: Option<usize>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct RawEvent {
+    pub metric: String,
+    pub sweep: String,
+    pub expected: BTreeMap<String, Verdict>,
+    #[serde(default)]
+    pub expected_full: BTreeMap<String, Verdict>,
+    #[serde(default)]
+    pub note: Option<String>,
+    pub alpha: f64,
+    #[serde(default)]
+    pub confidence: Option<f64>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct RawInequality {
+    pub metric: String,
+    pub sweep: String,
+    pub expected: BTreeMap<String, Verdict>,
+    #[serde(default)]
+    pub expected_full: BTreeMap<String, Verdict>,
+    #[serde(default)]
+    pub note: Option<String>,
+    pub op: String,
+    pub rhs: Expr,
+}

@@ -1,0 +1,266 @@
+//! Algorithm 1 of the blog "Private feature learning for single-index models (part 1)"
+//! (Sec. 2.2; Assumption 4 for the hyper-parameters, written in the spec).
+//!
+//! One unit: draw mu, the first-layer set (n), the second-layer set (n) and a test set
+//! (n_test, noiseless labels f_*(x)) from the data stream, in that order; initialise
+//! (W0, b, a0) from the init stream; run Algorithm 1 (or only its first-layer gradient
+//! when no second-layer metric is requested).
+use super::*;
+use crate::data::Dataset;
+use crate::train::dpgd::{self, DpGdConfig};
+use crate::train::feature_learning::{
+    self as fl, A0Init, FeatureLearningConfig, FeatureLearningData, GradReduction,
+};
+
+#[derive(Debug)]
+pub struct FeatureLearning;
+
+const PARAMS: &[ParamInfo] = &[
+    ParamInfo {
+        name: "d",
+        kind: ParamKind::IntAtLeast(1),
+        optional: false,
+        doc: "input dimension",
+    },
+    ParamInfo {
+        name: "n",
+        kind: ParamKind::IntAtLeast(2),
+        optional: false,
+        doc: "samples per data set (two disjoint sets)",
+    },
+    ParamInfo {
+        name: "p",
+        kind: ParamKind::IntAtLeast(1),
+        optional: false,
+        doc: "hidden neurons",
+    },
+    ParamInfo {
+        name: "n_test",
+        kind: ParamKind::IntAtLeast(1),
+        optional: false,
+        doc: "test samples",
+    },
+    ParamInfo {
+        name: "eta_w",
+        kind: ParamKind::NonNegative,
+        optional: false,
+        doc: "first-layer step eta_W",
+    },
+    ParamInfo {
+        name: "sigma_w",
+        kind: ParamKind::NonNegative,
+        optional: false,
+        doc: "first-layer noise sigma_W",
+    },
+    ParamInfo {
+        name: "eta_a",
+        kind: ParamKind::Positive,
+        optional: true,
+        doc: "second-layer step eta_a",
+    },
+    ParamInfo {
+        name: "steps",
+        kind: ParamKind::IntAtLeast(1),
+        optional: true,
+        doc: "second-layer steps T",
+    },
+    ParamInfo {
+        name: "clip",
+        kind: ParamKind::Positive,
+        optional: true,
+        doc: "second-layer clipping C_a",
+    },
+    ParamInfo {
+        name: "lambda",
+        kind: ParamKind::NonNegative,
+        optional: true,
+        doc: "ridge lambda",
+    },
+    ParamInfo {
+        name: "epsilon",
+        kind: ParamKind::Positive,
+        optional: true,
+        doc: "privacy budget (sigma_a from Assumption 4)",
+    },
+    ParamInfo {
+        name: "delta",
+        kind: ParamKind::Probability,
+        optional: true,
+        doc: "privacy budget delta",
+    },
+    ParamInfo {
+        name: "kappa",
+        kind: ParamKind::Positive,
+        optional: true,
+        doc: "noise constant: 1 as printed, 2 replace-one",
+    },
+    ParamInfo {
+        name: "sigma_scale",
+        kind: ParamKind::Positive,
+        optional: true,
+        doc: "multiplies sigma_a (default 1)",
+    },
+];
+
+const OPTIONS: &[OptionInfo] = &[
+    OptionInfo {
+        name: "a0_init",
+        values: &["ones_over_sqrt_p", "signs_over_sqrt_p", "signs_over_p"],
+        doc: "second-layer initialisation",
+    },
+    OptionInfo {
+        name: "grad_reduction",
+        values: &["mean", "sum"],
+        doc: "first-layer gradient of the mean loss, or the printed sum",
+    },
+    OptionInfo {
+        name: "clip_rule",
+        values: &["divide", "multiply", "none"],
+        doc: "second-layer clipping rule",
+    },
+    OptionInfo {
+        name: "normalise",
+        values: &["yes", "no"],
+        doc: "per-neuron normalisation after the first step",
+    },
+];
+
+const METRICS: &[MetricInfo] = &[
+    MetricInfo {
+        name: "spike_ratio",
+        doc: "sigma_2(G)/sigma_1(G) of the first-layer gradient G",
+    },
+    MetricInfo {
+        name: "misalignment",
+        doc: "1 - <u_1(G), mu>^2, u_1 the top left singular vector of G",
+    },
+    MetricInfo {
+        name: "test_risk",
+        doc: "R(f_NN) = E_x[(f_NN(x) - f_*(x))^2] on the test set (Theorem 1)",
+    },
+    MetricInfo {
+        name: "clip_fraction",
+        doc: "fraction of (step, sample) pairs clipped in the second layer",
+    },
+];
+
+impl System for FeatureLearning {
+    fn name(&self) -> &'static str {
+        "feature_learning"
+    }
+    fn model(&self) -> &'static str {
+        "two_layer_tanh"
+    }
+    fn description(&self) -> &'static str {
+        "blog Algorithm 1: one first-layer gradient step, normalisation + noise, then DP-GD on the second layer"
+    }
+    fn needs_target(&self) -> bool {
+        true
+    }
+    fn params(&self) -> &'static [ParamInfo] {
+        PARAMS
+    }
+    fn options(&self) -> &'static [OptionInfo] {
+        OPTIONS
+    }
+    fn metrics(&self) -> &'static [MetricInfo] {
+        METRICS
+    }
+
+    fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
+        let (d, n, p, n_test) = (
+            u.count("d")?,
+            u.count("n")?,
+            u.count("p")?,
+            u.count("n_test")?,
+        );
+        let a0_init = match u.option("a0_init") {
+            "signs_over_sqrt_p" => A0Init::SignsOverSqrtP,
+            "signs_over_p" => A0Init::SignsOverP,
+            _ => A0Init::OnesOverSqrtP,
+        };
+        let grad_reduction = if u.option("grad_reduction") == "sum" {
+            GradReduction::Sum
+        } else {
+            GradReduction::Mean
+        };
+        let mut data_rng = u.seeds.rng_for("data");
+        let target = target(u.data, d, &mut data_rng)?;
+        let first = Dataset::sample(
+            n,
+            d,
+            u.data.input,
+            &target,
+            u.data.label_noise,
+            &mut data_rng,
+        );
+        let mut out = BTreeMap::new();
+        let second_layer = u.wants(&["test_risk", "clip_fraction"]);
+        let gradient = if second_layer {
+            let second = Dataset::sample(
+                n,
+                d,
+                u.data.input,
+                &target,
+                u.data.label_noise,
+                &mut data_rng,
+            );
+            let test = Dataset::sample(n_test, d, u.data.input, &target, 0.0, &mut data_rng);
+            let steps = u.count("steps")?;
+            let eta_a = u.var("eta_a")?;
+            // sigma_a = sqrt(eta_a T) sqrt(8 ln(1/delta))/eps (Assumption 4 = Prop. 2.2 of
+            // privacy-for-free).
+            let sigma = dpgd::prop22_sigma(eta_a, steps, u.var("epsilon")?, u.var("delta")?)?
+                * u.var_or("sigma_scale", 1.0);
+            let cfg = FeatureLearningConfig {
+                eta_w: u.var("eta_w")?,
+                sigma_w: u.var("sigma_w")?,
+                a0_init,
+                grad_reduction,
+                normalise: u.option("normalise") != "no",
+                second: DpGdConfig {
+                    eta: eta_a,
+                    steps,
+                    clip: u.var("clip")?,
+                    clip_rule: clip_rule(u.option("clip_rule")),
+                    sigma,
+                    kappa: u.var("kappa")?,
+                    ridge: u.var("lambda")?,
+                },
+            };
+            let data = FeatureLearningData {
+                first,
+                second,
+                test,
+            };
+            let run = fl::run(
+                &data,
+                p,
+                &cfg,
+                &mut u.seeds.rng_for("init"),
+                &mut u.seeds.rng_for("noise-w"),
+                &mut u.seeds.rng_for("noise-a"),
+            )?;
+            out.insert("test_risk".into(), run.test_risk);
+            out.insert(
+                "clip_fraction".into(),
+                run.second.trajectory.overall_clip_fraction(),
+            );
+            run.gradient
+        } else {
+            crate::linalg::pin_blas_threads();
+            let net = fl::init_network(d, p, a0_init, &mut u.seeds.rng_for("init"));
+            fl::first_layer_gradient(&net, &first.x.view(), &first.y.view(), grad_reduction)
+        };
+        if u.wants(&["spike_ratio", "misalignment"]) {
+            let (s1, s2, u1) = crate::linalg::top_singular(&gradient.view())?;
+            out.insert(
+                "spike_ratio".into(),
+                if s1 > 0.0 { s2 / s1 } else { f64::NAN },
+            );
+            let c = u1.dot(target.direction());
+            out.insert("misalignment".into(), 1.0 - c * c);
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,156 @@
+//! Systems: the simulations a claim can ask for, each with its parameters, options and
+//! a registry of named metrics.
+//!
+//! * [`rf_dpgd`] — DP-GD on the random-features model (privacy-for-free).
+//! * [`feature_learning`] — Algorithm 1 of the blog (first-layer step + DP second layer).
+//! * [`calibration`] — exact privacy of a sigma calibration (Gaussian DP).
+//!
+//! A system receives one work unit (a sweep point of a variant, one replicate) with its
+//! resolved variables and its own seed path, and returns the requested metrics.
+pub mod calibration;
+pub mod feature_learning;
+pub mod rf_dpgd;
+
+use crate::rng::SeedPath;
+use crate::spec::DataSpec;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Constraint on a parameter's resolved value (checked at every sweep point when the
+/// spec is loaded).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamKind {
+    Positive,
+    NonNegative,
+    Probability,
+    IntAtLeast(u64),
+    PositiveOrInfinite,
+    Finite,
+}
+
+/// A parameter a system reads.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamInfo {
+    pub name: &'static str,
+    pub kind: ParamKind,
+    pub optional: bool,
+    pub doc: &'static str,
+}
+
+/// A named option with its allowed values (the first is the default).
+#[derive(Clone, Copy, Debug)]
+pub struct OptionInfo {
+    pub name: &'static str,
+    pub values: &'static [&'static str],
+    pub doc: &'static str,
+}
+
+/// A metric in a system's registry.
+#[derive(Clone, Copy, Debug)]
+pub struct MetricInfo {
+    pub name: &'static str,
+    pub doc: &'static str,
+}
+
+/// Errors of one work unit.
+#[derive(Debug, thiserror::Error)]
+pub enum SystemError {
+    #[error(transparent)]
+    Train(#[from] crate::train::TrainError),
+    #[error(transparent)]
+    Privacy(#[from] crate::privacy::PrivacyError),
+    #[error(transparent)]
+    Linalg(#[from] crate::linalg::LinalgError),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// One work unit's input.
+pub struct UnitInput<'a> {
+    pub vars: &'a BTreeMap<String, f64>,
+    pub options: &'a BTreeMap<String, String>,
+    pub data: &'a DataSpec,
+    pub metrics: &'a BTreeSet<String>,
+    pub seeds: SeedPath,
+}
+
+impl UnitInput<'_> {
+    /// A resolved variable (validated to exist for required parameters).
+    pub fn var(&self, name: &str) -> Result<f64, SystemError> {
+        self.vars
+            .get(name)
+            .copied()
+            .ok_or_else(|| SystemError::Invalid(format!("missing parameter `{name}`")))
+    }
+    /// An optional variable with a default.
+    pub fn var_or(&self, name: &str, default: f64) -> f64 {
+        self.vars.get(name).copied().unwrap_or(default)
+    }
+    /// A variable used as a count.
+    pub fn count(&self, name: &str) -> Result<usize, SystemError> {
+        Ok(self.var(name)? as usize)
+    }
+    /// An option's value (defaults are filled in by validation).
+    pub fn option(&self, name: &str) -> &str {
+        self.options.get(name).map(String::as_str).unwrap_or("")
+    }
+    /// Whether any of these metrics is requested.
+    pub fn wants(&self, names: &[&str]) -> bool {
+        names.iter().any(|n| self.metrics.contains(*n))
+    }
+}
+
+/// A simulation a claim can run.
+pub trait System: Sync + Send + std::fmt::Debug {
+    fn name(&self) -> &'static str;
+    /// The model it simulates (the spec's `model` field must say the same).
+    fn model(&self) -> &'static str;
+    fn description(&self) -> &'static str;
+    fn needs_target(&self) -> bool;
+    fn params(&self) -> &'static [ParamInfo];
+    fn options(&self) -> &'static [OptionInfo];
+    fn metrics(&self) -> &'static [MetricInfo];
+    /// Runs one unit and returns the requested metrics (at least those).
+    fn run(&self, input: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError>;
+}
+
+/// Every registered system.
+pub fn all() -> &'static [&'static dyn System] {
+    &[
+        &rf_dpgd::RfDpGd,
+        &feature_learning::FeatureLearning,
+        &calibration::Calibration,
+    ]
+}
+
+/// A system by name.
+pub fn by_name(name: &str) -> Option<&'static dyn System> {
+    all().iter().copied().find(|s| s.name() == name)
+}
+
+/// Builds the target of a data spec with a direction drawn from `rng`.
+pub fn target(
+    spec: &DataSpec,
+    d: usize,
+    rng: &mut impl rand::Rng,
+) -> Result<crate::data::Target, SystemError> {
+    use crate::spec::TargetSpec;
+    let dir = crate::data::unit_vector(d, rng);
+    match &spec.target {
+        TargetSpec::Sign => Ok(crate::data::Target::Sign { u: dir }),
+        TargetSpec::SingleIndex(c) => Ok(crate::data::Target::SingleIndex {
+            mu: dir,
+            coeffs: c.clone(),
+        }),
+        TargetSpec::None => Err(SystemError::Invalid("this system needs a target".into())),
+    }
+}
+
+/// Parses a clip-rule option.
+pub fn clip_rule(s: &str) -> crate::train::dpgd::ClipRule {
+    use crate::train::dpgd::ClipRule;
+    match s {
+        "multiply" => ClipRule::Multiply,
+        "none" => ClipRule::None,
+        _ => ClipRule::Divide,
+    }
+}

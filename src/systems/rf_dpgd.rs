@@ -1,0 +1,277 @@
+//! DP-GD on the random-features model (Bombari & Mondelli, "Privacy for free in the
+//! overparameterized regime", Sec. 2.2, Algorithm 1, Eq. 8, Prop. 2.2).
+//!
+//! One unit: draw u (the target direction), the training set (n), the test set
+//! (n_test), then V (p x d) — each from its own stream — run DP-GD from theta_0 = 0 with
+//! `sigma = sigma_scale * sqrt(eta T) sqrt(8 ln(1/delta))/eps` (Prop. 2.2), and compute
+//! the requested metrics.
+use super::*;
+use crate::data::Dataset;
+use crate::models::RandomFeatures;
+use crate::train::{baselines, dpgd};
+use ndarray::Array1;
+
+#[derive(Debug)]
+pub struct RfDpGd;
+
+const PARAMS: &[ParamInfo] = &[
+    ParamInfo {
+        name: "d",
+        kind: ParamKind::IntAtLeast(1),
+        optional: false,
+        doc: "input dimension",
+    },
+    ParamInfo {
+        name: "n",
+        kind: ParamKind::IntAtLeast(2),
+        optional: false,
+        doc: "training samples",
+    },
+    ParamInfo {
+        name: "p",
+        kind: ParamKind::IntAtLeast(1),
+        optional: false,
+        doc: "random features",
+    },
+    ParamInfo {
+        name: "n_test",
+        kind: ParamKind::IntAtLeast(1),
+        optional: false,
+        doc: "test samples",
+    },
+    ParamInfo {
+        name: "eta",
+        kind: ParamKind::Positive,
+        optional: false,
+        doc: "step size",
+    },
+    ParamInfo {
+        name: "steps",
+        kind: ParamKind::IntAtLeast(1),
+        optional: false,
+        doc: "number of DP-GD steps T",
+    },
+    ParamInfo {
+        name: "clip",
+        kind: ParamKind::Positive,
+        optional: false,
+        doc: "clipping threshold C",
+    },
+    ParamInfo {
+        name: "epsilon",
+        kind: ParamKind::Positive,
+        optional: false,
+        doc: "privacy budget (sigma from Prop. 2.2)",
+    },
+    ParamInfo {
+        name: "delta",
+        kind: ParamKind::Probability,
+        optional: false,
+        doc: "privacy budget delta",
+    },
+    ParamInfo {
+        name: "kappa",
+        kind: ParamKind::Positive,
+        optional: false,
+        doc: "noise constant: 2 replace-one (Eq. 11), 1 as printed in the blog",
+    },
+    ParamInfo {
+        name: "sigma_scale",
+        kind: ParamKind::Positive,
+        optional: true,
+        doc: "multiplies the Prop. 2.2 sigma (default 1; negative controls)",
+    },
+];
+
+const OPTIONS: &[OptionInfo] = &[OptionInfo {
+    name: "clip_rule",
+    values: &["divide", "multiply", "none"],
+    doc: "per-sample clipping: divide by max(1, ||g||/C) (standard), multiply (blog as printed), none",
+}];
+
+const METRICS: &[MetricInfo] = &[
+    MetricInfo {
+        name: "test_loss",
+        doc: "test MSE of theta_T",
+    },
+    MetricInfo {
+        name: "train_loss",
+        doc: "training MSE of theta_T",
+    },
+    MetricInfo {
+        name: "min_norm_test_loss",
+        doc: "test MSE of the non-private baseline pinv(Phi) y (Eq. 9)",
+    },
+    MetricInfo {
+        name: "excess_risk",
+        doc: "R_P = test loss(theta_T) - test loss(theta*) (Eq. 1, Theorem 2)",
+    },
+    MetricInfo {
+        name: "abs_excess_risk",
+        doc: "|R_P| (Theorem 2 bounds it)",
+    },
+    MetricInfo {
+        name: "clip_fraction",
+        doc: "fraction of (step, sample) pairs clipped",
+    },
+    MetricInfo {
+        name: "no_clip",
+        doc: "1 if no per-sample gradient was clipped at any step (event of Eq. 15), else 0",
+    },
+    MetricInfo {
+        name: "sup_residual",
+        doc: "sup_t max_i |phi_i^T theta_t - y_i| (Eq. 17-19)",
+    },
+    MetricInfo {
+        name: "sup_residual_over_ln_n",
+        doc: "sup_t max_i |residual| / ln n",
+    },
+    MetricInfo {
+        name: "noise_term",
+        doc: "E_x[(phi(x)^T Theta~_T)^2] on the test set, Theta~ the noise-only recursion (Eq. 20)",
+    },
+];
+
+impl System for RfDpGd {
+    fn name(&self) -> &'static str {
+        "rf_dpgd"
+    }
+    fn model(&self) -> &'static str {
+        "random_features_tanh"
+    }
+    fn description(&self) -> &'static str {
+        "full-batch DP-GD on f(x) = tanh(Vx)^T theta, squared loss, theta_0 = 0 (privacy-for-free Algorithm 1)"
+    }
+    fn needs_target(&self) -> bool {
+        true
+    }
+    fn params(&self) -> &'static [ParamInfo] {
+        PARAMS
+    }
+    fn options(&self) -> &'static [OptionInfo] {
+        OPTIONS
+    }
+    fn metrics(&self) -> &'static [MetricInfo] {
+        METRICS
+    }
+
+    fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
+        let (d, n, p, n_test) = (
+            u.count("d")?,
+            u.count("n")?,
+            u.count("p")?,
+            u.count("n_test")?,
+        );
+        let steps = u.count("steps")?;
+        let eta = u.var("eta")?;
+        let sigma = dpgd::prop22_sigma(eta, steps, u.var("epsilon")?, u.var("delta")?)?
+            * u.var_or("sigma_scale", 1.0);
+        let cfg = dpgd::DpGdConfig {
+            eta,
+            steps,
+            clip: u.var("clip")?,
+            clip_rule: clip_rule(u.option("clip_rule")),
+            sigma,
+            kappa: u.var("kappa")?,
+            ridge: 0.0,
+        };
+        let mut data_rng = u.seeds.rng_for("data");
+        let target = target(u.data, d, &mut data_rng)?;
+        let train = Dataset::sample(
+            n,
+            d,
+            u.data.input,
+            &target,
+            u.data.label_noise,
+            &mut data_rng,
+        );
+        let test = Dataset::sample(n_test, d, u.data.input, &target, 0.0, &mut data_rng);
+        let model = RandomFeatures::sample(p, d, &mut u.seeds.rng_for("features"));
+        let phi = model.features(&train.x.view());
+        let phi_test = model.features(&test.x.view());
+        let problem = dpgd::Problem {
+            phi: phi.view(),
+            y: train.y.view(),
+            test: Some((phi_test.view(), test.y.view())),
+        };
+        let mut out = BTreeMap::new();
+        let main = [
+            "test_loss",
+            "train_loss",
+            "excess_risk",
+            "abs_excess_risk",
+            "clip_fraction",
+            "no_clip",
+            "sup_residual",
+            "sup_residual_over_ln_n",
+        ];
+        if u.wants(&main) {
+            let run = dpgd::run(
+                &problem,
+                Array1::zeros(p),
+                &cfg,
+                &dpgd::RecordPlan::ends(steps),
+                &mut u.seeds.rng_for("noise"),
+            )?;
+            let last = run.trajectory.final_loss().expect("final loss recorded");
+            let test_loss = last.test.expect("test set");
+            out.insert("test_loss".into(), test_loss);
+            out.insert("train_loss".into(), last.train);
+            out.insert(
+                "clip_fraction".into(),
+                run.trajectory.overall_clip_fraction(),
+            );
+            out.insert(
+                "no_clip".into(),
+                f64::from(u8::from(run.trajectory.never_clipped())),
+            );
+            let sup = run.trajectory.sup_abs_residual();
+            out.insert("sup_residual".into(), sup);
+            out.insert("sup_residual_over_ln_n".into(), sup / (n as f64).ln());
+            if u.wants(&["excess_risk", "abs_excess_risk", "min_norm_test_loss"]) {
+                let star = baselines::min_norm(&phi.view(), &train.y.view())?;
+                let star_loss = problem.test_mse(&star.view()).expect("test set");
+                out.insert("min_norm_test_loss".into(), star_loss);
+                out.insert("excess_risk".into(), test_loss - star_loss);
+                out.insert("abs_excess_risk".into(), (test_loss - star_loss).abs());
+            }
+        } else if u.wants(&["min_norm_test_loss"]) {
+            let star = baselines::min_norm(&phi.view(), &train.y.view())?;
+            out.insert(
+                "min_norm_test_loss".into(),
+                problem.test_mse(&star.view()).expect("test set"),
+            );
+        }
+        if u.wants(&["noise_term"]) {
+            // Eq. 20: with quadratic loss and no clipping the dynamics are linear, so the
+            // noise part Theta~ = Theta - E_B[Theta] is exactly the iterate of the
+            // noise-only recursion Theta~_t = (I - eta H) Theta~_{t-1} + sqrt(eta)(kappa C/n) sigma xi_t:
+            // DP-GD with labels 0, no clipping, the same noise stream.
+            let zeros = Array1::<f64>::zeros(n);
+            let zeros_test = Array1::<f64>::zeros(n_test);
+            let noise_problem = dpgd::Problem {
+                phi: phi.view(),
+                y: zeros.view(),
+                test: Some((phi_test.view(), zeros_test.view())),
+            };
+            let cfg0 = dpgd::DpGdConfig {
+                clip_rule: dpgd::ClipRule::None,
+                ..cfg.clone()
+            };
+            let run = dpgd::run(
+                &noise_problem,
+                Array1::zeros(p),
+                &cfg0,
+                &dpgd::RecordPlan::ends(steps),
+                &mut u.seeds.rng_for("noise"),
+            )?;
+            let v = run
+                .trajectory
+                .final_loss()
+                .and_then(|l| l.test)
+                .expect("test set");
+            out.insert("noise_term".into(), v);
+        }
+        Ok(out)
+    }
+}
