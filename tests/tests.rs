@@ -1,4 +1,6 @@
 //! One integration-test binary (keeps link time down); one module per concern.
+mod claims;
 mod core;
 mod fit;
 mod privacy;
+mod spec_errors;

@@ -1,0 +1,234 @@
+//! Bad input: a malformed spec gives exit status 2 and one message naming the file, the
+//! field and the problem — never a panic.
+use std::path::Path;
+use std::process::Command;
+
+const GOOD: &str = r#"
+id: tiny
+title: "tiny"
+source: {paper: "p", section: "s", equation: "e"}
+statement: "s"
+system: gaussian_calibration
+model: none
+adjacency: replace_one
+params:
+  epsilon: "1"
+  kappa: "2"
+  eta: "0.1"
+  steps: "10"
+sweeps:
+  grid:
+    quick: {axes: {delta: [1.0e-5, 1.0e-3]}, replicates: 1}
+    full: {axes: {delta: [1.0e-5, 1.0e-3]}, replicates: 1}
+variants:
+  - name: base
+  - name: broken
+    negative_control: true
+    options: {calibration: inverse_epsilon}
+predictions:
+  - kind: inequality
+    metric: exact_epsilon
+    sweep: grid
+    op: "<="
+    rhs: "epsilon"
+    expected: {base: holds, broken: refuted}
+"#;
+
+fn run_spec(dir: &Path, text: &str) -> (i32, String, String) {
+    let f = dir.join("spec.yaml");
+    std::fs::write(&f, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+        .args(["run", "--no-reports"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_good_spec_runs_and_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, err) = run_spec(dir.path(), GOOD);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn a_wrong_expected_verdict_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, _) = run_spec(
+        dir.path(),
+        &GOOD.replace("broken: refuted", "broken: holds"),
+    );
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn malformed_specs_exit_2_naming_file_field_and_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&str, &str, &[&str])] = &[
+        // (from, to, words the message must contain)
+        (
+            "title: \"tiny\"",
+            "title: \"tiny\"\ntitel: \"typo\"",
+            &["unknown field", "titel"],
+        ),
+        (
+            "epsilon: \"1\"",
+            "epsilon: \"1 + q\"",
+            &["params.epsilon", "unknown symbol", "q"],
+        ),
+        (
+            "epsilon: \"1\"",
+            "epsilon: \"-1\"",
+            &["params.epsilon", "> 0"],
+        ),
+        (
+            "delta: [1.0e-5, 1.0e-3]}, replicates: 1}\n    full",
+            "delta: [1.0e-5, 1.5]}, replicates: 1}\n    full",
+            &["params.delta", "(0, 1)"],
+        ),
+        (
+            "delta: [1.0e-5, 1.0e-3]}, replicates: 1}\n    full",
+            "delta: []}, replicates: 1}\n    full",
+            &["sweeps.grid.quick.axes.delta", "empty"],
+        ),
+        ("steps: \"10\"", "steps: \"sqrt(\"", &["syntax error"]),
+        (
+            "replicates: 1}\n    full",
+            "replicates: \"many\"}\n    full",
+            &["replicates"],
+        ),
+        (
+            "metric: exact_epsilon",
+            "metric: exact_epsilonn",
+            &["predictions[0].metric", "unknown metric"],
+        ),
+        (
+            "system: gaussian_calibration",
+            "system: nope",
+            &["system", "unknown system"],
+        ),
+        (
+            "negative_control: true\n",
+            "negative_control: false\n",
+            &["negative control"],
+        ),
+        (
+            "expected: {base: holds, broken: refuted}",
+            "expected: {base: holds, brokn: refuted}",
+            &["expected.brokn", "unknown variant"],
+        ),
+        (
+            "epsilon: \"1\"",
+            "epsilon: \"epsilon2\"\n  epsilon2: \"epsilon\"",
+            &["cyclic"],
+        ),
+    ];
+    for (from, to, words) in cases {
+        assert!(GOOD.contains(from), "test case does not apply: {from}");
+        let (code, out, err) = run_spec(dir.path(), &GOOD.replacen(from, to, 1));
+        assert_eq!(
+            code, 2,
+            "case {to:?}: exit {code}, stdout {out}, stderr {err}"
+        );
+        assert!(
+            err.contains("spec.yaml"),
+            "case {to:?}: message does not name the file: {err}"
+        );
+        for w in *words {
+            assert!(err.contains(w), "case {to:?}: message lacks {w:?}: {err}");
+        }
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "one message: {err}");
+    }
+}
+
+#[test]
+fn a_missing_file_is_a_clear_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+        .args(["run", "--no-reports", "no/such/claim.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/claim.yaml"));
+}
+
+/// Same spec + seed ⇒ identical report bytes, whatever the thread count.
+#[test]
+fn reports_are_byte_identical_across_runs_and_thread_counts() {
+    let run = |threads: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+            .args([
+                "run",
+                "claims/rank-one-gradient-step.yaml",
+                "claims/sigma-a-calibration.yaml",
+                "--out",
+            ])
+            .arg(dir.path())
+            .env("RAYON_NUM_THREADS", threads)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    let a = run("1");
+    let b = run("2");
+    assert_eq!(a.len(), 7, "3 files per claim + SUMMARY.md");
+    assert_eq!(a, b);
+}
+
+#[test]
+fn run_json_is_one_document_in_the_documented_shape() {
+    let out = Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+        .args([
+            "run",
+            "claims/sigma-a-calibration.yaml",
+            "--json",
+            "--no-reports",
+            "--seed",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["profile"], "quick");
+    assert_eq!(v["seed"], 3);
+    let r = &v["claims"][0]["results"][0];
+    for k in [
+        "variant",
+        "metric",
+        "kind",
+        "x",
+        "estimate",
+        "ci",
+        "predicted",
+        "tolerance",
+        "verdict",
+        "expected",
+    ] {
+        assert!(r.get(k).is_some(), "missing {k} in {r}");
+    }
+    assert_eq!(v["claims"][0]["id"], "sigma-a-calibration");
+}
