@@ -252,12 +252,20 @@ pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
          FPR = {:.5} (<= {:.5})",
         r.trials, r.measured, r.threshold, r.tpr, r.tpr_lower, r.fpr, r.fpr_upper
     )?;
-    writeln!(
-        s,
-        "  mechanism as run: sigma = {:.6} (noise scale {}), noise multiplier {:.4}, \
-         mu = {:.4}, exact epsilon = {:.4}",
-        r.sigma, r.noise_scale, r.noise_multiplier, r.mu, r.epsilon_achieved
-    )?;
+    match (r.mu, r.epsilon_achieved) {
+        (Some(mu), Some(e)) => writeln!(
+            s,
+            "  mechanism as run: sigma = {:.6} (noise scale {}), noise multiplier {:.4}, \
+             mu = {mu:.4}, exact epsilon = {e:.4}",
+            r.sigma, r.noise_scale, r.noise_multiplier
+        )?,
+        _ => writeln!(
+            s,
+            "  mechanism as run: sigma = {:.6} (noise scale {}); the clip rule does not \
+             bound the sensitivity, so no epsilon is accounted",
+            r.sigma, r.noise_scale
+        )?,
+    }
     if let Some(o) = r.overnoise_ratio {
         writeln!(s, "  sigma / exactly calibrated sigma = {o:.4}")?;
     }

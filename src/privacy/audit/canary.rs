@@ -19,7 +19,9 @@
 //! on the canary coordinate that fails only if some noise draw exceeds 40 standard
 //! deviations), so the canary's gradient is always clipped: its clipped gradient is
 //! `+C e` in D' and `-C e` in D. The clipped means differ by exactly `2C/n` in the
-//! direction e at every step: the worst case of replace-one adjacency.
+//! direction e at every step: the worst case of replace-one adjacency. (With the
+//! `multiply` and `none` clip rules, whose sensitivity is unbounded, M is instead sized
+//! so that the canary's first gradient has norm 4C; see `assemble`.)
 //!
 //! Score: the canary coordinate `e^T theta_T` of the final iterate.
 //!
@@ -216,14 +218,17 @@ impl DpgdCanaryProblem {
         for _ in 0..config.steps {
             bound = rho * bound + step;
         }
-        // |r_c| s >= C + 2 lambda B + s keeps ||g_c|| > C (module docs). Under the
-        // divide rule a larger M only brings the clipped canary gradient closer to
-        // -+C e when lambda > 0, so it gets a factor 1e3 of head room.
-        let base = s * bound + (c + 2.0 * config.ridge * bound) / s + 1.0;
+        // Divide rule: |r_c| s >= C + 2 lambda B + s keeps ||g_c|| > C (module docs); a
+        // larger M only brings the clipped canary gradient closer to -+C e when
+        // lambda > 0, so it gets a factor 1e3 of head room.
+        // Multiply and none rules: the sensitivity is unbounded and any label is a valid
+        // canary; M is sized so that the canary's first gradient has norm about 4C
+        // (|r_c| = 2C/s at x_0). A huge M makes the multiply rule's amplified step
+        // (which grows like r_c^2) overshoot and diverge.
         let canary_label = if config.clip_rule == ClipRule::Divide {
-            1e3 * base
+            1e3 * (s * bound + (c + 2.0 * config.ridge * bound) / s + 1.0)
         } else {
-            base
+            s * theta0.dot(&e).abs() + 2.0 * c / s
         };
         if !canary_label.is_finite() {
             return Err(AuditError::Canary(format!(

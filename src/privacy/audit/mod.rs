@@ -106,15 +106,14 @@ pub enum AuditError {
     #[error("canary: {0}")]
     Canary(String),
     /// A training run failed.
-    #[error("{world} run {trial}: {source}")]
+    #[error("{world} run {trial}: {error}")]
     Run {
         /// `canary` or `replaced`.
         world: &'static str,
         /// Index of the run in its world.
         trial: usize,
-        /// The training error.
-        #[source]
-        source: TrainError,
+        /// The training error (its message is part of this one's).
+        error: TrainError,
     },
     /// A run produced a non-finite score.
     #[error("{world} run {trial}: non-finite score {score} (the run diverged)")]
@@ -425,11 +424,12 @@ pub struct AuditResult {
     /// (2 sqrt p)).
     pub noise_multiplier: f64,
     /// GDP mu of the mechanism as run: `sqrt(T)/noise_multiplier` (exact for the
-    /// transcript; an upper bound for what the final iterate reveals).
-    pub mu: f64,
+    /// transcript; an upper bound for what the final iterate reveals). `null` when the
+    /// clip rule does not bound the sensitivity (multiply, none).
+    pub mu: Option<f64>,
     /// Exact GDP epsilon at `delta` of the mechanism as run (Dong, Roth & Su 2019,
-    /// Cor. 2.13): an upper bound the audit must not exceed.
-    pub epsilon_achieved: f64,
+    /// Cor. 2.13): an upper bound the audit must not exceed. `null` with `mu`.
+    pub epsilon_achieved: Option<f64>,
     /// mu of the canary test itself when known in closed form (`null` otherwise).
     pub mu_canary: Option<f64>,
     /// `sigma_prop22 / sigma_exact` for the DP-GD systems (1 with exact calibration).
@@ -574,10 +574,10 @@ fn world_scores(
                 let (s, others) =
                     problem
                         .direct_score(world, &mut rng)
-                        .map_err(|source| AuditError::Run {
+                        .map_err(|error| AuditError::Run {
                             world: world.name(),
                             trial: i,
-                            source,
+                            error,
                         })?;
                 (s, others > 0.0)
             }
@@ -677,7 +677,11 @@ pub fn run_audit(cfg: &AuditConfig, seed: u64) -> Result<AuditResult, AuditError
             (fl.sigma_w, z, 1.0 / z, Some(fl.canary_mu()), None, None)
         }
     };
-    let epsilon_achieved = gdp_epsilon(mu, cfg.delta)?;
+    // Multiply and none do not bound the sensitivity: no accounted guarantee.
+    let bounded =
+        cfg.system == AuditSystem::FeatureLearningFirstLayer || cfg.clip_rule == ClipRule::Divide;
+    let mu = bounded.then_some(mu);
+    let epsilon_achieved = mu.map(|m| gdp_epsilon(m, cfg.delta)).transpose()?;
     Ok(AuditResult {
         system: cfg.system,
         engine: scores.engine,
