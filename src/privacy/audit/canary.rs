@@ -439,7 +439,7 @@ fn normalised_first_step(net: &TwoLayer, x: &ArrayView2<f64>, y: &Array1<f64>) -
 
 /// The blog's first layer run once on n ordinary samples (steps 1-3 of Algorithm 1),
 /// giving the network whose hidden features the second-layer audit uses. Draws: see
-/// [`public_init`], then `path/"data"`: the n inputs, `path/"noise"`: the d x p noise.
+/// `public_init`, then `path/"data"`: the n inputs, `path/"noise"`: the d x p noise.
 pub fn first_layer_network(
     d: usize,
     n: usize,
@@ -485,7 +485,7 @@ pub struct FirstLayerCanaryProblem {
 }
 
 impl FirstLayerCanaryProblem {
-    /// Builds the problem. Draws: [`public_init`] at `path`, `path/"data"`: the n - 1
+    /// Builds the problem. Draws: `public_init` at `path`, `path/"data"`: the n - 1
     /// ordinary inputs, `path/"canary"`: the canary direction u (d).
     pub fn new(
         d: usize,
