@@ -15,6 +15,7 @@
 //! the summed clipped gradients. For full-batch DP-GD under replace-one adjacency,
 //! pass the multiplier relative to the replace-one sensitivity (2C for the sum).
 //! The empirical audit (DESIGN.md section 3) comes later, after the training core.
+pub mod audit;
 pub mod calibrate;
 mod error;
 pub mod gdp;
