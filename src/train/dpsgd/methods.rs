@@ -144,7 +144,7 @@ pub struct MethodConfig {
 
 impl MethodConfig {
     /// Defaults for the digits experiments: 30 epochs (9 of warm-up), rho = 0.3, expected
-    /// batch 64, C = 1, learning rate 2, r = 0.1, delta = 1e-5.
+    /// batch 64, C = 1, learning rate 0.5, r = 0.1, delta = 1e-5.
     pub fn new(method: Method, model: ModelKind, epsilon: f64) -> Self {
         Self {
             method,
@@ -158,7 +158,7 @@ impl MethodConfig {
             batch_size: 64.0,
             clip: 1.0,
             clip_phase2: 1.0,
-            lr: 2.0,
+            lr: 0.5,
         }
     }
 
