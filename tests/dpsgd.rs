@@ -78,8 +78,8 @@ fn per_example_gradients_match_brute_force_for_both_models() {
         let bw = model.backward(&theta.view(), &x.view(), y);
         let g = model.per_example_gradients(&bw);
         let mut brute = Array2::zeros((y.len(), p));
-        for i in 0..y.len() {
-            let gi = model.example_gradient_reference(&theta.view(), &x.row(i), y[i]);
+        for (i, &yi) in y.iter().enumerate() {
+            let gi = model.example_gradient_reference(&theta.view(), &x.row(i), yi);
             let err = max_rel_err(&g.row(i).to_owned(), &gi);
             assert!(err < 1e-10, "{kind:?} example {i}: rel err {err:e}");
             brute.row_mut(i).assign(&gi);
