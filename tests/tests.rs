@@ -2,6 +2,7 @@
 mod audit;
 mod claims;
 mod core;
+mod dpsgd;
 mod fit;
 mod privacy;
 mod spec_errors;

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 mod demo;
 mod privacy;
 mod run;
+mod train;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -36,6 +37,8 @@ enum Command {
     Calibrate(privacy::CalibrateArgs),
     /// Empirical privacy audit: a lower bound on epsilon from a canary attack.
     Audit(privacy::AuditArgs),
+    /// One DP-SGD / TP-TopK / TP-Rand / ON-TopK / ON-Rand run: accuracy, epsilon, diagnostics.
+    Train(train::TrainArgs),
 }
 
 /// Parse the arguments, run the command, map errors to exit status 2.
@@ -49,6 +52,7 @@ pub fn main() -> ExitCode {
         Command::Account(a) => privacy::account(a),
         Command::Calibrate(a) => privacy::calibrate(a),
         Command::Audit(a) => privacy::audit(a),
+        Command::Train(a) => train::run(a),
     };
     match result {
         Ok(code) => code,

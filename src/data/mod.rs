@@ -8,6 +8,7 @@
 //!
 //! The order of random draws is part of the contract: `sample` draws the n x d inputs
 //! row by row, then (only if `label_noise > 0`) n label-noise values.
+pub mod digits;
 pub mod hermite;
 
 use ndarray::{Array1, Array2, ArrayView2};

@@ -2,6 +2,7 @@
 //! Algorithm 1 of the blog, end to end ([`feature_learning`]).
 pub mod baselines;
 pub mod dpgd;
+pub mod dpsgd;
 pub mod feature_learning;
 
 /// Errors of a training run.

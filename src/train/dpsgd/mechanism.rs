@@ -1,0 +1,323 @@
+//! The one DP-SGD mechanism shared by every method: Poisson sampling, per-example
+//! gradients, masking, clipping, Gaussian noise on the active coordinates, division by
+//! the expected batch size, SGD update of the active coordinates.
+//!
+//! One step at sampling rate q, clip C, noise multiplier z, mask m with support S
+//! (fewer-coordinates paper Sec. 3.1 for the dense step, Sec. 3.2 "Phase 2" for the
+//! masked one; DESIGN.md section 2.3):
+//!
+//! ```text
+//! B_t   = { i : u_i < q },  u_i ~ U[0,1) i.i.d.          (Poisson sampling, |B_t| varies)
+//! g_i^m = m o grad l_i(theta)                              (mask BEFORE clipping)
+//! c_i   = min(1, C / ||g_i^m||)
+//! g~    = ( sum_{i in B_t} c_i g_i^m + m o z C xi ) / (q N),   xi ~ N(0, I_P)
+//! theta_S <- theta_S - lr g~_S,   theta outside S untouched (frozen, bit-identical)
+//! ```
+//!
+//! A dense method is the all-ones mask. Because masking precedes clipping, the
+//! L2 sensitivity of the summed clipped gradients is C whatever S is (paper App. A,
+//! proof of Thm 4.1, Phase 2), so every step is one Poisson-subsampled Gaussian
+//! mechanism with multiplier z, and [`PrivacyLedger::charge`] — called by
+//! [`dp_step`] and nowhere else — records it for the accountant.
+//!
+//! Order of random draws (part of the contract): first N uniforms for the Poisson
+//! sample (example 0 first), then k = |S| standard normals for the active coordinates
+//! in increasing index order. Inactive coordinates consume no draws, so changing a
+//! gradient outside S changes nothing at all.
+//!
+//! [`ClipOrder::ClipThenMask`] is the deliberately wrong order (clip the full gradient,
+//! mask afterwards): clip factors then depend on inactive coordinates. It exists as the
+//! negative control of the masking tests and is never used by a method.
+use super::model::Model;
+use super::DpSgdError;
+use crate::privacy::Phase;
+use ndarray::{Array1, ArrayView1, ArrayView2, Axis, Zip};
+use rand::{Rng, RngExt};
+use rand_distr::{Distribution, StandardNormal};
+use serde::Serialize;
+
+/// A coordinate mask: the support S of active coordinates out of P (paper Sec. 3.1:
+/// `m_j = 1` for `j in S`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mask {
+    active: Vec<bool>,
+    weights: Array1<f64>,
+    support: Vec<usize>,
+}
+
+impl Mask {
+    /// The all-ones mask (dense DP-SGD).
+    pub fn dense(p: usize) -> Self {
+        Self {
+            active: vec![true; p],
+            weights: Array1::ones(p),
+            support: (0..p).collect(),
+        }
+    }
+
+    /// The mask of a support (indices in `0..p`, any order, no duplicates).
+    pub fn from_support(p: usize, support: &[usize]) -> Result<Self, DpSgdError> {
+        let mut active = vec![false; p];
+        for &j in support {
+            if j >= p {
+                return Err(DpSgdError::InvalidSupport(format!(
+                    "index {j} out of range 0..{p}"
+                )));
+            }
+            if active[j] {
+                return Err(DpSgdError::InvalidSupport(format!("index {j} repeated")));
+            }
+            active[j] = true;
+        }
+        let weights = active.iter().map(|&a| if a { 1.0 } else { 0.0 }).collect();
+        let support = (0..p).filter(|&j| active[j]).collect();
+        Ok(Self {
+            active,
+            weights,
+            support,
+        })
+    }
+
+    /// Number of parameters P.
+    pub fn len(&self) -> usize {
+        self.active.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.active.is_empty()
+    }
+
+    /// Number of active coordinates k.
+    pub fn active_count(&self) -> usize {
+        self.support.len()
+    }
+
+    /// True for the all-ones mask.
+    pub fn is_dense(&self) -> bool {
+        self.support.len() == self.active.len()
+    }
+
+    pub fn is_active(&self, j: usize) -> bool {
+        self.active.get(j).copied().unwrap_or(false)
+    }
+
+    /// Active coordinates in increasing order.
+    pub fn support(&self) -> &[usize] {
+        &self.support
+    }
+
+    /// The mask as 0/1 floats.
+    pub fn weights(&self) -> ArrayView1<'_, f64> {
+        self.weights.view()
+    }
+
+    /// Energy capture `||m o g||^2 / ||g||^2` (paper Sec. 7.4; 0 when `g = 0`).
+    pub fn energy_capture(&self, g: &ArrayView1<f64>) -> f64 {
+        let total: f64 = g.iter().map(|v| v * v).sum();
+        if total <= 0.0 {
+            return 0.0;
+        }
+        let kept: f64 = self.support.iter().map(|&j| g[j] * g[j]).sum();
+        kept / total
+    }
+}
+
+/// Order of masking and clipping; see the module docs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum ClipOrder {
+    /// Mask, then clip (paper Sec. 3.2; what every method uses).
+    MaskThenClip,
+    /// Clip, then mask: wrong, negative control for tests only.
+    ClipThenMask,
+}
+
+/// Hyper-parameters of one step.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct StepParams {
+    /// Poisson sampling rate q in (0, 1].
+    pub sampling_rate: f64,
+    /// Clipping norm C > 0.
+    pub clip: f64,
+    /// Noise multiplier z >= 0 (0: no noise, not private; for tests).
+    pub noise_multiplier: f64,
+    /// Learning rate.
+    pub lr: f64,
+    pub order: ClipOrder,
+}
+
+/// What one privatised gradient computation produced (the recorder's input).
+#[derive(Clone, Debug)]
+pub struct Privatized {
+    /// `g~`: the noisy averaged gradient (zero outside the support).
+    pub gradient: Array1<f64>,
+    /// Per-example clip factors `c_i = min(1, C/||g_i^m||)` of the batch.
+    pub clip_factors: Array1<f64>,
+    /// Number of examples with `c_i < 1`.
+    pub clipped: usize,
+    /// `||m o z C xi||^2 / (qN)^2`: the noise energy injected in `g~` (paper Sec. 3.2).
+    pub noise_energy: f64,
+    /// Mean loss of the batch (before the update).
+    pub batch_loss: f64,
+}
+
+/// Outcome of one [`dp_step`].
+#[derive(Clone, Debug)]
+pub struct StepOutcome {
+    pub privatized: Privatized,
+    /// Size of the Poisson batch.
+    pub batch_size: usize,
+}
+
+/// Poisson sampling (Sec. 3.1; DESIGN.md 2.3): each of the `n` examples is in the batch
+/// independently with probability `q`; draws `n` uniforms, example 0 first.
+pub fn poisson_sample(n: usize, q: f64, rng: &mut impl Rng) -> Vec<usize> {
+    (0..n).filter(|_| rng.random::<f64>() < q).collect()
+}
+
+/// The privatised averaged gradient `g~` of a given batch (module docs), without the
+/// update. Draws k normals (active coordinates in increasing order) when `z > 0`.
+#[allow(clippy::too_many_arguments)]
+pub fn privatize(
+    model: &Model,
+    theta: &ArrayView1<f64>,
+    x: &ArrayView2<f64>,
+    y: &[usize],
+    expected_batch: f64,
+    mask: &Mask,
+    params: &StepParams,
+    rng: &mut impl Rng,
+) -> Privatized {
+    let bw = model.backward(theta, x, y);
+    let m = mask.weights();
+    let mask_opt = if mask.is_dense() { None } else { Some(&m) };
+    let sq = match params.order {
+        ClipOrder::MaskThenClip => model.per_example_sq_norms(&bw, mask_opt),
+        ClipOrder::ClipThenMask => model.per_example_sq_norms(&bw, None),
+    };
+    let c = params.clip;
+    let factors = sq.mapv(|s| {
+        let norm = s.sqrt();
+        if norm > c {
+            c / norm
+        } else {
+            1.0
+        }
+    });
+    let clipped = factors.iter().filter(|&&f| f < 1.0).count();
+    let mut sum = model.weighted_gradient_sum(&bw, &factors.view());
+    let scale = 1.0 / expected_batch;
+    let sd = params.noise_multiplier * params.clip;
+    let mut noise_sq = 0.0;
+    if mask.is_dense() {
+        if sd > 0.0 {
+            for v in sum.iter_mut() {
+                let xi: f64 = StandardNormal.sample(rng);
+                let e = sd * xi;
+                noise_sq += e * e;
+                *v += e;
+            }
+        }
+        sum *= scale;
+    } else {
+        let mut g = Array1::zeros(sum.len());
+        for &j in mask.support() {
+            let mut v = sum[j];
+            if sd > 0.0 {
+                let xi: f64 = StandardNormal.sample(rng);
+                let e = sd * xi;
+                noise_sq += e * e;
+                v += e;
+            }
+            g[j] = v * scale;
+        }
+        sum = g;
+    }
+    Privatized {
+        gradient: sum,
+        clip_factors: factors,
+        clipped,
+        noise_energy: noise_sq * scale * scale,
+        batch_loss: bw.loss,
+    }
+}
+
+/// `theta_j -= lr g_j` on the support only; coordinates outside it are not written.
+pub fn masked_update(theta: &mut Array1<f64>, g: &ArrayView1<f64>, lr: f64, mask: &Mask) {
+    if mask.is_dense() {
+        Zip::from(theta).and(g).for_each(|t, &gj| *t -= lr * gj);
+    } else {
+        for &j in mask.support() {
+            theta[j] -= lr * g[j];
+        }
+    }
+}
+
+/// Records every application of the subsampled Gaussian mechanism, merging runs of
+/// identical (q, z) into phases: what the accountant charges is what was run (STYLE,
+/// "counting wrapper").
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PrivacyLedger {
+    phases: Vec<Phase>,
+}
+
+impl PrivacyLedger {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Charge one step at sampling rate `q` and noise multiplier `z`.
+    pub fn charge(&mut self, q: f64, z: f64) {
+        match self.phases.last_mut() {
+            Some(p)
+                if p.sampling_rate.to_bits() == q.to_bits()
+                    && p.noise_multiplier.to_bits() == z.to_bits() =>
+            {
+                p.steps += 1
+            }
+            _ => self.phases.push(Phase::new(q, z, 1)),
+        }
+    }
+
+    /// The charged phases, in order.
+    pub fn phases(&self) -> &[Phase] {
+        &self.phases
+    }
+}
+
+/// One DP-SGD step on the training set `(x, y)` (module docs): Poisson sample, privatise
+/// (mask, clip, sum, noise, divide by qN), update the active coordinates, charge the
+/// ledger.
+#[allow(clippy::too_many_arguments)]
+pub fn dp_step(
+    model: &Model,
+    theta: &mut Array1<f64>,
+    x: &ArrayView2<f64>,
+    y: &[usize],
+    mask: &Mask,
+    params: &StepParams,
+    ledger: &mut PrivacyLedger,
+    rng: &mut impl Rng,
+) -> StepOutcome {
+    let n = y.len();
+    let q = params.sampling_rate;
+    let idx = poisson_sample(n, q, rng);
+    let bx = x.select(Axis(0), &idx);
+    let by: Vec<usize> = idx.iter().map(|&i| y[i]).collect();
+    let expected = q * n as f64;
+    let privatized = privatize(
+        model,
+        &theta.view(),
+        &bx.view(),
+        &by,
+        expected,
+        mask,
+        params,
+        rng,
+    );
+    masked_update(theta, &privatized.gradient.view(), params.lr, mask);
+    ledger.charge(q, params.noise_multiplier);
+    StepOutcome {
+        privatized,
+        batch_size: idx.len(),
+    }
+}

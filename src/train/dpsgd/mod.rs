@@ -1,0 +1,55 @@
+//! DP-SGD with Poisson sampling and coordinate masks, and the five methods of the
+//! fewer-coordinates paper ("When Do Fewer Coordinates Suffice in DP-SGD?", TP-TopK;
+//! DESIGN.md section 2.3).
+//!
+//! Where to find things:
+//! * [`model`] — logistic regression and the two-layer MLP; per-example gradients from
+//!   the outer-product structure (norms without materialising, clipped sum by GEMM).
+//! * [`mechanism`] — the ONE DP step every method uses (Poisson sample, mask, clip,
+//!   noise on the active coordinates, divide by qN, update) and the privacy ledger.
+//! * [`support`] — warm-up scores, top-k and random supports (paper Sec. 3.2).
+//! * [`methods`] — DP-SGD, TP-TopK, TP-Rand, ON-TopK, ON-Rand: schedules of masks,
+//!   noise calibration, [`run_method`].
+//! * [`diagnostics`] — energy capture, proxy concentration, Prop. 5.3's misranking
+//!   bound and its Monte Carlo estimate.
+//! * [`data`](mod@data) — [`Classification`] data: digits and a synthetic mixture.
+pub mod data;
+pub mod diagnostics;
+pub mod mechanism;
+pub mod methods;
+pub mod model;
+pub mod support;
+
+pub use data::{Classification, SyntheticSpec};
+pub use diagnostics::{
+    misranking_bound, misranking_monte_carlo, proxy_concentration, MisrankingEstimate,
+};
+pub use mechanism::{
+    dp_step, poisson_sample, privatize, ClipOrder, Mask, PrivacyLedger, StepParams,
+};
+pub use methods::{
+    run_method, run_method_observed, Diagnostics, Method, MethodConfig, MethodRun, NoiseEnergy,
+    PhaseReport, PrivacyReport, StepRecord,
+};
+pub use model::{Activation, Model, ModelKind};
+
+/// Errors of the DP-SGD family.
+#[derive(Debug, thiserror::Error)]
+pub enum DpSgdError {
+    #[error("invalid DP-SGD configuration: {0}")]
+    InvalidConfig(String),
+    #[error("invalid data: {0}")]
+    InvalidData(String),
+    #[error("invalid support: {0}")]
+    InvalidSupport(String),
+    #[error(
+        "training diverged: non-finite loss or parameters at step {step} (lower the learning rate)"
+    )]
+    Diverged { step: usize },
+    #[error("privacy ledger does not match the calibrated plan: {0}")]
+    Ledger(String),
+    #[error(transparent)]
+    Privacy(#[from] crate::privacy::PrivacyError),
+    #[error(transparent)]
+    Digits(#[from] crate::data::digits::DigitsError),
+}
