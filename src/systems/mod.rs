@@ -4,9 +4,11 @@
 //! * [`rf_dpgd`] — DP-GD on the random-features model (privacy-for-free).
 //! * [`feature_learning`] — Algorithm 1 of the blog (first-layer step + DP second layer).
 //! * [`calibration`] — exact privacy of a sigma calibration (Gaussian DP).
+//! * [`audit`] — empirical privacy audit (a lower bound on epsilon).
 //!
 //! A system receives one work unit (a sweep point of a variant, one replicate) with its
 //! resolved variables and its own seed path, and returns the requested metrics.
+pub mod audit;
 pub mod calibration;
 pub mod feature_learning;
 pub mod rf_dpgd;
@@ -119,6 +121,7 @@ pub fn all() -> &'static [&'static dyn System] {
         &rf_dpgd::RfDpGd,
         &feature_learning::FeatureLearning,
         &calibration::Calibration,
+        &audit::PrivacyAudit,
     ]
 }
 
