@@ -18,18 +18,19 @@ use std::collections::{BTreeMap, BTreeSet};
 /// A run that could not complete: names the claim, variant and sweep point.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("claim `{claim}`, variant `{variant}`, sweep `{sweep}` point {point}, replicate {replicate}: {message}")]
-    Unit {
-        claim: String,
-        variant: String,
-        sweep: String,
-        point: String,
-        replicate: usize,
-        message: String,
-    },
+    /// `location` reads "claim `c`, variant `v`, sweep `s` point p, replicate r".
+    #[error("{location}: {message}")]
+    Unit { location: String, message: String },
     #[error("claim `{claim}`: {message}")]
     Claim { claim: String, message: String },
 }
+
+fn unit_location(claim: &str, variant: &str, sweep: &str, point: &str, replicate: usize) -> String {
+    format!("claim `{claim}`, variant `{variant}`, sweep `{sweep}` point {point}, replicate {replicate}")
+}
+
+/// A planned unit's key, variant index and axis values.
+type PlannedKey = (UnitKey, usize, Vec<(String, f64)>);
 
 /// Identifies one work unit.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -138,7 +139,7 @@ fn needs(claim: &Claim) -> BTreeMap<(String, usize), BTreeSet<String>> {
     m
 }
 
-fn plan_keys(claim: &Claim, profile: Profile) -> Vec<(UnitKey, usize, Vec<(String, f64)>)> {
+fn plan_keys(claim: &Claim, profile: Profile) -> Vec<PlannedKey> {
     let mut keys = Vec::new();
     for ((sweep, vi), _) in needs(claim) {
         let prof = claim.sweep(&sweep).profile(profile);
@@ -170,11 +171,7 @@ fn plan(claim: &Claim, profile: Profile, seed: u64) -> Result<Vec<Planned>, RunE
         let vars = claim
             .resolve(&claim.variants[vi], prof, &pt)
             .map_err(|m| RunError::Unit {
-                claim: claim.id.clone(),
-                variant: key.variant.clone(),
-                sweep: key.sweep.clone(),
-                point: label.clone(),
-                replicate: key.replicate,
+                location: unit_location(&claim.id, &key.variant, &key.sweep, &label, key.replicate),
                 message: m,
             })?;
         let seeds = root
@@ -193,8 +190,11 @@ fn plan(claim: &Claim, profile: Profile, seed: u64) -> Result<Vec<Planned>, RunE
     Ok(out)
 }
 
+/// One unit's key and metric values.
+pub type UnitValue = (UnitKey, BTreeMap<String, f64>);
+
 /// Raw metric values of every unit, in plan order.
-pub type UnitValues = Vec<(UnitKey, BTreeMap<String, f64>)>;
+pub type UnitValues = Vec<UnitValue>;
 
 /// Runs every unit of a claim (in parallel; `tick` is called once per finished unit).
 pub fn run_units(
@@ -205,7 +205,7 @@ pub fn run_units(
 ) -> Result<UnitValues, RunError> {
     crate::linalg::pin_blas_threads();
     let planned = plan(claim, profile, seed)?;
-    let results: Vec<Result<(UnitKey, BTreeMap<String, f64>), RunError>> = planned
+    let results: Vec<Result<UnitValue, RunError>> = planned
         .par_iter()
         .map(|u| {
             let variant = &claim.variants[u.variant_idx];
@@ -217,11 +217,13 @@ pub fn run_units(
                 seeds: u.seeds.clone(),
             };
             let err = |message: String| RunError::Unit {
-                claim: claim.id.clone(),
-                variant: variant.name.clone(),
-                sweep: u.key.sweep.clone(),
-                point: u.label.clone(),
-                replicate: u.key.replicate,
+                location: unit_location(
+                    &claim.id,
+                    &variant.name,
+                    &u.key.sweep,
+                    &u.label,
+                    u.key.replicate,
+                ),
                 message,
             };
             let metrics = claim.system.run(&input).map_err(|e| err(e.to_string()))?;

@@ -332,7 +332,7 @@ pub fn claim_svg(o: &ClaimOutcome) -> String {
     for (pi, p) in o.claim.predictions.iter().enumerate() {
         let prof = o.claim.sweep(&p.sweep).profile(o.profile);
         let mut plot = svg::LogLogPlot::new(
-            &format!("{}: {} ({})", o.claim.id, p.metric, p.kind.name()),
+            format!("{}: {} ({})", o.claim.id, p.metric, p.kind.name()),
             "",
             &p.metric,
         );
@@ -347,7 +347,7 @@ pub fn claim_svg(o: &ClaimOutcome) -> String {
         if let Some(f) = fit_spec.and_then(|f| f.divide_by.as_ref()) {
             plot.y_label = format!("{} / ({f})", p.metric);
         }
-        for (vname, _) in &p.expected {
+        for vname in p.expected.keys() {
             let recs: Vec<&PointRecord> = o
                 .points
                 .iter()
