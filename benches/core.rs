@@ -23,19 +23,23 @@ fn dpgd_kernels(c: &mut Criterion) {
                 black_box(phi.t().dot(&f))
             })
         });
-        g.bench_with_input(BenchmarkId::new("clipped_mean_gradient", &id), &(), |b, _| {
-            b.iter(|| {
-                black_box(dpgd::clipped_mean_gradient(
-                    &phi.view(),
-                    &phi_sq.view(),
-                    &y.view(),
-                    &theta.view(),
-                    1.0,
-                    ClipRule::Divide,
-                    0.0,
-                ))
-            })
-        });
+        g.bench_with_input(
+            BenchmarkId::new("clipped_mean_gradient", &id),
+            &(),
+            |b, _| {
+                b.iter(|| {
+                    black_box(dpgd::clipped_mean_gradient(
+                        &phi.view(),
+                        &phi_sq.view(),
+                        &y.view(),
+                        &theta.view(),
+                        1.0,
+                        ClipRule::Divide,
+                        0.0,
+                    ))
+                })
+            },
+        );
     }
     g.finish();
 }

@@ -126,15 +126,39 @@ pub const GRAM_RCOND: f64 = 1e-12;
 /// `pinv(Phi) y = Phi^T Q diag(1/lambda) Q^T y` with `Phi Phi^T = Q diag(lambda) Q^T`;
 /// for p < n, `pinv(Phi) y = (Phi^T Phi)^+ Phi^T y`.
 pub fn pinv_solve(phi: &ArrayView2<f64>, y: &ArrayView1<f64>) -> Result<Array1<f64>, LinalgError> {
+    gram_solve(phi, y, 0.0)
+}
+
+/// Ridge solution of `min (1/n)||Phi theta - y||^2 + lambda ||theta||^2`, i.e.
+/// `theta = (Phi^T Phi + n lambda I)^{-1} Phi^T y = Phi^T (Phi Phi^T + n lambda I)^{-1} y`,
+/// through the smaller Gram matrix.
+pub fn ridge_solve(
+    phi: &ArrayView2<f64>,
+    y: &ArrayView1<f64>,
+    lambda: f64,
+) -> Result<Array1<f64>, LinalgError> {
+    gram_solve(phi, y, phi.nrows() as f64 * lambda)
+}
+
+/// `(Phi^T Phi + shift I)^+ Phi^T y` through the eigendecomposition of the smaller Gram
+/// matrix (`Phi Phi^T` when p >= n, using `(Phi^T Phi + s I)^+ Phi^T = Phi^T (Phi Phi^T + s I)^+`).
+fn gram_solve(
+    phi: &ArrayView2<f64>,
+    y: &ArrayView1<f64>,
+    shift: f64,
+) -> Result<Array1<f64>, LinalgError> {
     let (n, p) = phi.dim();
-    if p >= n {
-        let k = phi.dot(&phi.t());
-        let (lam, q) = sym_eig(&k.view())?;
-        let coef = pinv_apply(&lam, &q, &y.to_owned());
-        Ok(phi.t().dot(&coef))
+    let wide = p >= n;
+    let k = if wide {
+        phi.dot(&phi.t())
     } else {
-        let k = phi.t().dot(phi);
-        let (lam, q) = sym_eig(&k.view())?;
+        phi.t().dot(phi)
+    };
+    let (lam, q) = sym_eig(&k.view())?;
+    let lam = lam.mapv(|l| l + shift);
+    if wide {
+        Ok(phi.t().dot(&pinv_apply(&lam, &q, &y.to_owned())))
+    } else {
         Ok(pinv_apply(&lam, &q, &phi.t().dot(y)))
     }
 }
@@ -148,30 +172,6 @@ fn pinv_apply(lam: &Array1<f64>, q: &Array2<f64>, v: &Array1<f64>) -> Array1<f64
         *ci = if l > cut { *ci / l } else { 0.0 };
     }
     q.dot(&c)
-}
-
-/// Ridge solution of `min (1/n)||Phi theta - y||^2 + lambda ||theta||^2`, i.e.
-/// `theta = (Phi^T Phi + n lambda I)^{-1} Phi^T y = Phi^T (Phi Phi^T + n lambda I)^{-1} y`,
-/// through the smaller Gram matrix.
-pub fn ridge_solve(
-    phi: &ArrayView2<f64>,
-    y: &ArrayView1<f64>,
-    lambda: f64,
-) -> Result<Array1<f64>, LinalgError> {
-    let (n, p) = phi.dim();
-    let shift = n as f64 * lambda;
-    if p >= n {
-        let k = phi.dot(&phi.t());
-        let (lam, q) = sym_eig(&k.view())?;
-        let lam = lam.mapv(|l| l + shift);
-        let coef = pinv_apply(&lam, &q, &y.to_owned());
-        Ok(phi.t().dot(&coef))
-    } else {
-        let k = phi.t().dot(phi);
-        let (lam, q) = sym_eig(&k.view())?;
-        let lam = lam.mapv(|l| l + shift);
-        Ok(pinv_apply(&lam, &q, &phi.t().dot(y)))
-    }
 }
 
 /// Top singular triple `(sigma_1, sigma_2, u_1)` of `m` (left vector `u_1`), through the
