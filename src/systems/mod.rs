@@ -10,6 +10,7 @@
 pub mod calibration;
 pub mod feature_learning;
 pub mod rf_dpgd;
+pub mod tp_topk;
 
 use crate::rng::SeedPath;
 use crate::spec::DataSpec;
@@ -119,6 +120,7 @@ pub fn all() -> &'static [&'static dyn System] {
         &rf_dpgd::RfDpGd,
         &feature_learning::FeatureLearning,
         &calibration::Calibration,
+        &tp_topk::TpTopK,
     ]
 }
 
