@@ -148,6 +148,7 @@ const METRICS: &[MetricInfo] = &[
     m("random_expectation", "k/P: expected gamma of a uniformly random support"),
     m("gamma_advantage", "gamma - k/P"),
     m("gamma_ratio", "gamma / (k/P)"),
+    m("gamma_beats_random", "1 if gamma > k/P, else 0 (an event per run)"),
     m("proxy_concentration", "DP-visible proxy concentration of the selected support (Sec. 7.4)"),
     m("proxy_advantage", "proxy_concentration - k/P"),
     m("misranking_bound", "Prop. 5.3: 4 sigma^2 (g_i^2 + g_j^2 + sigma^2) / (T1 (g_i^2 - g_j^2)^2)"),
@@ -359,6 +360,10 @@ fn support_metrics(run: &MethodRun, out: &mut BTreeMap<String, f64>) {
     out.insert("random_expectation".into(), rand);
     out.insert("gamma_advantage".into(), gamma - rand);
     out.insert("gamma_ratio".into(), gamma / rand);
+    out.insert(
+        "gamma_beats_random".into(),
+        f64::from(u8::from(gamma > rand)),
+    );
     out.insert("proxy_concentration".into(), proxy);
     out.insert("proxy_advantage".into(), proxy - rand);
 }
