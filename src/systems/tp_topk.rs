@@ -197,8 +197,15 @@ fn misranking(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
     let (gi, gj, sigma) = (u.var("g_i")?, u.var("g_j")?, u.var("sigma")?);
     let (t1, trials) = (u.count("t1")?, u.count("trials")?);
     let bound = misranking_bound(gi, gj, sigma, t1).map_err(invalid)?;
-    let mc = misranking_monte_carlo(gi, gj, sigma, t1, trials, &mut u.seeds.rng_for("misranking"))
-        .map_err(invalid)?;
+    let mc = misranking_monte_carlo(
+        gi,
+        gj,
+        sigma,
+        t1,
+        trials,
+        &mut u.seeds.rng_for("misranking"),
+    )
+    .map_err(invalid)?;
     let p = mc.probability;
     let mut out = BTreeMap::new();
     out.insert("misranking_bound".into(), bound);
@@ -295,7 +302,10 @@ fn privacy_metrics(
     let phases: Vec<Phase> = if cfg.method.is_two_phase() {
         let t1 = (cfg.phase1_epochs * spe) as u64;
         if z.len() != 2 {
-            return Err(invalid(format!("two-phase run reported {} noise multipliers", z.len())));
+            return Err(invalid(format!(
+                "two-phase run reported {} noise multipliers",
+                z.len()
+            )));
         }
         vec![Phase::new(q, z[0], t1), Phase::new(q, z[1], total - t1)]
     } else {
@@ -315,7 +325,10 @@ fn privacy_metrics(
     out.insert("epsilon_composed".into(), composed);
     out.insert("epsilon_error".into(), (spent - composed).abs());
     out.insert("epsilon_phase1".into(), phase1);
-    out.insert("noise_multiplier_2".into(), *z.last().expect("one phase at least"));
+    out.insert(
+        "noise_multiplier_2".into(),
+        *z.last().expect("one phase at least"),
+    );
     Ok(())
 }
 
