@@ -5,6 +5,7 @@
 //! * [`feature_learning`] — Algorithm 1 of the blog (first-layer step + DP second layer).
 //! * [`calibration`] — exact privacy of a sigma calibration (Gaussian DP).
 //! * [`audit`] — empirical privacy audit (a lower bound on epsilon).
+//! * [`tp_topk`] — DP-SGD and the TP-TopK family (fewer-coordinates paper).
 //!
 //! A system receives one work unit (a sweep point of a variant, one replicate) with its
 //! resolved variables and its own seed path, and returns the requested metrics.
@@ -12,6 +13,7 @@ pub mod audit;
 pub mod calibration;
 pub mod feature_learning;
 pub mod rf_dpgd;
+pub mod tp_topk;
 
 use crate::rng::SeedPath;
 use crate::spec::DataSpec;
@@ -122,6 +124,7 @@ pub fn all() -> &'static [&'static dyn System] {
         &feature_learning::FeatureLearning,
         &calibration::Calibration,
         &audit::PrivacyAudit,
+        &tp_topk::TpTopK,
     ]
 }
 

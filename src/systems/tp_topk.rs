@@ -1,0 +1,382 @@
+//! TP-TopK and its four comparators (fewer-coordinates paper, "When Do Fewer Coordinates
+//! Suffice in DP-SGD?"; DESIGN.md section 2.3), driven through
+//! [`crate::train::dpsgd::run_method`].
+//!
+//! Two modes (option `mode`):
+//!
+//! * `train` — one unit is one run of `method` (dp-sgd, tp-topk, tp-rand, on-topk,
+//!   on-rand) on the shipped digits or the synthetic mixture: draw the train/test split
+//!   (or the synthetic data) from the stream `data`, then run with the streams under
+//!   `run` (`run/init`, `run/train`, `run/support`). Variants of a claim share these
+//!   streams, so TP-TopK and TP-Rand share their warm-up bit for bit (common random
+//!   numbers). Metrics:
+//!   - accuracy (Sec. 7.2, Table 2);
+//!   - privacy (Sec. 4, Theorem 4.1): `epsilon_spent` is what the run reports (the RDP
+//!     accountant applied to its privacy ledger); `epsilon_composed` is recomputed here
+//!     from the schedule alone — q = batch/N, steps per epoch round(N/batch), T1 and T2
+//!     from the epochs, the run's noise multipliers — by adding the per-phase RDP curves
+//!     ([`crate::privacy::rdp_curve`]) on [`crate::privacy::default_orders`] and the
+//!     improved conversion. The deviation `accountant: max` composes the phases by the
+//!     order-wise maximum of their curves instead (a wrong accountant);
+//!   - noise energy (Sec. 3.2, "Phase 2"): the mean injected `||m o z2 C2 xi||^2/(qN)^2`
+//!     of the phase-2 steps against `k (z2 C2/(qN))^2` and the dense `P (z2 C2/(qN))^2`;
+//!   - support quality at the first support selection (Sec. 7.4): oracle energy capture
+//!     Gamma, its random-support expectation k/P (Sec. 5, after Prop. 5.1), the DP-visible
+//!     proxy concentration.
+//! * `misranking` — Prop. 5.3 (App. B.1) under the additive model of Sec. 5,
+//!   `g~_{t,j} = g_j + sigma xi_{t,j}`: the Chebyshev bound on `P(s_j >= s_i)` for
+//!   `g_i^2 > g_j^2` and its Monte Carlo estimate (stream `misranking`).
+use super::*;
+use crate::privacy::{default_orders, improved_conversion, rdp_curve, Phase};
+use crate::train::dpsgd::{
+    misranking_bound, misranking_monte_carlo, run_method, Activation, Classification, Method,
+    MethodConfig, MethodRun, ModelKind, SyntheticSpec,
+};
+
+#[derive(Debug)]
+pub struct TpTopK;
+
+const fn p(name: &'static str, kind: ParamKind, doc: &'static str) -> ParamInfo {
+    ParamInfo {
+        name,
+        kind,
+        optional: true,
+        doc,
+    }
+}
+
+const PARAMS: &[ParamInfo] = &[
+    p("epsilon", ParamKind::Positive, "target epsilon of the whole run (required in mode train)"),
+    p("delta", ParamKind::Probability, "target delta (default 1e-5, Sec. 7.1)"),
+    p(
+        "calibration_epsilon",
+        ParamKind::Positive,
+        "epsilon the noise is calibrated for (default: epsilon; a different value is a wrong noise multiplier, for negative controls)",
+    ),
+    p("active_ratio", ParamKind::Positive, "active ratio r in (0, 1], k = floor(r P) (default 0.1)"),
+    p(
+        "k",
+        ParamKind::IntAtLeast(1),
+        "active coordinates k <= P; overrides active_ratio (r = (k + 1/2)/P, so floor(r P) = k)",
+    ),
+    p("epochs", ParamKind::IntAtLeast(1), "total epochs, the same for every method (default 30)"),
+    p(
+        "phase1_epochs",
+        ParamKind::IntAtLeast(1),
+        "warm-up epochs T1 of the two-phase methods (default round(0.3 epochs), in [1, epochs - 1])",
+    ),
+    p("budget_split", ParamKind::Probability, "nominal warm-up share rho of the budget (default 0.3)"),
+    p("batch", ParamKind::Positive, "expected batch size qN (default 64)"),
+    p("clip", ParamKind::Positive, "clipping norm C (C1 of the warm-up; default 1)"),
+    p("clip_phase2", ParamKind::Positive, "clipping norm C2 of phase 2 (default: clip)"),
+    p("lr", ParamKind::Positive, "constant learning rate (default 0.5)"),
+    p("hidden", ParamKind::IntAtLeast(1), "hidden units of the MLP (default 32)"),
+    p("test_fraction", ParamKind::Probability, "share of the digits held out (default 0.2)"),
+    p("g_i", ParamKind::Finite, "misranking: the stronger signal, g_i^2 > g_j^2"),
+    p("g_j", ParamKind::Finite, "misranking: the weaker signal"),
+    p("sigma", ParamKind::NonNegative, "misranking: per-coordinate noise sd of the averaged gradient"),
+    p("t1", ParamKind::IntAtLeast(1), "misranking: warm-up steps T1"),
+    p("trials", ParamKind::IntAtLeast(1), "misranking: Monte Carlo trials"),
+];
+
+const OPTIONS: &[OptionInfo] = &[
+    OptionInfo {
+        name: "mode",
+        values: &["train", "misranking"],
+        doc: "train: one DP-SGD-family run; misranking: Prop. 5.3's bound and its Monte Carlo estimate",
+    },
+    OptionInfo {
+        name: "method",
+        values: &["tp-topk", "tp-rand", "dp-sgd", "on-topk", "on-rand"],
+        doc: "the method (Sec. 7.1, Table 1)",
+    },
+    OptionInfo {
+        name: "data",
+        values: &["digits", "synthetic"],
+        doc: "the shipped 8x8 digits, or the synthetic mixture (SyntheticSpec::default)",
+    },
+    OptionInfo {
+        name: "model",
+        values: &["logreg", "mlp"],
+        doc: "multinomial logistic regression or a two-layer MLP",
+    },
+    OptionInfo {
+        name: "activation",
+        values: &["tanh", "relu"],
+        doc: "hidden activation of the MLP",
+    },
+    OptionInfo {
+        name: "accountant",
+        values: &["sum", "max"],
+        doc: "how epsilon_composed composes the phases' RDP curves: sum (Theorem 4.1) or max (a wrong accountant, negative control)",
+    },
+];
+
+const fn m(name: &'static str, doc: &'static str) -> MetricInfo {
+    MetricInfo { name, doc }
+}
+
+const METRICS: &[MetricInfo] = &[
+    m("test_accuracy", "test accuracy of the final parameters"),
+    m("train_accuracy", "training accuracy of the final parameters"),
+    m("epsilon_spent", "epsilon the run reports: RDP accountant on its privacy ledger"),
+    m(
+        "epsilon_composed",
+        "epsilon recomputed from the schedule (q, T1, T2, the run's z): per-phase RDP curves composed (option accountant), improved conversion",
+    ),
+    m("epsilon_error", "|epsilon_spent - epsilon_composed|"),
+    m("epsilon_phase1", "epsilon of the warm-up alone (two-phase; else of the whole run)"),
+    m("noise_multiplier_2", "noise multiplier of phase 2 (the only one for one-phase methods)"),
+    m(
+        "phase2_noise_energy",
+        "mean over the phase-2 steps (two-phase: support; online: epochs >= 2; dense: all) of the injected ||m o z C xi||^2/(qN)^2",
+    ),
+    m("phase2_noise_energy_expected", "k (z2 C2/(qN))^2 (P for dense DP-SGD)"),
+    m("dense_noise_energy", "P (z2 C2/(qN))^2: a dense step at phase 2's (z2, C2)"),
+    m("noise_energy_ratio", "phase2_noise_energy / dense_noise_energy (paper: r, precisely k/P)"),
+    m(
+        "noise_energy_abs_z",
+        "|measured/expected - 1| / sqrt(2/(k T2)): the deviation in standard errors (k T2 chi-square(1) draws)",
+    ),
+    m("active_k", "k (P for dense DP-SGD)"),
+    m("params_p", "number of parameters P"),
+    m(
+        "gamma",
+        "oracle energy capture ||m o g||^2/||g||^2 of the first selected support (held-out noiseless gradient; 1 for dense DP-SGD)",
+    ),
+    m("gamma_best", "energy capture of the best support of size k (ceiling of gamma)"),
+    m("random_expectation", "k/P: expected gamma of a uniformly random support"),
+    m("gamma_advantage", "gamma - k/P"),
+    m("gamma_ratio", "gamma / (k/P)"),
+    m("gamma_beats_random", "1 if gamma > k/P, else 0 (an event per run)"),
+    m("proxy_concentration", "DP-visible proxy concentration of the selected support (Sec. 7.4)"),
+    m("proxy_advantage", "proxy_concentration - k/P"),
+    m("misranking_bound", "Prop. 5.3: 4 sigma^2 (g_i^2 + g_j^2 + sigma^2) / (T1 (g_i^2 - g_j^2)^2)"),
+    m("misranking_mc", "Monte Carlo estimate of P(s_j >= s_i) under the additive model"),
+    m("misranking_excess", "misranking_mc - misranking_bound (> 0 violates Prop. 5.3)"),
+    m("misranking_mc_se", "binomial standard error of misranking_mc"),
+];
+
+impl System for TpTopK {
+    fn name(&self) -> &'static str {
+        "tp_topk"
+    }
+    fn model(&self) -> &'static str {
+        "dpsgd_classifier"
+    }
+    fn description(&self) -> &'static str {
+        "DP-SGD / TP-TopK / TP-Rand / ON-TopK / ON-Rand on digits or a synthetic mixture (fewer-coordinates paper), or Prop. 5.3's misranking model"
+    }
+    fn needs_target(&self) -> bool {
+        false
+    }
+    fn params(&self) -> &'static [ParamInfo] {
+        PARAMS
+    }
+    fn options(&self) -> &'static [OptionInfo] {
+        OPTIONS
+    }
+    fn metrics(&self) -> &'static [MetricInfo] {
+        METRICS
+    }
+
+    fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
+        match u.option("mode") {
+            "misranking" => misranking(u),
+            _ => train(u),
+        }
+    }
+}
+
+fn invalid(e: impl std::fmt::Display) -> SystemError {
+    SystemError::Invalid(e.to_string())
+}
+
+/// Prop. 5.3 at one (g_i, g_j, sigma, T1) point.
+fn misranking(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
+    let (gi, gj, sigma) = (u.var("g_i")?, u.var("g_j")?, u.var("sigma")?);
+    let (t1, trials) = (u.count("t1")?, u.count("trials")?);
+    let bound = misranking_bound(gi, gj, sigma, t1).map_err(invalid)?;
+    let mc = misranking_monte_carlo(
+        gi,
+        gj,
+        sigma,
+        t1,
+        trials,
+        &mut u.seeds.rng_for("misranking"),
+    )
+    .map_err(invalid)?;
+    let p = mc.probability;
+    let mut out = BTreeMap::new();
+    out.insert("misranking_bound".into(), bound);
+    out.insert("misranking_mc".into(), p);
+    out.insert("misranking_excess".into(), p - bound);
+    out.insert(
+        "misranking_mc_se".into(),
+        (p * (1.0 - p) / trials as f64).sqrt(),
+    );
+    Ok(out)
+}
+
+fn method(s: &str) -> Method {
+    match s {
+        "tp-rand" => Method::TpRand,
+        "dp-sgd" => Method::DpSgd,
+        "on-topk" => Method::OnTopK,
+        "on-rand" => Method::OnRand,
+        _ => Method::TpTopK,
+    }
+}
+
+/// One run of a method and its metrics (module docs).
+fn train(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
+    let epsilon = u.var("epsilon")?;
+    let model = match u.option("model") {
+        "mlp" => ModelKind::Mlp {
+            hidden: u.var_or("hidden", 32.0) as usize,
+            activation: if u.option("activation") == "relu" {
+                Activation::Relu
+            } else {
+                Activation::Tanh
+            },
+        },
+        _ => ModelKind::Logreg,
+    };
+    let mut data_rng = u.seeds.rng_for("data");
+    let data = match u.option("data") {
+        "synthetic" => Classification::synthetic(&SyntheticSpec::default(), &mut data_rng),
+        _ => Classification::digits(u.var_or("test_fraction", 0.2), &mut data_rng),
+    }
+    .map_err(invalid)?;
+    let n = data.train_y.len();
+    let params = crate::train::dpsgd::Model::new(model, data.features(), data.classes).num_params();
+
+    let mut cfg = MethodConfig::new(
+        method(u.option("method")),
+        model,
+        u.var_or("calibration_epsilon", epsilon),
+    );
+    cfg.delta = u.var_or("delta", cfg.delta);
+    cfg.active_ratio = u.var_or("active_ratio", cfg.active_ratio);
+    if let Some(&k) = u.vars.get("k") {
+        if k > params as f64 {
+            return Err(invalid(format!("k = {k} exceeds P = {params}")));
+        }
+        cfg.active_ratio = ((k + 0.5) / params as f64).min(1.0);
+    }
+    cfg.epochs = u.var_or("epochs", cfg.epochs as f64) as usize;
+    cfg.phase1_epochs = match u.vars.get("phase1_epochs") {
+        Some(&e) => e as usize,
+        None => ((0.3 * cfg.epochs as f64).round() as usize)
+            .clamp(1, cfg.epochs.saturating_sub(1).max(1)),
+    };
+    cfg.budget_split = u.var_or("budget_split", cfg.budget_split);
+    cfg.batch_size = u.var_or("batch", cfg.batch_size);
+    cfg.clip = u.var_or("clip", cfg.clip);
+    cfg.clip_phase2 = u.var_or("clip_phase2", cfg.clip);
+    cfg.lr = u.var_or("lr", cfg.lr);
+
+    let run = run_method(&data, &cfg, &u.seeds.child("run")).map_err(invalid)?;
+    let mut out = BTreeMap::new();
+    out.insert("test_accuracy".into(), run.test_accuracy);
+    out.insert("train_accuracy".into(), run.train_accuracy);
+    privacy_metrics(&run, &cfg, n, u.option("accountant") == "max", &mut out)?;
+    noise_metrics(&run, &mut out)?;
+    support_metrics(&run, &mut out);
+    Ok(out)
+}
+
+/// `epsilon_spent` (the run's ledger) against `epsilon_composed`, recomputed from the
+/// schedule (Theorem 4.1: RDP curves of the phases add).
+fn privacy_metrics(
+    run: &MethodRun,
+    cfg: &MethodConfig,
+    n: usize,
+    by_max: bool,
+    out: &mut BTreeMap<String, f64>,
+) -> Result<(), SystemError> {
+    let q = cfg.batch_size / n as f64;
+    let spe = ((n as f64 / cfg.batch_size).round() as usize).max(1);
+    let total = (cfg.epochs * spe) as u64;
+    let z = &run.noise_multipliers;
+    let phases: Vec<Phase> = if cfg.method.is_two_phase() {
+        let t1 = (cfg.phase1_epochs * spe) as u64;
+        if z.len() != 2 {
+            return Err(invalid(format!(
+                "two-phase run reported {} noise multipliers",
+                z.len()
+            )));
+        }
+        vec![Phase::new(q, z[0], t1), Phase::new(q, z[1], total - t1)]
+    } else {
+        vec![Phase::new(q, z[0], total)]
+    };
+    let orders = default_orders();
+    let mut curve = vec![if by_max { f64::NEG_INFINITY } else { 0.0 }; orders.len()];
+    for ph in &phases {
+        for (c, r) in curve.iter_mut().zip(rdp_curve(&[*ph], &orders)?) {
+            *c = if by_max { c.max(r) } else { *c + r };
+        }
+    }
+    let (composed, _) = improved_conversion(&orders, &curve, cfg.delta)?;
+    let (phase1, _) = improved_conversion(&orders, &rdp_curve(&phases[..1], &orders)?, cfg.delta)?;
+    let spent = run.privacy.epsilon;
+    out.insert("epsilon_spent".into(), spent);
+    out.insert("epsilon_composed".into(), composed);
+    out.insert("epsilon_error".into(), (spent - composed).abs());
+    out.insert("epsilon_phase1".into(), phase1);
+    out.insert(
+        "noise_multiplier_2".into(),
+        *z.last().expect("one phase at least"),
+    );
+    Ok(())
+}
+
+/// Noise energy of the phase-2 segment (Sec. 3.2).
+fn noise_metrics(run: &MethodRun, out: &mut BTreeMap<String, f64>) -> Result<(), SystemError> {
+    let name = match run.method {
+        Method::TpTopK | Method::TpRand => "support",
+        Method::OnTopK | Method::OnRand => "online-sparse",
+        Method::DpSgd => "dense",
+    };
+    let seg = run
+        .diagnostics
+        .noise_energy
+        .iter()
+        .find(|s| s.segment == name)
+        .ok_or_else(|| invalid(format!("no `{name}` segment in the run")))?;
+    let p = run.diagnostics.params as f64;
+    let dense = seg.expected * p / seg.active as f64;
+    let se = (2.0 / (seg.active * seg.steps) as f64).sqrt();
+    out.insert("phase2_noise_energy".into(), seg.measured);
+    out.insert("phase2_noise_energy_expected".into(), seg.expected);
+    out.insert("dense_noise_energy".into(), dense);
+    out.insert("noise_energy_ratio".into(), seg.measured / dense);
+    out.insert(
+        "noise_energy_abs_z".into(),
+        (seg.measured / seg.expected - 1.0).abs() / se,
+    );
+    Ok(())
+}
+
+/// Support quality at the first support selection (Sec. 7.4). Dense DP-SGD selects no
+/// support; its support is all of `0..P`, whose capture is 1 (= k/P).
+fn support_metrics(run: &MethodRun, out: &mut BTreeMap<String, f64>) {
+    let d = &run.diagnostics;
+    let rand = d.random_expectation;
+    let gamma = d.gamma.unwrap_or(1.0);
+    let proxy = d.proxy_concentration.unwrap_or(1.0);
+    out.insert("active_k".into(), d.active as f64);
+    out.insert("params_p".into(), d.params as f64);
+    out.insert("gamma".into(), gamma);
+    out.insert("gamma_best".into(), d.gamma_best.unwrap_or(1.0));
+    out.insert("random_expectation".into(), rand);
+    out.insert("gamma_advantage".into(), gamma - rand);
+    out.insert("gamma_ratio".into(), gamma / rand);
+    out.insert(
+        "gamma_beats_random".into(),
+        f64::from(u8::from(gamma > rand)),
+    );
+    out.insert("proxy_concentration".into(), proxy);
+    out.insert("proxy_advantage".into(), proxy - rand);
+}
