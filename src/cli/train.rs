@@ -44,7 +44,7 @@ impl From<MethodArg> for Method {
 pub enum DataArg {
     /// The 8x8 digits shipped with the crate (1797 images, 64 features, 10 classes).
     Digits,
-    /// Gaussian mixture: 200 features, 8 informative, 4 classes, 2000 + 1000 examples.
+    /// Gaussian mixture: 200 features, 8 informative, 4 classes, 2000 training + 4000 test examples.
     Synthetic,
 }
 

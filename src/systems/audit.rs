@@ -95,27 +95,20 @@ const METRICS: &[MetricInfo] = &[
     },
 ];
 
+const INFO: SystemInfo = SystemInfo {
+    name: "privacy_audit",
+    model: "audited_mechanism",
+    description:
+        "membership audit with a worst-case canary: a lower bound on the mechanism's epsilon",
+    needs_target: false,
+    params: PARAMS,
+    options: OPTIONS,
+    metrics: METRICS,
+};
+
 impl System for PrivacyAudit {
-    fn name(&self) -> &'static str {
-        "privacy_audit"
-    }
-    fn model(&self) -> &'static str {
-        "audited_mechanism"
-    }
-    fn description(&self) -> &'static str {
-        "membership audit with a worst-case canary: a lower bound on the mechanism's epsilon"
-    }
-    fn needs_target(&self) -> bool {
-        false
-    }
-    fn params(&self) -> &'static [ParamInfo] {
-        PARAMS
-    }
-    fn options(&self) -> &'static [OptionInfo] {
-        OPTIONS
-    }
-    fn metrics(&self) -> &'static [MetricInfo] {
-        METRICS
+    fn info(&self) -> &'static SystemInfo {
+        &INFO
     }
 
     fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {

@@ -81,27 +81,19 @@ const METRICS: &[MetricInfo] = &[
     },
 ];
 
+const INFO: SystemInfo = SystemInfo {
+    name: "gaussian_calibration",
+    model: "none",
+    description: "exact Gaussian-DP accounting of a full-batch DP-GD sigma calibration",
+    needs_target: false,
+    params: PARAMS,
+    options: OPTIONS,
+    metrics: METRICS,
+};
+
 impl System for Calibration {
-    fn name(&self) -> &'static str {
-        "gaussian_calibration"
-    }
-    fn model(&self) -> &'static str {
-        "none"
-    }
-    fn description(&self) -> &'static str {
-        "exact Gaussian-DP accounting of a full-batch DP-GD sigma calibration"
-    }
-    fn needs_target(&self) -> bool {
-        false
-    }
-    fn params(&self) -> &'static [ParamInfo] {
-        PARAMS
-    }
-    fn options(&self) -> &'static [OptionInfo] {
-        OPTIONS
-    }
-    fn metrics(&self) -> &'static [MetricInfo] {
-        METRICS
+    fn info(&self) -> &'static SystemInfo {
+        &INFO
     }
 
     fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {

@@ -144,27 +144,19 @@ const METRICS: &[MetricInfo] = &[
     },
 ];
 
+const INFO: SystemInfo = SystemInfo {
+    name: "feature_learning",
+    model: "two_layer_tanh",
+    description: "blog Algorithm 1: one first-layer gradient step, normalisation + noise, then DP-GD on the second layer",
+    needs_target: true,
+    params: PARAMS,
+    options: OPTIONS,
+    metrics: METRICS,
+};
+
 impl System for FeatureLearning {
-    fn name(&self) -> &'static str {
-        "feature_learning"
-    }
-    fn model(&self) -> &'static str {
-        "two_layer_tanh"
-    }
-    fn description(&self) -> &'static str {
-        "blog Algorithm 1: one first-layer gradient step, normalisation + noise, then DP-GD on the second layer"
-    }
-    fn needs_target(&self) -> bool {
-        true
-    }
-    fn params(&self) -> &'static [ParamInfo] {
-        PARAMS
-    }
-    fn options(&self) -> &'static [OptionInfo] {
-        OPTIONS
-    }
-    fn metrics(&self) -> &'static [MetricInfo] {
-        METRICS
+    fn info(&self) -> &'static SystemInfo {
+        &INFO
     }
 
     fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {

@@ -103,18 +103,47 @@ impl UnitInput<'_> {
     }
 }
 
+/// What a system declares: its name, model, parameters, options and metric registry.
+#[derive(Debug)]
+pub struct SystemInfo {
+    pub name: &'static str,
+    /// The model it simulates (the spec's `model` field must say the same).
+    pub model: &'static str,
+    pub description: &'static str,
+    pub needs_target: bool,
+    pub params: &'static [ParamInfo],
+    pub options: &'static [OptionInfo],
+    pub metrics: &'static [MetricInfo],
+}
+
 /// A simulation a claim can run.
 pub trait System: Sync + Send + std::fmt::Debug {
-    fn name(&self) -> &'static str;
-    /// The model it simulates (the spec's `model` field must say the same).
-    fn model(&self) -> &'static str;
-    fn description(&self) -> &'static str;
-    fn needs_target(&self) -> bool;
-    fn params(&self) -> &'static [ParamInfo];
-    fn options(&self) -> &'static [OptionInfo];
-    fn metrics(&self) -> &'static [MetricInfo];
+    /// The system's declaration.
+    fn info(&self) -> &'static SystemInfo;
     /// Runs one unit and returns the requested metrics (at least those).
     fn run(&self, input: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError>;
+
+    fn name(&self) -> &'static str {
+        self.info().name
+    }
+    fn model(&self) -> &'static str {
+        self.info().model
+    }
+    fn description(&self) -> &'static str {
+        self.info().description
+    }
+    fn needs_target(&self) -> bool {
+        self.info().needs_target
+    }
+    fn params(&self) -> &'static [ParamInfo] {
+        self.info().params
+    }
+    fn options(&self) -> &'static [OptionInfo] {
+        self.info().options
+    }
+    fn metrics(&self) -> &'static [MetricInfo] {
+        self.info().metrics
+    }
 }
 
 /// Every registered system.

@@ -132,27 +132,19 @@ const METRICS: &[MetricInfo] = &[
     },
 ];
 
+const INFO: SystemInfo = SystemInfo {
+    name: "rf_dpgd",
+    model: "random_features_tanh",
+    description: "full-batch DP-GD on f(x) = tanh(Vx)^T theta, squared loss, theta_0 = 0 (privacy-for-free Algorithm 1)",
+    needs_target: true,
+    params: PARAMS,
+    options: OPTIONS,
+    metrics: METRICS,
+};
+
 impl System for RfDpGd {
-    fn name(&self) -> &'static str {
-        "rf_dpgd"
-    }
-    fn model(&self) -> &'static str {
-        "random_features_tanh"
-    }
-    fn description(&self) -> &'static str {
-        "full-batch DP-GD on f(x) = tanh(Vx)^T theta, squared loss, theta_0 = 0 (privacy-for-free Algorithm 1)"
-    }
-    fn needs_target(&self) -> bool {
-        true
-    }
-    fn params(&self) -> &'static [ParamInfo] {
-        PARAMS
-    }
-    fn options(&self) -> &'static [OptionInfo] {
-        OPTIONS
-    }
-    fn metrics(&self) -> &'static [MetricInfo] {
-        METRICS
+    fn info(&self) -> &'static SystemInfo {
+        &INFO
     }
 
     fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {

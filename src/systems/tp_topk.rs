@@ -157,27 +157,19 @@ const METRICS: &[MetricInfo] = &[
     m("misranking_mc_se", "binomial standard error of misranking_mc"),
 ];
 
+const INFO: SystemInfo = SystemInfo {
+    name: "tp_topk",
+    model: "dpsgd_classifier",
+    description: "DP-SGD / TP-TopK / TP-Rand / ON-TopK / ON-Rand on digits or a synthetic mixture (fewer-coordinates paper), or Prop. 5.3's misranking model",
+    needs_target: false,
+    params: PARAMS,
+    options: OPTIONS,
+    metrics: METRICS,
+};
+
 impl System for TpTopK {
-    fn name(&self) -> &'static str {
-        "tp_topk"
-    }
-    fn model(&self) -> &'static str {
-        "dpsgd_classifier"
-    }
-    fn description(&self) -> &'static str {
-        "DP-SGD / TP-TopK / TP-Rand / ON-TopK / ON-Rand on digits or a synthetic mixture (fewer-coordinates paper), or Prop. 5.3's misranking model"
-    }
-    fn needs_target(&self) -> bool {
-        false
-    }
-    fn params(&self) -> &'static [ParamInfo] {
-        PARAMS
-    }
-    fn options(&self) -> &'static [OptionInfo] {
-        OPTIONS
-    }
-    fn metrics(&self) -> &'static [MetricInfo] {
-        METRICS
+    fn info(&self) -> &'static SystemInfo {
+        &INFO
     }
 
     fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
