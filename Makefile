@@ -27,7 +27,7 @@ run: build
 	./target/release/dpclaims run --profile quick --out reports
 
 report: build
-	./target/release/dpclaims run --profile full --out reports
+	./target/release/dpclaims run --profile full --out reports/full
 
 bench: deps
 	$(CARGO) bench --locked

@@ -2,12 +2,17 @@
 //!
 //! Where to find things:
 //! * [`rng`] — the only place a generator is built (seed derivation).
-//! * [`data`] — Gaussian inputs, targets (sign, single-index via Hermite coefficients).
+//! * [`data`] — Gaussian inputs, targets (sign, single-index via Hermite coefficients),
+//!   the shipped digits data set.
 //! * [`models`] — random features (privacy-for-free) and the two-layer network (blog).
-//! * [`train`] — DP-GD (clipping, noise, recorder), baselines, Algorithm 1 of the blog.
+//! * [`train`] — DP-GD (clipping, noise, recorder), baselines, Algorithm 1 of the blog,
+//!   DP-SGD and the TP-TopK family ([`train::dpsgd`]).
 //! * [`privacy`] — accountants (GDP, zCDP, RDP), calibration, empirical audit.
 //! * [`fit`] — power-law fits with confidence intervals, Clopper-Pearson, verdict rules.
 //! * [`spec`] — claim specs: raw YAML → validated claims; expressions.
+//! * [`systems`] — what a claim can simulate, each with its metric registry.
+//! * [`runner`] — work units, parallel seeded execution, judging.
+//! * [`report`] — Markdown, CSV and SVG reports, written atomically.
 //! * [`cli`] — the `dpclaims` command line (the binary only calls [`cli::main`]).
 pub mod cli;
 pub mod data;
