@@ -7,7 +7,6 @@ use dpclaims::privacy::audit::{
 };
 use dpclaims::privacy::{calibrate, gdp_epsilon, Accountant};
 use dpclaims::train::dpgd::ClipRule;
-use std::process::Command;
 
 const EPS: f64 = 2.0;
 const DELTA: f64 = 1e-5;
@@ -260,12 +259,7 @@ fn result_is_independent_of_thread_count() {
     assert_eq!(run_audit(&c, 9).unwrap(), run_audit(&c, 9).unwrap());
 }
 
-fn dpclaims(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_dpclaims"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
+use crate::util::dpclaims;
 
 /// Same seed, same bytes: the binary run twice (fast and direct engines).
 #[test]

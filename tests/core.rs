@@ -28,6 +28,22 @@ fn rf_problem(seed: u64, n: usize, p: usize) -> (Array2<f64>, Array1<f64>) {
     (model.features(&ds.x.view()), ds.y)
 }
 
+/// DP-GD on (phi, y) without a test set, recording nothing but the per-step stats.
+fn run_without_test(
+    phi: &Array2<f64>,
+    y: &Array1<f64>,
+    theta0: Array1<f64>,
+    cfg: &DpGdConfig,
+    rng: &mut dpclaims::rng::StreamRng,
+) -> Result<dpgd::DpGdRun, TrainError> {
+    let problem = Problem {
+        phi: phi.view(),
+        y: y.view(),
+        test: None,
+    };
+    dpgd::run(&problem, theta0, cfg, &RecordPlan::default(), rng)
+}
+
 fn rel_err(a: &Array1<f64>, b: &Array1<f64>) -> f64 {
     let diff = a - b;
     diff.dot(&diff).sqrt() / b.dot(b).sqrt().max(1e-300)
@@ -124,16 +140,11 @@ fn dpgd_without_noise_or_clipping_is_plain_gd_bit_for_bit() {
             kappa: 2.0,
             ridge,
         };
-        let problem = Problem {
-            phi: phi.view(),
-            y: y.view(),
-            test: None,
-        };
-        let run = dpgd::run(
-            &problem,
+        let run = run_without_test(
+            &phi,
+            &y,
             Array1::zeros(30),
             &cfg,
-            &RecordPlan::default(),
             &mut SeedPath::new(0).rng(),
         )
         .unwrap();
@@ -334,16 +345,11 @@ fn diverging_run_is_an_error_naming_the_step() {
         kappa: 2.0,
         ridge: 0.0,
     };
-    let problem = Problem {
-        phi: phi.view(),
-        y: y.view(),
-        test: None,
-    };
-    let err = dpgd::run(
-        &problem,
+    let err = run_without_test(
+        &phi,
+        &y,
         Array1::zeros(30),
         &cfg,
-        &RecordPlan::default(),
         &mut SeedPath::new(0).rng(),
     )
     .unwrap_err();
@@ -406,16 +412,11 @@ fn injected_noise_has_the_stated_scale() {
         kappa: 2.0,
         ridge: 0.0,
     };
-    let problem = Problem {
-        phi: phi.view(),
-        y: y.view(),
-        test: None,
-    };
-    let run = dpgd::run(
-        &problem,
+    let run = run_without_test(
+        &phi,
+        &y,
         Array1::zeros(p),
         &cfg,
-        &RecordPlan::default(),
         &mut SeedPath::new(9).rng(),
     )
     .unwrap();

@@ -15,7 +15,6 @@ use dpclaims::train::dpsgd::{
 };
 use ndarray::{s, Array1, Array2};
 use rand_distr::{Distribution, StandardNormal};
-use std::process::Command;
 
 fn small_data(seed: u64) -> Classification {
     let spec = SyntheticSpec {
@@ -559,11 +558,9 @@ fn misranking_bound_dominates_monte_carlo() {
 // ---------------------------------------------------------------- CLI
 
 fn train_cli(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_dpclaims"))
-        .arg("train")
-        .args(args)
-        .output()
-        .unwrap()
+    let mut all = vec!["train"];
+    all.extend_from_slice(args);
+    crate::util::dpclaims(&all)
 }
 
 #[test]
@@ -577,12 +574,7 @@ fn cli_train_json_and_bad_input() {
         "4",
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = crate::util::ok_json(&out);
     let eps = v["result"]["privacy"]["epsilon"].as_f64().unwrap();
     assert!(eps <= 3.0 && eps > 2.97);
     assert!(v["result"]["test_accuracy"].as_f64().unwrap() > 0.5);

@@ -7,7 +7,6 @@ use dpclaims::privacy::{
     improved_conversion, rdp_curve, rdp_sampled_gaussian, Accountant, Phase, PhasePlan,
     PrivacyError,
 };
-use std::process::Command;
 
 fn rel_close(a: f64, b: f64, rtol: f64) -> bool {
     (a - b).abs() <= rtol * b.abs()
@@ -235,12 +234,7 @@ fn invalid_inputs_are_typed_errors() {
 
 // ---------------------------------------------------------------- CLI
 
-fn dpclaims(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_dpclaims"))
-        .args(args)
-        .output()
-        .expect("run dpclaims")
-}
+use crate::util::dpclaims;
 
 #[test]
 fn cli_account_json_has_the_right_keys() {
@@ -254,12 +248,7 @@ fn cli_account_json_has_the_right_keys() {
         "0.0025,1.3,6000",
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = crate::util::ok_json(&out);
     let obj = v.as_object().unwrap();
     let mut keys: Vec<&str> = obj.keys().map(String::as_str).collect();
     keys.sort_unstable();
@@ -280,12 +269,7 @@ fn cli_account_json_has_the_right_keys() {
         "1,3,5",
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = crate::util::ok_json(&out);
     assert_eq!(v["accountant"], "gdp");
     assert!(v["epsilon"].as_f64().unwrap() > 0.0);
     assert!(v["order"].is_null());
@@ -307,12 +291,7 @@ fn cli_calibrate_json() {
         "1000",
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = crate::util::ok_json(&out);
     let z = v["noise_multiplier"].as_f64().unwrap();
     let eps = v["epsilon"].as_f64().unwrap();
     assert!(z > 0.0 && eps <= 1.0);

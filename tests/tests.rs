@@ -6,3 +6,4 @@ mod dpsgd;
 mod fit;
 mod privacy;
 mod spec_errors;
+mod util;

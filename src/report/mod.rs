@@ -374,7 +374,14 @@ pub fn claim_svg(o: &ClaimOutcome) -> String {
                 points: pts,
             });
             if let Some(f) = fit_spec {
-                if let Ok(fit) = fit_records(&recs, &p.metric, f, &crate::rng::SeedPath::new(0)) {
+                // The plot needs only the least-squares line: skip the bootstrap.
+                let line_only = crate::spec::FitSpec {
+                    bootstrap: 0,
+                    ..f.clone()
+                };
+                if let Ok(fit) =
+                    fit_records(&recs, &p.metric, &line_only, &crate::rng::SeedPath::new(0))
+                {
                     plot.lines.push(svg::Line {
                         label: format!("{vname}: fitted slope {}", fmt_num(fit.slope)),
                         slope: fit.slope,

@@ -116,6 +116,10 @@ pub struct Common<'a> {
     pub note: &'a Option<String>,
 }
 
+/// A prediction, tagged by `kind`. The common fields (metric, sweep, expected, ...) are
+/// spelled out in each kind's struct rather than shared with `#[serde(flatten)]`,
+/// because serde ignores `deny_unknown_fields` under `flatten` and a typo must stay an
+/// error; [`RawPrediction::common`] gives them back uniformly.
 #[derive(Deserialize, Debug)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RawPrediction {

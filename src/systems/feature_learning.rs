@@ -160,12 +160,7 @@ impl System for FeatureLearning {
     }
 
     fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
-        let (d, n, p, n_test) = (
-            u.count("d")?,
-            u.count("n")?,
-            u.count("p")?,
-            u.count("n_test")?,
-        );
+        let (d, n, p, n_test) = u.sizes()?;
         let a0_init = match u.option("a0_init") {
             "signs_over_sqrt_p" => A0Init::SignsOverSqrtP,
             "signs_over_p" => A0Init::SignsOverP,

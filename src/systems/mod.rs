@@ -93,6 +93,15 @@ impl UnitInput<'_> {
     pub fn count(&self, name: &str) -> Result<usize, SystemError> {
         Ok(self.var(name)? as usize)
     }
+    /// The sizes `(d, n, p, n_test)` most systems read.
+    pub fn sizes(&self) -> Result<(usize, usize, usize, usize), SystemError> {
+        Ok((
+            self.count("d")?,
+            self.count("n")?,
+            self.count("p")?,
+            self.count("n_test")?,
+        ))
+    }
     /// An option's value (defaults are filled in by validation).
     pub fn option(&self, name: &str) -> &str {
         self.options.get(name).map(String::as_str).unwrap_or("")

@@ -148,12 +148,7 @@ impl System for RfDpGd {
     }
 
     fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
-        let (d, n, p, n_test) = (
-            u.count("d")?,
-            u.count("n")?,
-            u.count("p")?,
-            u.count("n_test")?,
-        );
+        let (d, n, p, n_test) = u.sizes()?;
         let steps = u.count("steps")?;
         let eta = u.var("eta")?;
         let sigma = dpgd::prop22_sigma(eta, steps, u.var("epsilon")?, u.var("delta")?)?
