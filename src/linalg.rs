@@ -10,6 +10,29 @@ extern "C" {
     fn openblas_set_num_threads(num_threads: c_int);
 }
 
+// CBLAS enum values (cblas.h): row-major 101, lower 122, no-transpose 111.
+const CBLAS_ROW_MAJOR: c_int = 101;
+const CBLAS_LOWER: c_int = 122;
+const CBLAS_NO_TRANS: c_int = 111;
+
+extern "C" {
+    // Also from the system OpenBLAS.
+    #[allow(clippy::too_many_arguments)]
+    fn cblas_dsyrk(
+        layout: c_int,
+        uplo: c_int,
+        trans: c_int,
+        n: c_int,
+        k: c_int,
+        alpha: f64,
+        a: *const f64,
+        lda: c_int,
+        beta: f64,
+        c: *mut f64,
+        ldc: c_int,
+    );
+}
+
 static BLAS_PINNED: std::sync::Once = std::sync::Once::new();
 
 /// Pins OpenBLAS to one thread, once per process; every compute entry point calls it.
@@ -108,6 +131,51 @@ pub fn sym_eig(a: &ArrayView2<f64>) -> Result<(Array1<f64>, Array2<f64>), Linalg
         .expect("n*n buffer")
         .reversed_axes();
     Ok((Array1::from(w), q.as_standard_layout().to_owned()))
+}
+
+/// `C += A A^T` on the lower triangle of `C` (BLAS `dsyrk`: half the flops of a GEMM).
+/// `a` is N x k, `c` is N x N; both must be in standard (row-major) layout. The upper
+/// triangle of `c` is not touched: call [`fill_upper_from_lower`] when done.
+pub fn syrk_lower_accumulate(a: &ArrayView2<f64>, c: &mut Array2<f64>) -> Result<(), LinalgError> {
+    let (n, k) = a.dim();
+    assert_eq!(c.dim(), (n, n), "syrk: C must be N x N");
+    assert!(
+        a.is_standard_layout() && c.is_standard_layout(),
+        "syrk: row-major inputs"
+    );
+    if n == 0 || k == 0 {
+        return Ok(());
+    }
+    let ni = c_int::try_from(n).map_err(|_| LinalgError::TooLarge(n))?;
+    let ki = c_int::try_from(k).map_err(|_| LinalgError::TooLarge(k))?;
+    // SAFETY: a is n x k row-major with leading dimension k, c is n x n row-major with
+    // leading dimension n; both buffers live for the call.
+    unsafe {
+        cblas_dsyrk(
+            CBLAS_ROW_MAJOR,
+            CBLAS_LOWER,
+            CBLAS_NO_TRANS,
+            ni,
+            ki,
+            1.0,
+            a.as_ptr(),
+            ki,
+            1.0,
+            c.as_mut_ptr(),
+            ni,
+        );
+    }
+    Ok(())
+}
+
+/// Copies the lower triangle of a square matrix onto its upper triangle.
+pub fn fill_upper_from_lower(c: &mut Array2<f64>) {
+    let n = c.nrows();
+    for i in 0..n {
+        for j in 0..i {
+            c[(j, i)] = c[(i, j)];
+        }
+    }
 }
 
 /// Squared Euclidean norm of every row of `m`.

@@ -5,5 +5,6 @@ mod core;
 mod dpsgd;
 mod fit;
 mod privacy;
+mod reduced;
 mod spec_errors;
 mod util;

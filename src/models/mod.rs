@@ -8,8 +8,12 @@
 //! Both are linear in their trained (last-layer) parameters given the features, which
 //! is what the full-batch DP-GD engine in [`crate::train::dpgd`] exploits.
 use crate::data::gaussian_matrix;
+use crate::linalg::LinalgError;
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rand::Rng;
+
+/// Features per block in [`RandomFeatures::gram`].
+pub const GRAM_BLOCK: usize = 512;
 
 /// Random-features model with tanh activation.
 #[derive(Clone, Debug)]
@@ -32,6 +36,39 @@ impl RandomFeatures {
     /// Feature matrix `Phi = tanh(X V^T)`, n x p (one GEMM, then tanh).
     pub fn features(&self, x: &ArrayView2<f64>) -> Array2<f64> {
         x.dot(&self.v.t()).mapv_into(f64::tanh)
+    }
+
+    /// Gram matrix `Phi Phi^T` (N x N) of the rows of `x` (N x d), computed in blocks
+    /// of [`GRAM_BLOCK`] features so the N x p feature matrix is never held: for each
+    /// block, `F = tanh(X V_b^T)` (N x block) and `G += F F^T` (BLAS `dsyrk`).
+    ///
+    /// The blocks are split into two fixed halves accumulated in parallel and added in
+    /// a fixed order, so the bits do not depend on the thread count.
+    pub fn gram(&self, x: &ArrayView2<f64>) -> Result<Array2<f64>, LinalgError> {
+        let n = x.nrows();
+        let blocks: Vec<(usize, usize)> = (0..self.p())
+            .step_by(GRAM_BLOCK)
+            .map(|j| (j, (j + GRAM_BLOCK).min(self.p())))
+            .collect();
+        let half = blocks.len().div_ceil(2);
+        let accumulate = |part: &[(usize, usize)]| -> Result<Array2<f64>, LinalgError> {
+            let mut g = Array2::<f64>::zeros((n, n));
+            for &(a, b) in part {
+                let f = x
+                    .dot(&self.v.slice(ndarray::s![a..b, ..]).t())
+                    .mapv_into(f64::tanh);
+                crate::linalg::syrk_lower_accumulate(&f.view(), &mut g)?;
+            }
+            Ok(g)
+        };
+        let (g1, g2) = rayon::join(
+            || accumulate(&blocks[..half]),
+            || accumulate(&blocks[half..]),
+        );
+        let mut g = g1?;
+        g += &g2?;
+        crate::linalg::fill_upper_from_lower(&mut g);
+        Ok(g)
     }
 
     /// Predictions `Phi theta`.

@@ -46,6 +46,20 @@ pub enum ClipRule {
     None,
 }
 
+impl ClipRule {
+    /// The factor applied to a per-sample gradient whose norm is `ratio` times the
+    /// threshold, for `ratio > 1` (below the threshold every rule leaves it unchanged).
+    /// Shared by the direct and the reduced engine.
+    #[inline]
+    pub fn scale(self, ratio: f64) -> f64 {
+        match self {
+            ClipRule::Divide => 1.0 / ratio,
+            ClipRule::Multiply => ratio,
+            ClipRule::None => 1.0,
+        }
+    }
+}
+
 /// Hyper-parameters of one DP-GD run.
 #[derive(Clone, Debug)]
 pub struct DpGdConfig {
@@ -165,11 +179,7 @@ pub fn clipped_mean_gradient(
             max_ratio = max_ratio.max(ratio);
             let c = if ratio > 1.0 {
                 clipped += 1;
-                match rule {
-                    ClipRule::Divide => 1.0 / ratio,
-                    ClipRule::Multiply => ratio,
-                    ClipRule::None => 1.0,
-                }
+                rule.scale(ratio)
             } else {
                 1.0
             };

@@ -1,9 +1,12 @@
-//! Training: full-batch DP-GD ([`dpgd`]), non-private baselines ([`baselines`]) and
-//! Algorithm 1 of the blog, end to end ([`feature_learning`]).
+//! Training: full-batch DP-GD ([`dpgd`], the direct p-dimensional engine, and
+//! [`reduced`], the exact kernel-space engine for the random-features model),
+//! non-private baselines ([`baselines`]) and Algorithm 1 of the blog, end to end
+//! ([`feature_learning`]).
 pub mod baselines;
 pub mod dpgd;
 pub mod dpsgd;
 pub mod feature_learning;
+pub mod reduced;
 
 /// Errors of a training run.
 #[derive(Debug, thiserror::Error)]
