@@ -12,10 +12,13 @@
 //! * [`spec`] — claim specs: raw YAML → validated claims; expressions.
 //! * [`systems`] — what a claim can simulate, each with its metric registry.
 //! * [`runner`] — work units, parallel seeded execution, judging.
+//! * [`figures`] — reproductions of papers' figures (privacy-for-free Fig. 2) as CSV,
+//!   Markdown and SVG.
 //! * [`report`] — Markdown, CSV and SVG reports, written atomically.
 //! * [`cli`] — the `dpclaims` command line (the binary only calls [`cli::main`]).
 pub mod cli;
 pub mod data;
+pub mod figures;
 pub mod fit;
 pub mod linalg;
 pub mod models;

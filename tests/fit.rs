@@ -381,3 +381,61 @@ fn judge_inequality_branches() {
     assert_eq!(judge_inequality(&[true, false, true]), Verdict::Refuted);
     assert_eq!(judge_inequality(&[]), Verdict::Inconclusive);
 }
+
+mod two_sample {
+    use dpclaims::fit::{brown_forsythe_test, ks_two_sample, welch_test};
+    use dpclaims::rng::SeedPath;
+    use rand_distr::{Distribution, StandardNormal};
+
+    fn normals(seed: u64, n: usize, mean: f64, sd: f64) -> Vec<f64> {
+        let mut rng = SeedPath::new(seed).rng();
+        (0..n)
+            .map(|_| {
+                let z: f64 = StandardNormal.sample(&mut rng);
+                mean + sd * z
+            })
+            .collect()
+    }
+
+    /// Reference values computed by hand from the definitions (D and the Kolmogorov
+    /// series) for two small samples.
+    #[test]
+    fn ks_statistic_on_a_known_pair() {
+        let a: Vec<f64> = (0..10).map(f64::from).collect();
+        let b: Vec<f64> = (5..15).map(f64::from).collect();
+        let t = ks_two_sample(&a, &b).unwrap();
+        assert!((t.statistic - 0.5).abs() < 1e-15);
+        // N_e = 5, l = (sqrt 5 + 0.12 + 0.11/sqrt 5) * 0.5 = 1.202...
+        let l: f64 = (5f64.sqrt() + 0.12 + 0.11 / 5f64.sqrt()) * 0.5;
+        let q = 2.0 * (1..50)
+            .map(|k| {
+                let k = k as f64;
+                (if k as i64 % 2 == 1 { 1.0 } else { -1.0 }) * (-2.0 * k * k * l * l).exp()
+            })
+            .sum::<f64>();
+        assert!((t.p_value - q).abs() < 1e-12);
+    }
+
+    /// Same law: no rejection at 1%; shifted mean, scaled spread: rejected.
+    #[test]
+    fn tests_accept_the_same_law_and_catch_shifts() {
+        let a = normals(1, 400, 0.0, 1.0);
+        let b = normals(2, 400, 0.0, 1.0);
+        assert!(ks_two_sample(&a, &b).unwrap().p_value > 0.01);
+        assert!(welch_test(&a, &b).unwrap().p_value > 0.01);
+        assert!(brown_forsythe_test(&a, &b).unwrap().p_value > 0.01);
+        let shifted = normals(2, 400, 0.4, 1.0);
+        assert!(ks_two_sample(&a, &shifted).unwrap().p_value < 1e-3);
+        assert!(welch_test(&a, &shifted).unwrap().p_value < 1e-3);
+        let wide = normals(2, 400, 0.0, 1.5);
+        assert!(brown_forsythe_test(&a, &wide).unwrap().p_value < 1e-3);
+    }
+
+    #[test]
+    fn too_small_or_non_finite_samples_are_errors() {
+        assert!(ks_two_sample(&[1.0, 2.0], &[1.0; 10]).is_err());
+        let mut a = vec![0.0; 10];
+        a[3] = f64::NAN;
+        assert!(welch_test(&a, &[1.0; 10]).is_err());
+    }
+}

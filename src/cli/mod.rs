@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod demo;
+mod fig2;
 mod privacy;
 mod run;
 mod train;
@@ -37,6 +38,8 @@ enum Command {
     Calibrate(privacy::CalibrateArgs),
     /// Empirical privacy audit: a lower bound on epsilon from a canary attack.
     Audit(privacy::AuditArgs),
+    /// Reproduce privacy-for-free Fig. 2 (panels 1-4) as CSV, Markdown and SVG.
+    Fig2(fig2::Fig2Args),
     /// One DP-SGD / TP-TopK / TP-Rand / ON-TopK / ON-Rand run: accuracy, epsilon, diagnostics.
     Train(train::TrainArgs),
 }
@@ -53,6 +56,7 @@ pub fn main() -> ExitCode {
         Command::Calibrate(a) => privacy::calibrate(a),
         Command::Audit(a) => privacy::audit(a),
         Command::Train(a) => train::run(a),
+        Command::Fig2(a) => fig2::run(a),
     };
     match result {
         Ok(code) => code,

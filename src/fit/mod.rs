@@ -4,6 +4,7 @@
 //! * [`power_law`] — OLS of `ln(mean y)` on `ln x` with a Student-t interval for the
 //!   slope, and a percentile bootstrap of the slope.
 //! * [`binomial`] — exact (Clopper-Pearson) intervals for a success probability.
+//! * [`two_sample`] — Kolmogorov-Smirnov, Welch and Brown-Forsythe two-sample tests.
 //! * [`verdict`] — the rules that turn a fit or a count into `holds`, `refuted` or
 //!   `inconclusive`.
 //!
@@ -14,12 +15,14 @@
 
 pub mod binomial;
 pub mod power_law;
+pub mod two_sample;
 pub mod verdict;
 
 pub use binomial::{
     clopper_pearson, clopper_pearson_lower_one_sided, clopper_pearson_upper_one_sided,
 };
 pub use power_law::{bootstrap_slope_ci, fit_power_law, student_t_quantile, PowerLawFit};
+pub use two_sample::{brown_forsythe_test, ks_two_sample, welch_test, TestResult};
 pub use verdict::{
     judge_event, judge_exponent, judge_inequality, judge_rate_at_most, try_judge_event, Verdict,
 };

@@ -4,6 +4,7 @@
 //! (temporary file in the same directory, then rename), so a report is never
 //! half-written. Output contains no timings and no paths that depend on the machine,
 //! so the same spec and seed give the same bytes.
+pub mod heatmap;
 pub mod svg;
 
 use crate::runner::{fit_records, ClaimOutcome, PointRecord, PredictionResult};

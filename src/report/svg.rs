@@ -20,10 +20,10 @@ pub const WIDTH: f64 = 640.0;
 /// Height of the SVG in pixels.
 pub const HEIGHT: f64 = 420.0;
 
-const MARGIN_LEFT: f64 = 72.0;
-const MARGIN_RIGHT: f64 = 176.0;
-const MARGIN_TOP: f64 = 40.0;
-const MARGIN_BOTTOM: f64 = 56.0;
+pub(crate) const MARGIN_LEFT: f64 = 72.0;
+pub(crate) const MARGIN_RIGHT: f64 = 176.0;
+pub(crate) const MARGIN_TOP: f64 = 40.0;
+pub(crate) const MARGIN_BOTTOM: f64 = 56.0;
 
 /// Colour-blind-safe palette (Okabe & Ito, 2008), then a few extra distinct colours;
 /// series take the first colours, lines the next ones, cycling if there are more.
@@ -91,7 +91,7 @@ pub struct Line {
 }
 
 /// Formats a coordinate with exactly two decimals, never as `-0.00`.
-fn num(v: f64) -> String {
+pub(crate) fn num(v: f64) -> String {
     let s = format!("{v:.2}");
     if s == "-0.00" {
         "0.00".to_string()
@@ -101,7 +101,7 @@ fn num(v: f64) -> String {
 }
 
 /// Escapes text for XML content and attribute values.
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -753,3 +753,4 @@ mod tests {
         assert!((nice_step(0.0) - 1.0).abs() < 1e-12);
     }
 }
+

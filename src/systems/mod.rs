@@ -5,12 +5,14 @@
 //! * [`feature_learning`] — Algorithm 1 of the blog (first-layer step + DP second layer).
 //! * [`calibration`] — exact privacy of a sigma calibration (Gaussian DP).
 //! * [`audit`] — empirical privacy audit (a lower bound on epsilon).
+//! * [`engines`] — the direct and the reduced DP-GD engines checked against each other.
 //! * [`tp_topk`] — DP-SGD and the TP-TopK family (fewer-coordinates paper).
 //!
 //! A system receives one work unit (a sweep point of a variant, one replicate) with its
 //! resolved variables and its own seed path, and returns the requested metrics.
 pub mod audit;
 pub mod calibration;
+pub mod engines;
 pub mod feature_learning;
 pub mod rf_dpgd;
 pub mod tp_topk;
@@ -163,6 +165,7 @@ pub fn all() -> &'static [&'static dyn System] {
         &calibration::Calibration,
         &audit::PrivacyAudit,
         &tp_topk::TpTopK,
+        &engines::RfEngines,
     ]
 }
 

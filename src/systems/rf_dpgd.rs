@@ -14,7 +14,8 @@ use ndarray::Array1;
 #[derive(Debug)]
 pub struct RfDpGd;
 
-const PARAMS: &[ParamInfo] = &[
+/// The random-features DP-GD parameters (shared with [`super::engines`]).
+pub(super) const PARAMS: [ParamInfo; 11] = [
     ParamInfo {
         name: "d",
         kind: ParamKind::IntAtLeast(1),
@@ -137,7 +138,7 @@ const INFO: SystemInfo = SystemInfo {
     model: "random_features_tanh",
     description: "full-batch DP-GD on f(x) = tanh(Vx)^T theta, squared loss, theta_0 = 0 (privacy-for-free Algorithm 1)",
     needs_target: true,
-    params: PARAMS,
+    params: &PARAMS,
     options: OPTIONS,
     metrics: METRICS,
 };
