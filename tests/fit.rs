@@ -407,12 +407,13 @@ mod two_sample {
         assert!((t.statistic - 0.5).abs() < 1e-15);
         // N_e = 5, l = (sqrt 5 + 0.12 + 0.11/sqrt 5) * 0.5 = 1.202...
         let l: f64 = (5f64.sqrt() + 0.12 + 0.11 / 5f64.sqrt()) * 0.5;
-        let q = 2.0 * (1..50)
-            .map(|k| {
-                let k = k as f64;
-                (if k as i64 % 2 == 1 { 1.0 } else { -1.0 }) * (-2.0 * k * k * l * l).exp()
-            })
-            .sum::<f64>();
+        let q = 2.0
+            * (1..50)
+                .map(|k| {
+                    let k = k as f64;
+                    (if k as i64 % 2 == 1 { 1.0 } else { -1.0 }) * (-2.0 * k * k * l * l).exp()
+                })
+                .sum::<f64>();
         assert!((t.p_value - q).abs() < 1e-12);
     }
 

@@ -236,7 +236,13 @@ pub fn job_count(cfg: &Fig2Config) -> usize {
     jobs(cfg).len()
 }
 
-fn dp_cfg(eta: f64, steps: usize, clip: f64, eps: f64, delta: f64) -> Result<DpGdConfig, TrainError> {
+fn dp_cfg(
+    eta: f64,
+    steps: usize,
+    clip: f64,
+    eps: f64,
+    delta: f64,
+) -> Result<DpGdConfig, TrainError> {
     Ok(DpGdConfig {
         eta,
         steps,
@@ -281,7 +287,14 @@ fn run_job(cfg: &Fig2Config, job: &Job) -> Result<JobOut, TrainError> {
     let mut data_rng = root.rng_for("data");
     let u = unit_vector(cfg.d, &mut data_rng);
     let target = Target::Sign { u };
-    let train = Dataset::sample(cfg.n, cfg.d, InputDist::Gaussian, &target, 0.0, &mut data_rng);
+    let train = Dataset::sample(
+        cfg.n,
+        cfg.d,
+        InputDist::Gaussian,
+        &target,
+        0.0,
+        &mut data_rng,
+    );
     let test = Dataset::sample(
         cfg.n_test,
         cfg.d,

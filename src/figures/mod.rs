@@ -260,7 +260,10 @@ fn markdown(cfg: &Fig2Config, res: &Fig2Results, collapse: &[(usize, f64, f64, f
     );
     for &eps in &cfg.heat_eps {
         let cells: Vec<&fig2::HeatCell> = res.heatmap.iter().filter(|c| c.eps == eps).collect();
-        if let Some(b) = cells.iter().min_by(|a, b| a.test_loss.total_cmp(&b.test_loss)) {
+        if let Some(b) = cells
+            .iter()
+            .min_by(|a, b| a.test_loss.total_cmp(&b.test_loss))
+        {
             let good = cells.iter().filter(|c| c.test_loss < 1.0).count();
             let _ = writeln!(
                 s,

@@ -40,7 +40,12 @@ fn ramp(t: f64) -> String {
 impl HeatMap {
     /// Renders the standalone SVG document.
     pub fn render(&self) -> String {
-        let (left, right, top, bottom) = (MARGIN_LEFT, WIDTH - MARGIN_RIGHT, MARGIN_TOP, HEIGHT - MARGIN_BOTTOM);
+        let (left, right, top, bottom) = (
+            MARGIN_LEFT,
+            WIDTH - MARGIN_RIGHT,
+            MARGIN_TOP,
+            HEIGHT - MARGIN_BOTTOM,
+        );
         let (nx, ny) = (self.xs.len().max(1), self.ys.len().max(1));
         let cw = (right - left - 60.0) / nx as f64;
         let ch = (bottom - top) / ny as f64;

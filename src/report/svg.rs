@@ -753,4 +753,3 @@ mod tests {
         assert!((nice_step(0.0) - 1.0).abs() < 1e-12);
     }
 }
-

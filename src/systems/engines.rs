@@ -178,10 +178,7 @@ impl System for RfEngines {
             .iter()
             .zip(&reduced0.losses)
             .map(|(a, b)| {
-                rel(b.train, a.train).max(rel(
-                    b.test.expect("test set"),
-                    a.test.expect("test set"),
-                ))
+                rel(b.train, a.train).max(rel(b.test.expect("test set"), a.test.expect("test set")))
             })
             .fold(0.0f64, f64::max);
         out.insert("sigma0_max_rel_diff".into(), worst);
@@ -193,10 +190,16 @@ impl System for RfEngines {
                     &problem,
                     Array1::zeros(p),
                     &cfg,
-                    &dpgd::RecordPlan { loss_at: vec![steps] },
+                    &dpgd::RecordPlan {
+                        loss_at: vec![steps],
+                    },
                     &mut u.seeds.child("direct").rng_for(k),
                 )?;
-                Ok(run.trajectory.final_loss().and_then(|l| l.test).expect("test set"))
+                Ok(run
+                    .trajectory
+                    .final_loss()
+                    .and_then(|l| l.test)
+                    .expect("test set"))
             })
             .collect::<Result<_, _>>()?;
         let streams: Vec<_> = (0..seeds)

@@ -100,6 +100,20 @@ impl KernelProblem {
             )));
         }
         let l_t = noise_factor_t(g, p)?;
+        Self::with_factor(g, l_t, p, y, y_test, test_noise)
+    }
+
+    /// From the Gram matrix and a transposed factor `L^T` (r x (n + n_test)) with
+    /// `L L^T = G`.
+    fn with_factor(
+        g: &ArrayView2<f64>,
+        l_t: Array2<f64>,
+        p: usize,
+        y: Array1<f64>,
+        y_test: Array1<f64>,
+        test_noise: TestNoise,
+    ) -> Result<Self, TrainError> {
+        let n = y.len();
         let k = g.slice(s![..n, ..n]).to_owned();
         let k_tn = g.slice(s![n.., ..n]).to_owned();
         let l_train_t = l_t.slice(s![.., ..n]).to_owned();
@@ -148,6 +162,27 @@ impl KernelProblem {
     ) -> Result<Self, TrainError> {
         let xa = concatenate(Axis(0), &[x.view(), x_test.view()])
             .map_err(|e| TrainError::InvalidConfig(format!("input shapes: {e}")))?;
+        if model.p() <= xa.nrows() {
+            // Few features: the feature matrix itself is a factor of G (L = [Phi; Phi_test],
+            // r = p), no eigendecomposition needed.
+            let a = model.features(&xa.view());
+            let g = a.dot(&a.t());
+            let (n, m) = (y.len(), y_test.len());
+            if g.dim() != (n + m, n + m) {
+                return Err(TrainError::InvalidConfig(format!(
+                    "inputs {} do not match n = {n}, n_test = {m}",
+                    xa.nrows()
+                )));
+            }
+            return Self::with_factor(
+                &g.view(),
+                a.reversed_axes().as_standard_layout().into_owned(),
+                model.p(),
+                y,
+                y_test,
+                test_noise,
+            );
+        }
         let g = model.gram(&xa.view())?;
         Self::from_gram(&g.view(), model.p(), y, y_test, test_noise)
     }
