@@ -3,6 +3,7 @@ mod audit;
 mod claims;
 mod core;
 mod dpsgd;
+mod figures;
 mod fit;
 mod privacy;
 mod reduced;
