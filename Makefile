@@ -6,7 +6,7 @@ CARGO ?= cargo
 TEST_ENV := OPENBLAS_NUM_THREADS=1 CI=true INSTA_UPDATE=no
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build test run report bench lint fmt clean
+.PHONY: deps build test run report fig2 bench lint fmt clean
 
 deps:
 	@if dpkg -s libopenblas-dev liblapack-dev >/dev/null 2>&1; then \
@@ -28,6 +28,11 @@ run: build
 
 report: build
 	./target/release/dpclaims run --profile full --out reports/full
+	./target/release/dpclaims fig2 --profile full --out reports
+
+# Privacy-for-free Fig. 2 at paper scale only (about half an hour on 2 cores).
+fig2: build
+	./target/release/dpclaims fig2 --profile full --out reports
 
 bench: deps
 	$(CARGO) bench --locked
