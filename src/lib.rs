@@ -13,6 +13,7 @@
 //! * [`systems`] — what a claim can simulate, each with its metric registry.
 //! * [`runner`] — work units, parallel seeded execution, judging.
 //! * [`report`] — Markdown, CSV and SVG reports, written atomically.
+//! * [`shard`] — sharded runs (Slurm job arrays): unit assignment, partial files, merge.
 //! * [`cli`] — the `dpclaims` command line (the binary only calls [`cli::main`]).
 pub mod cli;
 pub mod data;
@@ -23,6 +24,7 @@ pub mod privacy;
 pub mod report;
 pub mod rng;
 pub mod runner;
+pub mod shard;
 pub mod spec;
 pub mod systems;
 pub mod train;
