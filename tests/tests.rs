@@ -5,5 +5,6 @@ mod core;
 mod dpsgd;
 mod fit;
 mod privacy;
+mod sharding;
 mod spec_errors;
 mod util;
