@@ -35,7 +35,7 @@ pub struct RunArgs {
     pub no_reports: bool,
     /// Run only shard I of N (numbered from 0, like $SLURM_ARRAY_TASK_ID) and write its
     /// raw unit values to --partial-out; `dpclaims merge` judges and writes the reports.
-    #[arg(long, value_name = "I/N", requires = "partial_out")]
+    #[arg(long, value_name = "I/N", requires = "partial_out", conflicts_with_all = ["out", "no_reports"])]
     pub shard: Option<Shard>,
     /// Directory of a sharded run's partial files (`shard-<I>-of-<N>.json`).
     #[arg(long, value_name = "DIR", requires = "shard")]
