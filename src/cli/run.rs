@@ -1,4 +1,4 @@
-//! `dpclaims list` and `dpclaims run`.
+//! `dpclaims list` and `dpclaims run` (`run --shard` continues in `shard.rs`).
 use crate::report;
 use crate::runner::{self, ClaimOutcome};
 use crate::shard::Shard;
