@@ -15,6 +15,7 @@
 //! * [`figures`] — reproductions of papers' figures (privacy-for-free Fig. 2) as CSV,
 //!   Markdown and SVG.
 //! * [`report`] — Markdown, CSV and SVG reports, written atomically.
+//! * [`shard`] — sharded runs (Slurm job arrays): unit assignment, partial files, merge.
 //! * [`cli`] — the `dpclaims` command line (the binary only calls [`cli::main`]).
 pub mod cli;
 pub mod data;
@@ -26,6 +27,7 @@ pub mod privacy;
 pub mod report;
 pub mod rng;
 pub mod runner;
+pub mod shard;
 pub mod spec;
 pub mod systems;
 pub mod train;

@@ -196,6 +196,40 @@ pub type UnitValue = (UnitKey, BTreeMap<String, f64>);
 /// Raw metric values of every unit, in plan order.
 pub type UnitValues = Vec<UnitValue>;
 
+/// A unit as a sharded run sees it: key, point label and the metrics [`judge`] reads.
+#[derive(Clone, Debug)]
+pub struct UnitPlan {
+    pub key: UnitKey,
+    pub label: String,
+    pub metrics: BTreeSet<String>,
+}
+
+impl UnitPlan {
+    /// "claim `c`, variant `v`, sweep `s` point <label>, replicate r" (as run errors say).
+    pub fn location(&self, claim: &str) -> String {
+        unit_location(
+            claim,
+            &self.key.variant,
+            &self.key.sweep,
+            &self.label,
+            self.key.replicate,
+        )
+    }
+}
+
+/// Every unit of a claim in plan order (the order of [`UnitValues`]).
+pub fn planned_units(claim: &Claim, profile: Profile) -> Vec<UnitPlan> {
+    let needs = needs(claim);
+    plan_keys(claim, profile)
+        .into_iter()
+        .map(|(key, vi, pt)| UnitPlan {
+            metrics: needs[&(key.sweep.clone(), vi)].clone(),
+            label: point_label(&pt),
+            key,
+        })
+        .collect()
+}
+
 /// Runs every unit of a claim (in parallel; `tick` is called once per finished unit).
 pub fn run_units(
     claim: &Claim,
@@ -203,8 +237,26 @@ pub fn run_units(
     seed: u64,
     tick: &(dyn Fn() + Sync),
 ) -> Result<UnitValues, RunError> {
+    run_units_where(claim, profile, seed, &|_, _| true, tick)
+}
+
+/// Runs the units of a claim for which `keep(index in plan order, key)` is true, in
+/// plan order (a shard of a sharded run). A unit's numbers do not depend on which other
+/// units run: each draws from its own seed path.
+pub fn run_units_where(
+    claim: &Claim,
+    profile: Profile,
+    seed: u64,
+    keep: &(dyn Fn(usize, &UnitKey) -> bool + Sync),
+    tick: &(dyn Fn() + Sync),
+) -> Result<UnitValues, RunError> {
     crate::linalg::pin_blas_threads();
-    let planned = plan(claim, profile, seed)?;
+    let planned: Vec<Planned> = plan(claim, profile, seed)?
+        .into_iter()
+        .enumerate()
+        .filter(|(i, u)| keep(*i, &u.key))
+        .map(|(_, u)| u)
+        .collect();
     let results: Vec<Result<UnitValue, RunError>> = planned
         .par_iter()
         .map(|u| {

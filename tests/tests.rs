@@ -7,5 +7,6 @@ mod figures;
 mod fit;
 mod privacy;
 mod reduced;
+mod sharding;
 mod spec_errors;
 mod util;

@@ -18,3 +18,12 @@ pub fn ok_json(out: &Output) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
 }
+
+/// Runs the built `dpclaims` binary with `args` in the directory `dir`.
+pub fn dpclaims_in(dir: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run dpclaims")
+}

@@ -10,6 +10,8 @@ mod demo;
 mod fig2;
 mod privacy;
 mod run;
+mod shard;
+mod slurm;
 mod train;
 
 #[derive(Parser, Debug)]
@@ -30,6 +32,11 @@ enum Command {
     /// Run claims, judge them, write reports (exit 1 if a verdict differs from its
     /// expected verdict).
     Run(run::RunArgs),
+    /// Merge the partial files of a sharded run (`run --shard`): the same reports,
+    /// summary and exit status as the unsharded run.
+    Merge(shard::MergeArgs),
+    /// Print a Slurm script running claims as a job array of shards plus the merge.
+    Slurm(slurm::SlurmArgs),
     /// One DP-GD run on the random-features model: train/test loss and clip fraction.
     Demo(demo::DemoArgs),
     /// Privacy of a composition of (sub)sampled Gaussian phases.
@@ -51,6 +58,8 @@ pub fn main() -> ExitCode {
     let result = match &cli.command {
         Command::List(a) => run::list(a),
         Command::Run(a) => run::run(a),
+        Command::Merge(a) => shard::merge(a),
+        Command::Slurm(a) => slurm::slurm(a),
         Command::Demo(a) => demo::run(a),
         Command::Account(a) => privacy::account(a),
         Command::Calibrate(a) => privacy::calibrate(a),

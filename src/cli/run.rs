@@ -1,10 +1,11 @@
-//! `dpclaims list` and `dpclaims run`.
+//! `dpclaims list` and `dpclaims run` (`run --shard` continues in `shard.rs`).
 use crate::report;
-use crate::runner;
+use crate::runner::{self, ClaimOutcome};
+use crate::shard::Shard;
 use crate::spec::{self, Profile};
 use clap::Args;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]
@@ -32,9 +33,16 @@ pub struct RunArgs {
     /// Do not write reports.
     #[arg(long)]
     pub no_reports: bool,
+    /// Run only shard I of N (numbered from 0, like $SLURM_ARRAY_TASK_ID) and write its
+    /// raw unit values to --partial-out; `dpclaims merge` judges and writes the reports.
+    #[arg(long, value_name = "I/N", requires = "partial_out", conflicts_with_all = ["out", "no_reports"])]
+    pub shard: Option<Shard>,
+    /// Directory of a sharded run's partial files (`shard-<I>-of-<N>.json`).
+    #[arg(long, value_name = "DIR", requires = "shard")]
+    pub partial_out: Option<PathBuf>,
 }
 
-fn default_paths(p: &[PathBuf]) -> Vec<PathBuf> {
+pub(super) fn default_paths(p: &[PathBuf]) -> Vec<PathBuf> {
     if p.is_empty() {
         vec![PathBuf::from("claims")]
     } else {
@@ -50,13 +58,9 @@ pub fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
-    let claims = spec::load_claims(&default_paths(&a.paths))?;
-    let total: usize = claims
-        .iter()
-        .map(|c| runner::unit_count(c, a.profile))
-        .sum();
-    let bar = if std::io::stderr().is_terminal() {
+/// A progress bar over `total` units on a terminal, hidden otherwise.
+pub(super) fn progress_bar(total: usize) -> indicatif::ProgressBar {
+    if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(total as u64);
         b.set_style(
             indicatif::ProgressStyle::with_template(
@@ -68,43 +72,72 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         b
     } else {
         indicatif::ProgressBar::hidden()
-    };
+    }
+}
+
+/// One line per verdict of a claim, on stderr.
+pub(super) fn print_verdicts(o: &ClaimOutcome) {
+    for r in &o.results {
+        eprintln!(
+            "{:<26} {:<24} {:<14} {:<22} {:<12}{}",
+            o.claim.id,
+            r.metric,
+            r.kind,
+            r.variant,
+            r.verdict.to_string(),
+            if r.verdict == r.expected {
+                String::new()
+            } else {
+                format!(" (expected {})", r.expected)
+            }
+        );
+    }
+}
+
+pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
+    let claims = spec::load_claims(&default_paths(&a.paths))?;
+    if let (Some(shard), Some(dir)) = (a.shard, &a.partial_out) {
+        return super::shard::run_shard(&claims, a.profile, a.seed, shard, dir, a.json);
+    }
+    let total: usize = claims
+        .iter()
+        .map(|c| runner::unit_count(c, a.profile))
+        .sum();
+    let bar = progress_bar(total);
     let mut outcomes = Vec::new();
     for c in &claims {
         bar.set_message(c.id.clone());
         let tick = || bar.inc(1);
         let o = runner::run_claim(c, a.profile, a.seed, &tick)?;
         if !a.json {
-            bar.suspend(|| {
-                for r in &o.results {
-                    eprintln!(
-                        "{:<26} {:<24} {:<14} {:<22} {:<12}{}",
-                        c.id,
-                        r.metric,
-                        r.kind,
-                        r.variant,
-                        r.verdict.to_string(),
-                        if r.verdict == r.expected {
-                            String::new()
-                        } else {
-                            format!(" (expected {})", r.expected)
-                        }
-                    );
-                }
-            });
+            bar.suspend(|| print_verdicts(&o));
         }
         outcomes.push(o);
     }
     bar.finish_and_clear();
-    if !a.no_reports {
-        report::write_reports(&a.out, &outcomes)
-            .map_err(|e| anyhow::anyhow!("writing reports to {}: {e}", a.out.display()))?;
+    conclude(&outcomes, a.profile, a.seed, &a.out, a.json, a.no_reports)
+}
+
+/// Writes the reports (unless `no_reports`), prints the summary line or the JSON
+/// document, and gives the exit status: 0 when every verdict equals its expected
+/// verdict, 1 otherwise. Shared by `run` and `merge`, so both print the same bytes.
+pub(super) fn conclude(
+    outcomes: &[ClaimOutcome],
+    profile: Profile,
+    seed: u64,
+    out: &Path,
+    json: bool,
+    no_reports: bool,
+) -> anyhow::Result<ExitCode> {
+    if !no_reports {
+        report::write_reports(out, outcomes)
+            .map_err(|e| anyhow::anyhow!("writing reports to {}: {e}", out.display()))?;
     }
     let ok = outcomes.iter().all(|o| o.as_expected());
-    if a.json {
+    if json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&report::run_json(a.profile, a.seed, &outcomes))?
+            serde_json::to_string_pretty(&report::run_json(profile, seed, outcomes))?
         );
     } else {
         let n: usize = outcomes.iter().map(|o| o.results.len()).sum();
@@ -113,14 +146,12 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
             .map(|o| o.results.iter().filter(|r| r.verdict == r.expected).count())
             .sum();
         println!(
-            "{same}/{n} verdicts as expected ({} claims, profile {}, seed {}){}",
+            "{same}/{n} verdicts as expected ({} claims, profile {profile}, seed {seed}){}",
             outcomes.len(),
-            a.profile,
-            a.seed,
-            if a.no_reports {
+            if no_reports {
                 String::new()
             } else {
-                format!("; reports in {}", a.out.display())
+                format!("; reports in {}", out.display())
             }
         );
     }

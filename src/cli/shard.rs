@@ -1,0 +1,144 @@
+//! `dpclaims run --shard I/N --partial-out DIR` and `dpclaims merge`: a claim suite run
+//! as N independent shards (e.g. a Slurm job array) and merged into the reports an
+//! unsharded `dpclaims run` writes, byte for byte. The format and the checks are in
+//! [`crate::shard`].
+use super::run::{conclude, print_verdicts, progress_bar};
+use crate::report;
+use crate::runner;
+use crate::shard::{self, Manifest, Partial, Shard};
+use crate::spec::{self, Claim, Profile};
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Runs one shard into `dir/shard-<I>-of-<N>.json`, or skips it when that file is
+/// already this shard's complete result. A file from another run (seed, profile, specs,
+/// version) is an error: it is neither reused nor overwritten.
+pub(super) fn run_shard(
+    claims: &[Claim],
+    profile: Profile,
+    seed: u64,
+    shard: Shard,
+    dir: &Path,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let path = dir.join(shard.file_name());
+    let expected = Manifest::new(claims, profile, seed, shard);
+    let mine = shard::shard_units(claims, profile, shard).len();
+    let total: usize = expected.claims.iter().map(|c| c.units).sum();
+    let skipped = if path.exists() {
+        let existing = Partial::read(&path).map_err(|e| {
+            anyhow::anyhow!("{e}; refusing to overwrite it: delete it to recompute shard {shard}")
+        })?;
+        shard::check_existing(&path, &existing, &expected, claims, profile).map_err(|e| {
+            anyhow::anyhow!(
+                "{e}; refusing to reuse or overwrite it: delete it, or use another --partial-out"
+            )
+        })?;
+        true
+    } else {
+        let bar = progress_bar(mine);
+        bar.set_message(format!("shard {shard}"));
+        let tick = || bar.inc(1);
+        let partial = shard::run_shard(claims, profile, seed, shard, &tick)?;
+        bar.finish_and_clear();
+        report::write_atomic(&path, partial.to_json().as_bytes())
+            .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+        false
+    };
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "shard": shard.to_string(),
+                "file": path.display().to_string(),
+                "units": mine,
+                "total_units": total,
+                "skipped": skipped,
+            }))?
+        );
+    } else if skipped {
+        println!(
+            "shard {shard}: {} is complete and matches this run ({mine} of {total} units); skipped",
+            path.display()
+        );
+    } else {
+        println!(
+            "shard {shard}: {mine} of {total} units ({} claims, profile {profile}, seed {seed}) written to {}",
+            claims.len(),
+            path.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// Directories of partial files (`shard-*-of-*.json`) or partial files.
+    #[arg(required = true, value_name = "DIR")]
+    pub partials: Vec<PathBuf>,
+    /// The claim files or directories the shards ran (their spec hashes must match the
+    /// manifests; claims the shards did not run are ignored).
+    #[arg(long, value_name = "PATH", num_args = 1.., default_value = "claims")]
+    pub claims: Vec<PathBuf>,
+    /// Directory the reports are written to.
+    #[arg(long, default_value = "reports")]
+    pub out: PathBuf,
+    /// Print exactly one JSON document on stdout (as `run --json`).
+    #[arg(long)]
+    pub json: bool,
+    /// Do not write reports.
+    #[arg(long)]
+    pub no_reports: bool,
+}
+
+/// Validates the partial files, judges, and writes and prints exactly what `dpclaims
+/// run` of the same claims, profile and seed would (exit 1 when a verdict differs from
+/// its expected verdict).
+pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
+    let mut files = Vec::new();
+    for p in &a.partials {
+        if p.is_dir() {
+            let v = shard::partial_files(p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+            if v.is_empty() {
+                anyhow::bail!("{}: no partial files (shard-*-of-*.json)", p.display());
+            }
+            files.extend(v);
+        } else {
+            files.push(p.clone());
+        }
+    }
+    let partials = files
+        .into_iter()
+        .map(|f| Partial::read(&f).map(|p| (f, p)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let specs = spec::load_claims(&a.claims)?;
+    let merged = shard::merge(&partials, &specs)?;
+    let unused: Vec<&str> = specs
+        .iter()
+        .filter(|s| !merged.claims.iter().any(|(c, _)| c.id == s.id))
+        .map(|s| s.id.as_str())
+        .collect();
+    if !unused.is_empty() && !a.json {
+        eprintln!(
+            "note: not part of the sharded run, not merged: {}",
+            unused.join(", ")
+        );
+    }
+    let mut outcomes = Vec::new();
+    for (c, values) in &merged.claims {
+        let o = runner::judge(c, merged.profile, merged.seed, values)?;
+        if !a.json {
+            print_verdicts(&o);
+        }
+        outcomes.push(o);
+    }
+    conclude(
+        &outcomes,
+        merged.profile,
+        merged.seed,
+        &a.out,
+        a.json,
+        a.no_reports,
+    )
+}
