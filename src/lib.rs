@@ -16,6 +16,7 @@
 //!   Markdown and SVG.
 //! * [`report`] — Markdown, CSV and SVG reports, written atomically.
 //! * [`shard`] — sharded runs (Slurm job arrays): unit assignment, partial files, merge.
+//! * [`perf`] — measured speed of the DP-GD kernels (`dpclaims perf`, `make bench`).
 //! * [`cli`] — the `dpclaims` command line (the binary only calls [`cli::main`]).
 pub mod cli;
 pub mod data;
@@ -23,6 +24,7 @@ pub mod figures;
 pub mod fit;
 pub mod linalg;
 pub mod models;
+pub mod perf;
 pub mod privacy;
 pub mod report;
 pub mod rng;

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 mod demo;
 mod fig2;
+mod perf;
 mod privacy;
 mod run;
 mod shard;
@@ -49,6 +50,8 @@ enum Command {
     Fig2(fig2::Fig2Args),
     /// One DP-SGD / TP-TopK / TP-Rand / ON-TopK / ON-Rand run: accuracy, epsilon, diagnostics.
     Train(train::TrainArgs),
+    /// Measured speed of the DP-GD kernels in one process (direct step vs GEMV floor).
+    Perf(perf::PerfArgs),
 }
 
 /// Parse the arguments, run the command, map errors to exit status 2.
@@ -66,6 +69,7 @@ pub fn main() -> ExitCode {
         Command::Audit(a) => privacy::audit(a),
         Command::Train(a) => train::run(a),
         Command::Fig2(a) => fig2::run(a),
+        Command::Perf(a) => perf::run(a),
     };
     match result {
         Ok(code) => code,

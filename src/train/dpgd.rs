@@ -203,6 +203,28 @@ pub fn clipped_mean_gradient(
     (g, stats)
 }
 
+/// The update of one DP-GD step: `theta <- theta - eta g + noise_std xi`,
+/// `xi ~ N(0, I_p)`. `xi` is scratch space of length p; the p normals are drawn from
+/// `noise_rng` in coordinate order, and only when `noise_std > 0` (the order of draws is
+/// part of the contract: it fixes every run's bits). [`run`] calls exactly this after
+/// [`clipped_mean_gradient`]; `crate::perf` times the same pair as one direct step.
+pub fn apply_update(
+    theta: &mut Array1<f64>,
+    g: &Array1<f64>,
+    eta: f64,
+    noise_std: f64,
+    xi: &mut Array1<f64>,
+    noise_rng: &mut impl Rng,
+) {
+    theta.scaled_add(-eta, g);
+    if noise_std > 0.0 {
+        for v in xi.iter_mut() {
+            *v = StandardNormal.sample(noise_rng);
+        }
+        theta.scaled_add(noise_std, xi);
+    }
+}
+
 /// At which steps to evaluate train/test loss (step 0 is the initial point, T the end).
 #[derive(Clone, Debug, Default)]
 pub struct RecordPlan {
@@ -365,13 +387,7 @@ pub fn run(
         }
         traj.clip_fraction.push(stats.clip_fraction);
         traj.max_grad_ratio.push(stats.max_grad_ratio);
-        theta.scaled_add(-cfg.eta, &g);
-        if noise_std > 0.0 {
-            for v in xi.iter_mut() {
-                *v = StandardNormal.sample(noise_rng);
-            }
-            theta.scaled_add(noise_std, &xi);
-        }
+        apply_update(&mut theta, &g, cfg.eta, noise_std, &mut xi, noise_rng);
     }
     Ok(DpGdRun {
         theta,

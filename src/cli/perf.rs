@@ -1,0 +1,43 @@
+//! `dpclaims perf`: measured speed of the DP-GD kernels, side by side in one process
+//! (see [`crate::perf`] for what each number is).
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct PerfArgs {
+    /// Print one JSON document instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Small sizes (n = 200, p = 2000) for tests; not a measurement of the targets.
+    #[arg(long)]
+    pub quick: bool,
+    /// Also write the report as Markdown to this file, atomically (`make bench` writes
+    /// reports/BENCH.md).
+    #[arg(long, value_name = "PATH")]
+    pub markdown: Option<PathBuf>,
+    /// Master seed of the data.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+pub fn run(a: &PerfArgs) -> anyhow::Result<ExitCode> {
+    let sizes = if a.quick {
+        crate::perf::PerfSizes::quick()
+    } else {
+        crate::perf::PerfSizes::full()
+    };
+    let seed = crate::rng::SeedPath::new(a.seed).child("perf");
+    let report = crate::perf::measure(&sizes, &seed, a.quick)?;
+    let md = crate::perf::markdown(&report);
+    if let Some(path) = &a.markdown {
+        crate::report::write_atomic(path, md.as_bytes())
+            .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{md}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
