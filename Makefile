@@ -34,8 +34,12 @@ report: build
 fig2: build
 	./target/release/dpclaims fig2 --profile full --out reports
 
+# Criterion benches (benches/), then one `dpclaims perf` process that measures the DP-GD
+# kernels side by side and writes reports/BENCH.md atomically, criterion's medians appended.
+CRITERION_DIR := $(or $(CARGO_TARGET_DIR),target)/criterion
 bench: deps
 	$(CARGO) bench --locked
+	$(CARGO) run --release --locked --quiet -- perf --markdown reports/BENCH.md --criterion $(CRITERION_DIR)
 
 lint: deps
 	$(CARGO) fmt --check

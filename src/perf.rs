@@ -130,8 +130,7 @@ impl PerfProblem {
         let model = RandomFeatures::sample(p, d, &mut seed.rng_for("features"));
         let phi = model.features(&train.x.view());
         let phi_sq = crate::linalg::row_norms_sq(&phi.view());
-        let theta =
-            crate::data::gaussian_vector(p, &mut seed.rng_for("theta")) / (p as f64).sqrt();
+        let theta = crate::data::gaussian_vector(p, &mut seed.rng_for("theta")) / (p as f64).sqrt();
         let eta = 1.0 / p as f64;
         let steps = 5 * d;
         let cfg = DpGdConfig {
@@ -575,6 +574,97 @@ fn measure_heatmap(_sizes: &PerfSizes, _seed: &SeedPath) -> Option<f64> {
 }
 // ---- end of the reduced engine's part ----------------------------------------------
 
+/// One benchmark's result as criterion saved it (`<dir>/<id>/new/estimates.json`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CriterionEstimate {
+    /// Criterion's id, e.g. `perf/gemv_floor/n2000_p40000`.
+    pub id: String,
+    /// Median time per iteration, seconds.
+    pub median_s: f64,
+    /// 95% confidence interval of the median, seconds.
+    pub ci_s: (f64, f64),
+}
+
+/// The medians criterion saved for the benches of `group` under `dir` (criterion's
+/// output directory, `<target dir>/criterion`), sorted by id. Missing or unreadable
+/// entries are skipped: an empty list means no saved results.
+pub fn criterion_estimates(dir: &std::path::Path, group: &str) -> Vec<CriterionEstimate> {
+    fn walk(d: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(d) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|n| n == "new") {
+                    out.push(path);
+                } else {
+                    walk(&path, out);
+                }
+            }
+        }
+    }
+    let read = |new: &std::path::Path| -> Option<CriterionEstimate> {
+        let bench: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(new.join("benchmark.json")).ok()?)
+                .ok()?;
+        let est: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(new.join("estimates.json")).ok()?)
+                .ok()?;
+        let med = &est["median"];
+        let ci = &med["confidence_interval"];
+        Some(CriterionEstimate {
+            id: bench["full_id"].as_str()?.to_string(),
+            median_s: med["point_estimate"].as_f64()? * 1e-9,
+            ci_s: (
+                ci["lower_bound"].as_f64()? * 1e-9,
+                ci["upper_bound"].as_f64()? * 1e-9,
+            ),
+        })
+    };
+    let mut dirs = vec![];
+    walk(&dir.join(group), &mut dirs);
+    let mut out: Vec<CriterionEstimate> = dirs.iter().filter_map(|d| read(d)).collect();
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    out
+}
+
+/// A Markdown table of criterion's medians, with each time's ratio to the criterion
+/// bench whose id contains `gemv_floor` (if any).
+pub fn criterion_markdown(rows: &[CriterionEstimate]) -> String {
+    let mut o = String::new();
+    if rows.is_empty() {
+        return o;
+    }
+    let floor = rows
+        .iter()
+        .find(|r| r.id.contains("/gemv_floor/"))
+        .map(|r| r.median_s);
+    let _ = writeln!(
+        o,
+        "\n## Criterion (`cargo bench --bench perf`, same kernels, run just before)\n"
+    );
+    let _ = writeln!(
+        o,
+        "Criterion's median per iteration and its 95% interval. These ran at another \
+         moment than the table above, so compare ratios within one table.\n"
+    );
+    let _ = writeln!(o, "| bench | median | 95% interval | ratio to floor |");
+    let _ = writeln!(o, "|---|---|---|---|");
+    for r in rows {
+        let ratio = floor.map_or("—".to_string(), |f| format!("{:.2}", r.median_s / f));
+        let _ = writeln!(
+            o,
+            "| `{}` | {} | {} – {} | {ratio} |",
+            r.id,
+            ms(r.median_s),
+            ms(r.ci_s.0),
+            ms(r.ci_s.1)
+        );
+    }
+    o
+}
+
 fn ms(s: f64) -> String {
     format!("{:.2} ms", s * 1e3)
 }
@@ -630,7 +720,10 @@ pub fn markdown(r: &PerfReport) -> String {
         r.reference_loop_step_s,
     );
     if r.reduced_step_s.is_empty() {
-        let _ = writeln!(o, "| reduced (kernel-space) step | — | not measured yet | — |");
+        let _ = writeln!(
+            o,
+            "| reduced (kernel-space) step | — | not measured yet | — |"
+        );
     }
     for (p, t) in &r.reduced_step_s {
         row(
@@ -663,7 +756,10 @@ pub fn markdown(r: &PerfReport) -> String {
             );
         }
         None => {
-            let _ = writeln!(o, "| reduced step, largest / smallest p | not measured yet | ≤ 1.3 |");
+            let _ = writeln!(
+                o,
+                "| reduced step, largest / smallest p | not measured yet | ≤ 1.3 |"
+            );
         }
     }
     match r.heatmap_cells_per_s {
@@ -675,7 +771,10 @@ pub fn markdown(r: &PerfReport) -> String {
             );
         }
         None => {
-            let _ = writeln!(o, "| heat map: cells/s | not measured yet | 1200 cells ≤ 30 min |");
+            let _ = writeln!(
+                o,
+                "| heat map: cells/s | not measured yet | 1200 cells ≤ 30 min |"
+            );
         }
     }
     let _ = writeln!(o);

@@ -5,6 +5,7 @@ mod core;
 mod dpsgd;
 mod figures;
 mod fit;
+mod perf;
 mod privacy;
 mod reduced;
 mod sharding;

@@ -16,6 +16,10 @@ pub struct PerfArgs {
     /// reports/BENCH.md).
     #[arg(long, value_name = "PATH")]
     pub markdown: Option<PathBuf>,
+    /// Append criterion's saved medians for the `perf` bench group found under this
+    /// directory (`<target dir>/criterion`) to the Markdown page.
+    #[arg(long, value_name = "DIR", requires = "markdown")]
+    pub criterion: Option<PathBuf>,
     /// Master seed of the data.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -28,8 +32,21 @@ pub fn run(a: &PerfArgs) -> anyhow::Result<ExitCode> {
         crate::perf::PerfSizes::full()
     };
     let seed = crate::rng::SeedPath::new(a.seed).child("perf");
+    // Read criterion's results first: a wrong directory fails before the measurement.
+    let criterion = match &a.criterion {
+        Some(dir) => {
+            let rows = crate::perf::criterion_estimates(dir, "perf");
+            anyhow::ensure!(
+                !rows.is_empty(),
+                "no criterion results for the perf benches under {} (run `cargo bench --bench perf` first)",
+                dir.display()
+            );
+            crate::perf::criterion_markdown(&rows)
+        }
+        None => String::new(),
+    };
     let report = crate::perf::measure(&sizes, &seed, a.quick)?;
-    let md = crate::perf::markdown(&report);
+    let md = crate::perf::markdown(&report) + &criterion;
     if let Some(path) = &a.markdown {
         crate::report::write_atomic(path, md.as_bytes())
             .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
@@ -37,7 +54,7 @@ pub fn run(a: &PerfArgs) -> anyhow::Result<ExitCode> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{md}");
+        print!("{}", crate::perf::markdown(&report));
     }
     Ok(ExitCode::SUCCESS)
 }
