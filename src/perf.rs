@@ -561,14 +561,14 @@ pub fn measure(sizes: &PerfSizes, seed: &SeedPath, quick: bool) -> Result<PerfRe
 
 /// Seconds per reduced DP-GD step at each p of `sizes.reduced_ps` (n = `sizes.n`),
 /// keyed by p as a decimal string. Filled in by the reduced engine.
-fn measure_reduced(_sizes: &PerfSizes, _seed: &SeedPath) -> BTreeMap<String, f64> {
+pub fn measure_reduced(_sizes: &PerfSizes, _seed: &SeedPath) -> BTreeMap<String, f64> {
     // filled in by the reduced engine
     BTreeMap::new()
 }
 
 /// Heat-map cells (complete DP-GD runs of the 1200-run heat map) per second. Filled in
 /// by the reduced engine.
-fn measure_heatmap(_sizes: &PerfSizes, _seed: &SeedPath) -> Option<f64> {
+pub fn measure_heatmap(_sizes: &PerfSizes, _seed: &SeedPath) -> Option<f64> {
     // filled in by the reduced engine
     None
 }
