@@ -555,24 +555,108 @@ pub fn measure(sizes: &PerfSizes, seed: &SeedPath, quick: bool) -> Result<PerfRe
     })
 }
 
-// ---- filled in by the reduced engine ----------------------------------------------
-// The reduced (kernel-space) engine (`src/train/reduced.rs`) provides these two
-// measurements; until it is merged they report nothing and the output says so.
+// ---- the reduced engine's measurements ----------------------------------------------
 
-/// Seconds per reduced DP-GD step at each p of `sizes.reduced_ps` (n = `sizes.n`),
-/// keyed by p as a decimal string. Filled in by the reduced engine.
-pub fn measure_reduced(_sizes: &PerfSizes, _seed: &SeedPath) -> BTreeMap<String, f64> {
-    // filled in by the reduced engine
-    BTreeMap::new()
+/// Steps timed per reduced run in [`measure_reduced`].
+const REDUCED_STEPS: usize = 40;
+
+/// Seconds per reduced DP-GD step at each p of `sizes.reduced_ps` (n = `sizes.n`,
+/// n_test = n/2, one run with noise; the one-off Gram computation is not part of a
+/// step), keyed by p as a decimal string. A step costs O(n (n + r)) with r <= n + n_test
+/// the rank of the noise factor, so it should not grow with p.
+pub fn measure_reduced(sizes: &PerfSizes, seed: &SeedPath) -> BTreeMap<String, f64> {
+    use crate::train::reduced::{self, KernelProblem, TestNoise};
+    let mut out = BTreeMap::new();
+    let (n, m, d) = (sizes.n, sizes.n / 2, sizes.d);
+    let mut data_rng = seed.rng_for("reduced-data");
+    let u = crate::data::unit_vector(d, &mut data_rng);
+    let target = Target::Sign { u };
+    let train = Dataset::sample(n, d, InputDist::Gaussian, &target, 0.0, &mut data_rng);
+    let test = Dataset::sample(m, d, InputDist::Gaussian, &target, 0.0, &mut data_rng);
+    for &p in &sizes.reduced_ps {
+        let model = RandomFeatures::sample(p, d, &mut seed.child(p).rng_for("reduced-features"));
+        let Ok(kp) = KernelProblem::random_features(
+            &model,
+            &train.x.view(),
+            train.y.clone(),
+            &test.x.view(),
+            test.y.clone(),
+            TestNoise::Exact,
+        ) else {
+            continue;
+        };
+        let eta = 1.0 / p as f64;
+        let Ok(sigma) = dpgd::prop22_sigma(eta, REDUCED_STEPS, 4.0, 1.0 / n as f64) else {
+            continue;
+        };
+        let cfg = DpGdConfig {
+            eta,
+            steps: REDUCED_STEPS,
+            clip: 0.5 * (p as f64).sqrt(),
+            clip_rule: dpgd::ClipRule::Divide,
+            sigma,
+            kappa: 2.0,
+            ridge: 0.0,
+        };
+        let mut times = Vec::new();
+        for round in 0..=sizes.slow_reps {
+            let t = seconds(|| {
+                black_box(
+                    reduced::run(&kp, &cfg, &[REDUCED_STEPS], &seed.child("reduced-noise")).ok(),
+                );
+            });
+            if round > 0 {
+                times.push(t / REDUCED_STEPS as f64);
+            }
+        }
+        out.insert(p.to_string(), median(times));
+    }
+    out
 }
 
-/// Heat-map cells (complete DP-GD runs of the 1200-run heat map) per second. Filled in
-/// by the reduced engine.
-pub fn measure_heatmap(_sizes: &PerfSizes, _seed: &SeedPath) -> Option<f64> {
-    // filled in by the reduced engine
-    None
+/// Steps of the heat map executed by [`measure_heatmap`] before extrapolating.
+const HEATMAP_PREFIX_STEPS: usize = 300;
+
+/// Heat-map cells per second for privacy-for-free Fig. 2's heat map (1200 runs at
+/// p = 40 000 with the full sizes; the quick profile's 108 runs with `--quick`),
+/// **projected**: the Gram computation is timed in full, then the whole batch of runs
+/// is timed for its first [`HEATMAP_PREFIX_STEPS`] steps (every run truncated there,
+/// the same two parallel halves as `dpclaims fig2`), and the rest is extrapolated at the
+/// measured run-steps per second. `dpclaims fig2 --profile full` runs the real thing.
+pub fn measure_heatmap(sizes: &PerfSizes, seed: &SeedPath) -> Option<f64> {
+    use crate::figures::fig2;
+    let profile = if sizes.n < 2000 {
+        crate::spec::Profile::Quick
+    } else {
+        crate::spec::Profile::Full
+    };
+    let cfg = fig2::Fig2Config::new(profile, seed.master());
+    let (runs, _) = fig2::heatmap_runs(&cfg).ok()?;
+    let mut kp = None;
+    let t_gram = seconds(|| kp = fig2::kernel_problem(&cfg, 0, cfg.heat_p).ok());
+    let kp = kp?;
+    let total: usize = runs.iter().map(|r| r.cfg.steps).sum();
+    let prefix: Vec<_> = runs
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r.cfg.steps = r.cfg.steps.min(HEATMAP_PREFIX_STEPS);
+            r.loss_at = vec![r.cfg.steps];
+            r
+        })
+        .collect();
+    let done: usize = prefix.iter().map(|r| r.cfg.steps).sum();
+    let mut ok = true;
+    let t_prefix = seconds(|| {
+        ok = fig2::batch_final_losses(&kp, &prefix, &seed.child("heatmap-noise"), 2).is_ok();
+    });
+    if !ok || done == 0 {
+        return None;
+    }
+    let projected = t_gram + t_prefix * total as f64 / done as f64;
+    Some(runs.len() as f64 / projected)
 }
-// ---- end of the reduced engine's part ----------------------------------------------
+// ---- end of the reduced engine's measurements --------------------------------------
 
 /// One benchmark's result as criterion saved it (`<dir>/<id>/new/estimates.json`).
 #[derive(Clone, Debug, PartialEq)]

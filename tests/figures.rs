@@ -11,7 +11,11 @@ fn run_fig2(dir: &std::path::Path, threads: &str) {
         .env("RAYON_NUM_THREADS", threads)
         .output()
         .expect("run dpclaims");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -22,7 +26,11 @@ fn fig2_quick_writes_the_three_csvs_deterministically() {
     run_fig2(b.path(), "2");
     let cfg = Fig2Config::new(Profile::Quick, 0);
     let expect = [
-        ("fig2-loss-vs-p.csv", "p,method,seed,test_loss", 2 * cfg.p_values.len() * cfg.seeds),
+        (
+            "fig2-loss-vs-p.csv",
+            "p,method,seed,test_loss",
+            2 * cfg.p_values.len() * cfg.seeds,
+        ),
         (
             "fig2-loss-vs-T.csv",
             "p,c_time,seed,test_loss",
@@ -48,7 +56,12 @@ fn fig2_quick_writes_the_three_csvs_deterministically() {
     for f in std::fs::read_dir(a.path()).unwrap() {
         let f = f.unwrap();
         let other = std::fs::read(b.path().join(f.file_name())).unwrap();
-        assert_eq!(std::fs::read(f.path()).unwrap(), other, "{:?}", f.file_name());
+        assert_eq!(
+            std::fs::read(f.path()).unwrap(),
+            other,
+            "{:?}",
+            f.file_name()
+        );
     }
     let md = std::fs::read_to_string(a.path().join("fig2.md")).unwrap();
     assert!(md.contains("## Panel 4"));

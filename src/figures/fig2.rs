@@ -254,10 +254,79 @@ fn dp_cfg(
     })
 }
 
+/// The heat map's runs (eps-major, then c_clip, then c_time) and their cells
+/// `(eps, c_clip, c_time, T)`.
+pub fn heatmap_runs(
+    cfg: &Fig2Config,
+) -> Result<(Vec<BatchRun>, Vec<(f64, f64, f64, usize)>), TrainError> {
+    let p = cfg.heat_p;
+    let eta = 1.0 / p as f64;
+    let sqrt_p = (p as f64).sqrt();
+    let mut runs = Vec::new();
+    let mut cells = Vec::new();
+    for &eps in &cfg.heat_eps {
+        for &c in &cfg.heat_clip {
+            for &ct in &cfg.heat_time {
+                let steps = cfg.steps(ct, eta, p);
+                runs.push(BatchRun {
+                    cfg: dp_cfg(eta, steps, c * sqrt_p, eps, cfg.delta())?,
+                    loss_at: vec![steps],
+                    stream: 0,
+                });
+                cells.push((eps, c, ct, steps));
+            }
+        }
+    }
+    Ok((runs, cells))
+}
+
+/// The problem of a (seed, p) job: the seed's data set and the features at p.
+pub fn kernel_problem(
+    cfg: &Fig2Config,
+    seed: usize,
+    p: usize,
+) -> Result<KernelProblem, TrainError> {
+    let root = SeedPath::new(cfg.seed)
+        .child("fig2")
+        .child(format!("seed{seed}"));
+    let mut data_rng = root.rng_for("data");
+    let u = unit_vector(cfg.d, &mut data_rng);
+    let target = Target::Sign { u };
+    let train = Dataset::sample(
+        cfg.n,
+        cfg.d,
+        InputDist::Gaussian,
+        &target,
+        0.0,
+        &mut data_rng,
+    );
+    let test = Dataset::sample(
+        cfg.n_test,
+        cfg.d,
+        InputDist::Gaussian,
+        &target,
+        0.0,
+        &mut data_rng,
+    );
+    let model = RandomFeatures::sample(
+        p,
+        cfg.d,
+        &mut root.child(format!("p{p}")).rng_for("features"),
+    );
+    KernelProblem::random_features(
+        &model,
+        &train.x.view(),
+        train.y,
+        &test.x.view(),
+        test.y,
+        TestNoise::Exact,
+    )
+}
+
 /// Runs a batch in `parts` fixed contiguous slices in parallel, each on its own copy of
 /// the shared stream (same draws), and concatenates: the bits do not depend on the
 /// number of threads.
-fn batch_final_losses(
+pub fn batch_final_losses(
     kp: &KernelProblem,
     runs: &[BatchRun],
     stream: &SeedPath,
@@ -281,38 +350,11 @@ fn batch_final_losses(
 }
 
 fn run_job(cfg: &Fig2Config, job: &Job) -> Result<JobOut, TrainError> {
-    let root = SeedPath::new(cfg.seed)
+    let at_p = SeedPath::new(cfg.seed)
         .child("fig2")
-        .child(format!("seed{}", job.seed));
-    let mut data_rng = root.rng_for("data");
-    let u = unit_vector(cfg.d, &mut data_rng);
-    let target = Target::Sign { u };
-    let train = Dataset::sample(
-        cfg.n,
-        cfg.d,
-        InputDist::Gaussian,
-        &target,
-        0.0,
-        &mut data_rng,
-    );
-    let test = Dataset::sample(
-        cfg.n_test,
-        cfg.d,
-        InputDist::Gaussian,
-        &target,
-        0.0,
-        &mut data_rng,
-    );
-    let at_p = root.child(format!("p{}", job.p));
-    let model = RandomFeatures::sample(job.p, cfg.d, &mut at_p.rng_for("features"));
-    let kp = KernelProblem::random_features(
-        &model,
-        &train.x.view(),
-        train.y,
-        &test.x.view(),
-        test.y,
-        TestNoise::Exact,
-    )?;
+        .child(format!("seed{}", job.seed))
+        .child(format!("p{}", job.p));
+    let kp = kernel_problem(cfg, job.seed, job.p)?;
     let delta = cfg.delta();
     let p = job.p;
     let sqrt_p = (p as f64).sqrt();
@@ -370,22 +412,7 @@ fn run_job(cfg: &Fig2Config, job: &Job) -> Result<JobOut, TrainError> {
         }
     }
     if job.panel4 {
-        let eta = 1.0 / p as f64;
-        let mut runs = Vec::new();
-        let mut cells = Vec::new();
-        for &eps in &cfg.heat_eps {
-            for &c in &cfg.heat_clip {
-                for &ct in &cfg.heat_time {
-                    let steps = cfg.steps(ct, eta, p);
-                    runs.push(BatchRun {
-                        cfg: dp_cfg(eta, steps, c * sqrt_p, eps, delta)?,
-                        loss_at: vec![steps],
-                        stream: 0,
-                    });
-                    cells.push((eps, c, ct, steps));
-                }
-            }
-        }
+        let (runs, cells) = heatmap_runs(cfg)?;
         // Two contiguous halves: every (eps, c_clip) row has the same steps, so the
         // halves carry the same work.
         let losses = batch_final_losses(&kp, &runs, &at_p.child("noise-heatmap"), 2)?;
