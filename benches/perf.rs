@@ -71,5 +71,77 @@ fn dpgd_step_kernels(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, dpgd_step_kernels);
+/// The reduced engine: 40-step runs at p = 4000 and p = 40 000 (the Gram computation is
+/// done once, outside the timed closure; per step divide by 40), and one reduced run of
+/// a 64-run batch on shared features (the heat map's matrix-matrix step).
+fn reduced_kernels(c: &mut Criterion) {
+    use dpclaims::data::{unit_vector, Dataset, InputDist, Target};
+    use dpclaims::models::RandomFeatures;
+    use dpclaims::train::dpgd::{prop22_sigma, ClipRule, DpGdConfig};
+    use dpclaims::train::reduced::{self, BatchRun, KernelProblem, TestNoise};
+    dpclaims::linalg::pin_blas_threads();
+    let seed = SeedPath::new(0).child("bench-reduced");
+    let (n, m, d) = (2000, 1000, 100);
+    let mut rng = seed.rng_for("data");
+    let target = Target::Sign {
+        u: unit_vector(d, &mut rng),
+    };
+    let train = Dataset::sample(n, d, InputDist::Gaussian, &target, 0.0, &mut rng);
+    let test = Dataset::sample(m, d, InputDist::Gaussian, &target, 0.0, &mut rng);
+    let mut g = c.benchmark_group("reduced");
+    g.sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5));
+    for p in [4000usize, 40_000] {
+        let model = RandomFeatures::sample(p, d, &mut seed.child(p).rng_for("features"));
+        let kp = KernelProblem::random_features(
+            &model,
+            &train.x.view(),
+            train.y.clone(),
+            &test.x.view(),
+            test.y.clone(),
+            TestNoise::Exact,
+        )
+        .expect("kernel problem");
+        let eta = 1.0 / p as f64;
+        let cfg = DpGdConfig {
+            eta,
+            steps: 40,
+            clip: 0.5 * (p as f64).sqrt(),
+            clip_rule: ClipRule::Divide,
+            sigma: prop22_sigma(eta, 40, 4.0, 1.0 / n as f64).expect("sigma"),
+            kappa: 2.0,
+            ridge: 0.0,
+        };
+        let noise = seed.child("noise");
+        g.bench_function(
+            BenchmarkId::new("run_40_steps", format!("n{n}_p{p}")),
+            |b| b.iter(|| black_box(reduced::run(&kp, &cfg, &[40], &noise).expect("run"))),
+        );
+        if p == 40_000 {
+            let runs: Vec<BatchRun> = (0..64)
+                .map(|_| BatchRun {
+                    cfg: cfg.clone(),
+                    loss_at: vec![40],
+                    stream: 0,
+                })
+                .collect();
+            g.bench_function(
+                BenchmarkId::new("batch64_40_steps", format!("n{n}_p{p}")),
+                |b| {
+                    b.iter(|| {
+                        black_box(
+                            reduced::run_batch(&kp, &runs, std::slice::from_ref(&noise))
+                                .expect("batch"),
+                        )
+                    })
+                },
+            );
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, dpgd_step_kernels, reduced_kernels);
 criterion_main!(benches);
