@@ -5,6 +5,8 @@
 //! * [`data`] — Gaussian inputs, targets (sign, single-index via Hermite coefficients),
 //!   the shipped digits data set.
 //! * [`models`] — random features (privacy-for-free) and the two-layer network (blog).
+//! * [`faults`] — the fault catalogue (deviations of the core injectable at run time) and
+//!   the fault matrix of `dpclaims faults`.
 //! * [`train`] — DP-GD (clipping, noise, recorder), baselines, Algorithm 1 of the blog,
 //!   DP-SGD and the TP-TopK family ([`train::dpsgd`]).
 //! * [`privacy`] — accountants (GDP, zCDP, RDP), calibration, empirical audit.
@@ -20,6 +22,7 @@
 //! * [`cli`] — the `dpclaims` command line (the binary only calls [`cli::main`]).
 pub mod cli;
 pub mod data;
+pub mod faults;
 pub mod figures;
 pub mod fit;
 pub mod linalg;

@@ -7,6 +7,7 @@
 //! random numbers: differences between variants are the variants' doing). Units run in
 //! parallel (rayon) and are collected in a fixed order, so results do not depend on the
 //! thread count or on execution order.
+use crate::faults::Fault;
 use crate::fit::{self, Verdict};
 use crate::rng::SeedPath;
 use crate::spec::{point_label, Claim, CmpOp, FitSpec, Predicted, PredictionKind, Profile};
@@ -250,6 +251,29 @@ pub fn run_units_where(
     keep: &(dyn Fn(usize, &UnitKey) -> bool + Sync),
     tick: &(dyn Fn() + Sync),
 ) -> Result<UnitValues, RunError> {
+    run_units_where_with_fault(claim, profile, seed, Fault::None, keep, tick)
+}
+
+/// [`run_units`] on a core with `fault` injected ([`crate::faults`]).
+pub fn run_units_with_fault(
+    claim: &Claim,
+    profile: Profile,
+    seed: u64,
+    fault: Fault,
+    tick: &(dyn Fn() + Sync),
+) -> Result<UnitValues, RunError> {
+    run_units_where_with_fault(claim, profile, seed, fault, &|_, _| true, tick)
+}
+
+/// [`run_units_where`] on a core with `fault` injected ([`crate::faults`]).
+pub fn run_units_where_with_fault(
+    claim: &Claim,
+    profile: Profile,
+    seed: u64,
+    fault: Fault,
+    keep: &(dyn Fn(usize, &UnitKey) -> bool + Sync),
+    tick: &(dyn Fn() + Sync),
+) -> Result<UnitValues, RunError> {
     crate::linalg::pin_blas_threads();
     let planned: Vec<Planned> = plan(claim, profile, seed)?
         .into_iter()
@@ -267,6 +291,7 @@ pub fn run_units_where(
                 data: &variant.data,
                 metrics: &u.metrics,
                 seeds: u.seeds.clone(),
+                fault,
             };
             let err = |message: String| RunError::Unit {
                 location: unit_location(
@@ -302,7 +327,18 @@ pub fn run_claim(
     seed: u64,
     tick: &(dyn Fn() + Sync),
 ) -> Result<ClaimOutcome, RunError> {
-    let values = run_units(claim, profile, seed, tick)?;
+    run_claim_with_fault(claim, profile, seed, Fault::None, tick)
+}
+
+/// [`run_claim`] on a core with `fault` injected ([`crate::faults`]).
+pub fn run_claim_with_fault(
+    claim: &Claim,
+    profile: Profile,
+    seed: u64,
+    fault: Fault,
+    tick: &(dyn Fn() + Sync),
+) -> Result<ClaimOutcome, RunError> {
+    let values = run_units_with_fault(claim, profile, seed, fault, tick)?;
     judge(claim, profile, seed, &values)
 }
 

@@ -3,6 +3,7 @@ mod audit;
 mod claims;
 mod core;
 mod dpsgd;
+mod faults;
 mod figures;
 mod fit;
 mod perf;

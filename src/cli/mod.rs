@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod demo;
+mod faults;
 mod fig2;
 mod perf;
 mod privacy;
@@ -52,6 +53,9 @@ enum Command {
     Train(train::TrainArgs),
     /// Measured speed of the DP-GD kernels in one process (direct step vs GEMV floor).
     Perf(perf::PerfArgs),
+    /// Fault matrix: the claim suite on each injected fault of the training core or the
+    /// accountant; writes reports/FAULTS.md (exit 1 if a fault goes undetected).
+    Faults(faults::FaultsArgs),
 }
 
 /// Parse the arguments, run the command, map errors to exit status 2.
@@ -70,6 +74,7 @@ pub fn main() -> ExitCode {
         Command::Train(a) => train::run(a),
         Command::Fig2(a) => fig2::run(a),
         Command::Perf(a) => perf::run(a),
+        Command::Faults(a) => faults::run(a),
     };
     match result {
         Ok(code) => code,

@@ -24,16 +24,18 @@ mod special;
 pub mod zcdp;
 
 pub use calibrate::{
-    calibrate, calibrate_two_phase, Calibrated, PhasePlan, TwoPhaseCalibrated, CALIBRATION_REL_TOL,
+    calibrate, calibrate_two_phase, calibrate_two_phase_with_fault, calibrate_with_fault,
+    Calibrated, PhasePlan, TwoPhaseCalibrated, CALIBRATION_REL_TOL,
 };
 pub use error::PrivacyError;
 pub use gdp::{gdp_delta, gdp_epsilon, gdp_mu};
 pub use rdp::{
-    classic_conversion, default_orders, improved_conversion, rdp_curve, rdp_epsilon_with_orders,
-    rdp_gaussian, rdp_sampled_gaussian,
+    classic_conversion, default_orders, improved_conversion, improved_conversion_with_fault,
+    rdp_curve, rdp_curve_with_fault, rdp_epsilon_with_orders, rdp_gaussian, rdp_sampled_gaussian,
 };
 pub use zcdp::{zcdp_epsilon, zcdp_epsilon_standard, zcdp_rho};
 
+use crate::faults::Fault;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -176,6 +178,17 @@ fn require_full_batch(acc: Accountant, phases: &[Phase]) -> Result<(), PrivacyEr
 ///   improved conversion (Canonne, Kamath & Steinke 2020, Prop. 12) minimised over
 ///   [`default_orders`]; reports the optimal order.
 pub fn epsilon(acc: Accountant, phases: &[Phase], delta: f64) -> Result<Accounted, PrivacyError> {
+    epsilon_with_fault(acc, phases, delta, Fault::None)
+}
+
+/// [`epsilon`] as computed by an accountant with `fault` ([`crate::faults`]; the RDP
+/// accountant's faults: `rdp-poisson-at-q1`, `classic-conversion`, `compose-by-max`).
+pub fn epsilon_with_fault(
+    acc: Accountant,
+    phases: &[Phase],
+    delta: f64,
+    fault: Fault,
+) -> Result<Accounted, PrivacyError> {
     validate_phases(phases)?;
     validate_delta(delta)?;
     let pairs = || phases.iter().map(|p| (p.steps, p.noise_multiplier));
@@ -197,7 +210,8 @@ pub fn epsilon(acc: Accountant, phases: &[Phase], delta: f64) -> Result<Accounte
             })
         }
         Accountant::Rdp => {
-            let (eps, order) = rdp_epsilon_with_orders(phases, delta, &default_orders())?;
+            let (eps, order) =
+                rdp::rdp_epsilon_with_orders_and_fault(phases, delta, &default_orders(), fault)?;
             Ok(Accounted {
                 epsilon: eps,
                 order: Some(order),

@@ -17,6 +17,7 @@
 //! overflows nor produces NaN.
 use super::special::{ln_erfc, log_add};
 use super::{Phase, PrivacyError};
+use crate::faults::Fault;
 
 /// TF Privacy's (and dp_accounting's `compute_dp_sgd_privacy`) default grid of Rényi
 /// orders: 1.25, 1.5, 1.75, 2, 2.25, 2.5, 3, 3.5, 4, 4.5, the integers 5..=63, 128,
@@ -183,18 +184,36 @@ pub(crate) fn log_a_frac(q: f64, z: f64, alpha: f64) -> f64 {
 /// `sum_phases steps * rdp_sampled_gaussian(q, z, alpha)` (Mironov 2017, Prop. 1:
 /// RDP curves of adaptively composed mechanisms add).
 pub fn rdp_curve(phases: &[Phase], orders: &[f64]) -> Result<Vec<f64>, PrivacyError> {
+    rdp_curve_with_fault(phases, orders, Fault::None)
+}
+
+/// [`rdp_curve`] as computed by an accountant with `fault` ([`crate::faults`]):
+/// `rdp-poisson-at-q1` evaluates every phase at `q = 1`; `compose-by-max` composes the
+/// phases by the order-wise maximum of their curves instead of the sum.
+pub fn rdp_curve_with_fault(
+    phases: &[Phase],
+    orders: &[f64],
+    fault: Fault,
+) -> Result<Vec<f64>, PrivacyError> {
     super::validate_phases(phases)?;
     validate_orders(orders)?;
+    let one = |p: &Phase, alpha: f64| {
+        let q = if fault == Fault::RdpPoissonAtQOne {
+            1.0
+        } else {
+            p.sampling_rate
+        };
+        p.steps as f64 * rdp_sampled_gaussian_unchecked(q, p.noise_multiplier, alpha)
+    };
     Ok(orders
         .iter()
         .map(|&alpha| {
-            phases
-                .iter()
-                .map(|p| {
-                    p.steps as f64
-                        * rdp_sampled_gaussian_unchecked(p.sampling_rate, p.noise_multiplier, alpha)
-                })
-                .sum()
+            let terms = phases.iter().map(|p| one(p, alpha));
+            if fault == Fault::ComposeByMax {
+                terms.fold(f64::NEG_INFINITY, f64::max)
+            } else {
+                terms.sum()
+            }
         })
         .collect())
 }
@@ -280,6 +299,20 @@ pub fn improved_conversion(
     rdp: &[f64],
     delta: f64,
 ) -> Result<(f64, f64), PrivacyError> {
+    improved_conversion_with_fault(orders, rdp, delta, Fault::None)
+}
+
+/// [`improved_conversion`] as computed by an accountant with `fault`:
+/// `classic-conversion` uses [`classic_conversion`] instead.
+pub fn improved_conversion_with_fault(
+    orders: &[f64],
+    rdp: &[f64],
+    delta: f64,
+    fault: Fault,
+) -> Result<(f64, f64), PrivacyError> {
+    if fault == Fault::ClassicConversion {
+        return classic_conversion(orders, rdp, delta);
+    }
     minimise(orders, rdp, delta, improved_epsilon_at)
 }
 
@@ -301,8 +334,18 @@ pub fn rdp_epsilon_with_orders(
     delta: f64,
     orders: &[f64],
 ) -> Result<(f64, f64), PrivacyError> {
-    let rdp = rdp_curve(phases, orders)?;
-    improved_conversion(orders, &rdp, delta)
+    rdp_epsilon_with_orders_and_fault(phases, delta, orders, Fault::None)
+}
+
+/// [`rdp_epsilon_with_orders`] as computed by an accountant with `fault`.
+pub fn rdp_epsilon_with_orders_and_fault(
+    phases: &[Phase],
+    delta: f64,
+    orders: &[f64],
+    fault: Fault,
+) -> Result<(f64, f64), PrivacyError> {
+    let rdp = rdp_curve_with_fault(phases, orders, fault)?;
+    improved_conversion_with_fault(orders, &rdp, delta, fault)
 }
 
 #[cfg(test)]

@@ -74,6 +74,11 @@ const OPTIONS: &[OptionInfo] = &[
         values: &["divide", "multiply"],
         doc: "per-sample clipping rule of the DP-GD mechanisms",
     },
+    OptionInfo {
+        name: "normalise",
+        values: &["yes", "no"],
+        doc: "first layer: per-neuron normalisation after the gradient step (Algorithm 1, step 3)",
+    },
 ];
 
 const METRICS: &[MetricInfo] = &[
@@ -84,6 +89,14 @@ const METRICS: &[MetricInfo] = &[
     MetricInfo {
         name: "epsilon_achieved",
         doc: "exact GDP epsilon of the mechanism as run (NaN if unknown)",
+    },
+    MetricInfo {
+        name: "epsilon_accounted",
+        doc: "exact GDP epsilon the standard analysis assigns to the configured noise, assuming the sensitivity bound holds (DP-GD: mu = sqrt(T)/z with sensitivity 2C/n; first layer: mu_W = 2 sqrt(p)/sigma_W from the normalised neurons)",
+    },
+    MetricInfo {
+        name: "audit_excess",
+        doc: "epsilon_lower_bound - epsilon_accounted (> 0: the audit certifies more than the accounting allows)",
     },
     MetricInfo {
         name: "tpr",
@@ -128,16 +141,27 @@ impl System for PrivacyAudit {
             .unwrap_or(Calibration::Exact);
         cfg.clip_rule =
             audit::parse_clip_rule(u.option("clip_rule")).map_err(SystemError::Invalid)?;
+        cfg.normalise = u.option("normalise") != "no";
         // The audit takes a u64 seed: the first 8 bytes of this unit's derived seed.
         let seed_bytes = u.seeds.child("audit").seed();
         let seed = u64::from_le_bytes(seed_bytes[..8].try_into().expect("8 bytes"));
-        let r = audit::run_audit(&cfg, seed).map_err(|e| SystemError::Invalid(e.to_string()))?;
+        let r = audit::run_audit_with_fault(&cfg, seed, u.fault)
+            .map_err(|e| SystemError::Invalid(e.to_string()))?;
         let mut out = BTreeMap::new();
         out.insert("epsilon_lower_bound".into(), r.epsilon_lower_bound);
         out.insert(
             "epsilon_achieved".into(),
             r.epsilon_achieved.unwrap_or(f64::NAN),
         );
+        // The accounting of the configured noise, whether or not the sensitivity bound it
+        // assumes holds (mu is null in the result when it does not).
+        let mu = match system {
+            AuditSystem::FeatureLearningFirstLayer => 1.0 / r.noise_multiplier,
+            _ => (cfg.steps as f64).sqrt() / r.noise_multiplier,
+        };
+        let accounted = crate::privacy::gdp_epsilon(mu, cfg.delta)?;
+        out.insert("epsilon_accounted".into(), accounted);
+        out.insert("audit_excess".into(), r.epsilon_lower_bound - accounted);
         out.insert("tpr".into(), r.tpr);
         out.insert("fpr".into(), r.fpr);
         Ok(out)

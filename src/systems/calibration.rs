@@ -106,7 +106,9 @@ impl System for Calibration {
         let steps = u.var("steps")?;
         let sigma = match u.option("calibration") {
             "inverse_epsilon" => (eta * steps).sqrt() / eps,
-            _ => (eta * steps).sqrt() * (8.0 * (1.0 / delta).ln()).sqrt() / eps,
+            // The training core's implementation of Prop. 2.2 (so a fault in it shows).
+            _ => crate::train::dpgd::prop22_sigma_with(eta, steps as usize, eps, delta, u.fault)
+                .map_err(|e| SystemError::Invalid(e.to_string()))?,
         };
         let big_delta = if u.option("sensitivity") == "add_remove" {
             1.0

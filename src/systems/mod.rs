@@ -17,6 +17,7 @@ pub mod feature_learning;
 pub mod rf_dpgd;
 pub mod tp_topk;
 
+use crate::faults::Fault;
 use crate::rng::SeedPath;
 use crate::spec::DataSpec;
 use std::collections::{BTreeMap, BTreeSet};
@@ -77,9 +78,22 @@ pub struct UnitInput<'a> {
     pub data: &'a DataSpec,
     pub metrics: &'a BTreeSet<String>,
     pub seeds: SeedPath,
+    /// The fault of the core that runs this unit ([`crate::faults`]; [`Fault::None`]
+    /// except under `dpclaims faults`). Systems pass it to the core's `*_with_fault`
+    /// entry points.
+    pub fault: Fault,
 }
 
 impl UnitInput<'_> {
+    /// The noise stream `label` of this unit, or, under the fault `shared-rng`, a fresh
+    /// copy of its data stream (the noise generator seeded like the data generator).
+    pub fn noise_rng(&self, label: &str) -> crate::rng::StreamRng {
+        if self.fault == Fault::SharedRng {
+            self.seeds.rng_for("data")
+        } else {
+            self.seeds.rng_for(label)
+        }
+    }
     /// A resolved variable (validated to exist for required parameters).
     pub fn var(&self, name: &str) -> Result<f64, SystemError> {
         self.vars

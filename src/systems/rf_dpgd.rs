@@ -152,8 +152,9 @@ impl System for RfDpGd {
         let (d, n, p, n_test) = u.sizes()?;
         let steps = u.count("steps")?;
         let eta = u.var("eta")?;
-        let sigma = dpgd::prop22_sigma(eta, steps, u.var("epsilon")?, u.var("delta")?)?
-            * u.var_or("sigma_scale", 1.0);
+        let sigma =
+            dpgd::prop22_sigma_with(eta, steps, u.var("epsilon")?, u.var("delta")?, u.fault)?
+                * u.var_or("sigma_scale", 1.0);
         let cfg = dpgd::DpGdConfig {
             eta,
             steps,
@@ -194,12 +195,13 @@ impl System for RfDpGd {
             "sup_residual_over_ln_n",
         ];
         if u.wants(&main) {
-            let run = dpgd::run(
+            let run = dpgd::run_with_fault(
                 &problem,
                 Array1::zeros(p),
                 &cfg,
                 &dpgd::RecordPlan::ends(steps),
-                &mut u.seeds.rng_for("noise"),
+                &mut u.noise_rng("noise"),
+                u.fault,
             )?;
             let last = run.trajectory.final_loss().expect("final loss recorded");
             let test_loss = last.test.expect("test set");
@@ -246,12 +248,13 @@ impl System for RfDpGd {
                 clip_rule: dpgd::ClipRule::None,
                 ..cfg.clone()
             };
-            let run = dpgd::run(
+            let run = dpgd::run_with_fault(
                 &noise_problem,
                 Array1::zeros(p),
                 &cfg0,
                 &dpgd::RecordPlan::ends(steps),
-                &mut u.seeds.rng_for("noise"),
+                &mut u.noise_rng("noise"),
+                u.fault,
             )?;
             let v = run
                 .trajectory

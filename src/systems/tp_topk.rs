@@ -27,10 +27,11 @@
 //!   `g~_{t,j} = g_j + sigma xi_{t,j}`: the Chebyshev bound on `P(s_j >= s_i)` for
 //!   `g_i^2 > g_j^2` and its Monte Carlo estimate (stream `misranking`).
 use super::*;
-use crate::privacy::{default_orders, improved_conversion, rdp_curve, Phase};
+use crate::faults::Fault;
+use crate::privacy::{default_orders, improved_conversion_with_fault, rdp_curve_with_fault, Phase};
 use crate::train::dpsgd::{
-    misranking_bound, misranking_monte_carlo, run_method, Activation, Classification, Method,
-    MethodConfig, MethodRun, ModelKind, SyntheticSpec,
+    misranking_bound, misranking_monte_carlo, run_method_with_fault, Activation, Classification,
+    Method, MethodConfig, MethodRun, ModelKind, SyntheticSpec,
 };
 
 #[derive(Debug)]
@@ -268,11 +269,19 @@ fn train(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
     cfg.clip_phase2 = u.var_or("clip_phase2", cfg.clip);
     cfg.lr = u.var_or("lr", cfg.lr);
 
-    let run = run_method(&data, &cfg, &u.seeds.child("run")).map_err(invalid)?;
+    let run = run_method_with_fault(&data, &cfg, &u.seeds.child("run"), &mut |_, _| {}, u.fault)
+        .map_err(invalid)?;
     let mut out = BTreeMap::new();
     out.insert("test_accuracy".into(), run.test_accuracy);
     out.insert("train_accuracy".into(), run.train_accuracy);
-    privacy_metrics(&run, &cfg, n, u.option("accountant") == "max", &mut out)?;
+    privacy_metrics(
+        &run,
+        &cfg,
+        n,
+        u.option("accountant") == "max",
+        u.fault,
+        &mut out,
+    )?;
     noise_metrics(&run, &mut out)?;
     support_metrics(&run, &mut out);
     Ok(out)
@@ -285,6 +294,7 @@ fn privacy_metrics(
     cfg: &MethodConfig,
     n: usize,
     by_max: bool,
+    fault: Fault,
     out: &mut BTreeMap<String, f64>,
 ) -> Result<(), SystemError> {
     let q = cfg.batch_size / n as f64;
@@ -306,12 +316,20 @@ fn privacy_metrics(
     let orders = default_orders();
     let mut curve = vec![if by_max { f64::NEG_INFINITY } else { 0.0 }; orders.len()];
     for ph in &phases {
-        for (c, r) in curve.iter_mut().zip(rdp_curve(&[*ph], &orders)?) {
+        for (c, r) in curve
+            .iter_mut()
+            .zip(rdp_curve_with_fault(&[*ph], &orders, fault)?)
+        {
             *c = if by_max { c.max(r) } else { *c + r };
         }
     }
-    let (composed, _) = improved_conversion(&orders, &curve, cfg.delta)?;
-    let (phase1, _) = improved_conversion(&orders, &rdp_curve(&phases[..1], &orders)?, cfg.delta)?;
+    let (composed, _) = improved_conversion_with_fault(&orders, &curve, cfg.delta, fault)?;
+    let (phase1, _) = improved_conversion_with_fault(
+        &orders,
+        &rdp_curve_with_fault(&phases[..1], &orders, fault)?,
+        cfg.delta,
+        fault,
+    )?;
     let spent = run.privacy.epsilon;
     out.insert("epsilon_spent".into(), spent);
     out.insert("epsilon_composed".into(), composed);

@@ -26,7 +26,12 @@
 //! valid for `0 < eps < 8 ln(1/delta)`; see [`prop22_sigma`].
 //!
 //! The step does no I/O; a [`Trajectory`] collects what metrics need.
+//!
+//! Fault injection ([`crate::faults`]): [`run_with_fault`], [`DpGdConfig::noise_std_with`]
+//! and [`prop22_sigma_with`] take a [`Fault`]; the plain entry points pass
+//! [`Fault::None`], whose code path is the one documented above, bit for bit.
 use super::TrainError;
+use crate::faults::Fault;
 use ndarray::{Array1, ArrayView1, ArrayView2, Zip};
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
@@ -106,10 +111,30 @@ impl DpGdConfig {
 
     /// Standard deviation of each noise coordinate: `sqrt(eta) kappa C sigma / n`.
     pub fn noise_std(&self, n: usize) -> f64 {
+        self.noise_std_with(n, Fault::None)
+    }
+
+    /// [`Self::noise_std`] as computed by a core with `fault` (only the noise-formula
+    /// faults change it: `noise-missing-sqrt-eta`, `noise-c-over-n`, `noise-2c-over-n`).
+    pub fn noise_std_with(&self, n: usize, fault: Fault) -> f64 {
         if self.sigma == 0.0 {
-            0.0
-        } else {
-            self.eta.sqrt() * self.kappa * self.clip * self.sigma / n as f64
+            return 0.0;
+        }
+        match fault {
+            Fault::NoiseMissingSqrtEta => self.kappa * self.clip * self.sigma / n as f64,
+            Fault::NoiseCOverN => self.eta.sqrt() * self.clip * self.sigma / n as f64,
+            Fault::Noise2COverN => self.eta.sqrt() * 2.0 * self.clip * self.sigma / n as f64,
+            _ => self.eta.sqrt() * self.kappa * self.clip * self.sigma / n as f64,
+        }
+    }
+
+    /// The clip rule a core with `fault` applies when this configuration asks for
+    /// `clip_rule` (`clip-multiply` and `clip-skipped` replace the standard division).
+    pub fn clip_rule_with(&self, fault: Fault) -> ClipRule {
+        match (fault, self.clip_rule) {
+            (Fault::ClipMultiply, ClipRule::Divide) => ClipRule::Multiply,
+            (Fault::ClipSkipped, ClipRule::Divide) => ClipRule::None,
+            (_, rule) => rule,
         }
     }
 }
@@ -117,6 +142,18 @@ impl DpGdConfig {
 /// Noise level of privacy-for-free Prop. 2.2 (Eq. 5):
 /// `sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / eps`, valid for `0 < eps < 8 ln(1/delta)`.
 pub fn prop22_sigma(eta: f64, steps: usize, eps: f64, delta: f64) -> Result<f64, TrainError> {
+    prop22_sigma_with(eta, steps, eps, delta, Fault::None)
+}
+
+/// [`prop22_sigma`] as computed by a core with `fault`: `sigma-inverse-epsilon` drops
+/// the `sqrt(8 ln(1/delta))` factor (`sigma = sqrt(eta T)/eps`).
+pub fn prop22_sigma_with(
+    eta: f64,
+    steps: usize,
+    eps: f64,
+    delta: f64,
+    fault: Fault,
+) -> Result<f64, TrainError> {
     if !(delta > 0.0 && delta < 1.0) {
         return Err(TrainError::InvalidConfig(format!(
             "delta must be in (0, 1), got {delta}"
@@ -128,6 +165,9 @@ pub fn prop22_sigma(eta: f64, steps: usize, eps: f64, delta: f64) -> Result<f64,
             "Prop. 2.2 needs 0 < eps < 8 ln(1/delta) = {:.4}, got {eps}",
             8.0 * l
         )));
+    }
+    if fault == Fault::SigmaInverseEpsilon {
+        return Ok((eta * steps as f64).sqrt() / eps);
     }
     Ok((eta * steps as f64).sqrt() * (8.0 * l).sqrt() / eps)
 }
@@ -331,6 +371,25 @@ pub fn run(
     plan: &RecordPlan,
     noise_rng: &mut impl Rng,
 ) -> Result<DpGdRun, TrainError> {
+    run_with_fault(problem, theta0, cfg, plan, noise_rng, Fault::None)
+}
+
+/// [`run`] as executed by a core with `fault` ([`crate::faults`]). The faults of this
+/// loop: the noise formula ([`DpGdConfig::noise_std_with`]), `clip-multiply`,
+/// `clip-skipped` ([`DpGdConfig::clip_rule_with`]), `clip-mean` (the per-sample
+/// gradients are averaged unclipped and the mean is clipped at C; the recorded clip
+/// fraction of a step is then 1 when the mean was clipped, else 0), `noise-reused`
+/// (xi drawn at the first noisy step only), `steps-off-by-one` (T + 1 updates; the
+/// plan's final step T is recorded at T + 1) and `ridge-left-out` (lambda = 0 in the
+/// per-sample gradients).
+pub fn run_with_fault(
+    problem: &Problem<'_>,
+    theta0: Array1<f64>,
+    cfg: &DpGdConfig,
+    plan: &RecordPlan,
+    noise_rng: &mut impl Rng,
+    fault: Fault,
+) -> Result<DpGdRun, TrainError> {
     cfg.validate()?;
     crate::linalg::pin_blas_threads();
     let (n, p) = problem.phi.dim();
@@ -342,25 +401,52 @@ pub fn run(
         )));
     }
     let phi_sq = crate::linalg::row_norms_sq(&problem.phi);
-    let noise_std = cfg.noise_std(n);
+    let noise_std = cfg.noise_std_with(n, fault);
+    let clip_mean = fault == Fault::ClipMean && cfg.clip_rule == ClipRule::Divide;
+    let rule = if clip_mean {
+        ClipRule::None
+    } else {
+        cfg.clip_rule_with(fault)
+    };
+    let ridge = if fault == Fault::RidgeLeftOut {
+        0.0
+    } else {
+        cfg.ridge
+    };
+    let steps = cfg.steps + usize::from(fault == Fault::StepsOffByOne);
+    let record = |t: usize| {
+        plan.loss_at
+            .iter()
+            .any(|&s| if s == cfg.steps { steps == t } else { s == t })
+    };
     let mut theta = theta0;
     let mut traj = Trajectory {
-        clip_fraction: Vec::with_capacity(cfg.steps),
-        max_grad_ratio: Vec::with_capacity(cfg.steps),
-        max_abs_residual: Vec::with_capacity(cfg.steps + 1),
+        clip_fraction: Vec::with_capacity(steps),
+        max_grad_ratio: Vec::with_capacity(steps),
+        max_abs_residual: Vec::with_capacity(steps + 1),
         losses: Vec::new(),
     };
     let mut xi = Array1::<f64>::zeros(p);
-    for t in 0..=cfg.steps {
-        let (g, stats) = clipped_mean_gradient(
+    let mut drawn = false;
+    for t in 0..=steps {
+        let (mut g, mut stats) = clipped_mean_gradient(
             &problem.phi,
             &phi_sq.view(),
             &problem.y,
             &theta.view(),
             cfg.clip,
-            cfg.clip_rule,
-            cfg.ridge,
+            rule,
+            ridge,
         );
+        if clip_mean {
+            let ratio = g.dot(&g).sqrt() / cfg.clip;
+            stats.clip_fraction = if ratio > 1.0 {
+                g /= ratio;
+                1.0
+            } else {
+                0.0
+            };
+        }
         if !stats.train_mse.is_finite() {
             return Err(TrainError::Diverged {
                 step: t,
@@ -368,7 +454,7 @@ pub fn run(
             });
         }
         traj.max_abs_residual.push(stats.max_abs_residual);
-        if plan.loss_at.contains(&t) {
+        if record(t) {
             let test = problem.test_mse(&theta.view());
             if test.is_some_and(|v| !v.is_finite()) {
                 return Err(TrainError::Diverged {
@@ -382,12 +468,21 @@ pub fn run(
                 test,
             });
         }
-        if t == cfg.steps {
+        if t == steps {
             break;
         }
         traj.clip_fraction.push(stats.clip_fraction);
         traj.max_grad_ratio.push(stats.max_grad_ratio);
-        apply_update(&mut theta, &g, cfg.eta, noise_std, &mut xi, noise_rng);
+        if drawn && fault == Fault::NoiseReused {
+            // Fault `noise-reused`: the first step's xi again, no new draws.
+            theta.scaled_add(-cfg.eta, &g);
+            if noise_std > 0.0 {
+                theta.scaled_add(noise_std, &xi);
+            }
+        } else {
+            apply_update(&mut theta, &g, cfg.eta, noise_std, &mut xi, noise_rng);
+            drawn = true;
+        }
     }
     Ok(DpGdRun {
         theta,

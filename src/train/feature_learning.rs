@@ -18,6 +18,7 @@
 use super::dpgd::{self, DpGdConfig, DpGdRun, Problem, RecordPlan};
 use super::TrainError;
 use crate::data::{gaussian_matrix, gaussian_vector, Dataset};
+use crate::faults::Fault;
 use crate::models::TwoLayer;
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, Zip};
 use rand::{Rng, RngExt};
@@ -135,6 +136,28 @@ pub struct FeatureLearningData {
     pub test: Dataset,
 }
 
+/// Steps 2-3 of Algorithm 1 before the noise: `W1 = W0 - eta_W G`, then, if `normalise`,
+/// every neuron `w_j <- w_j/||w_j||`. The audit of the first layer
+/// ([`crate::privacy::audit::canary`]) runs this same function. With the fault
+/// `first-layer-not-normalised` the normalisation is skipped.
+pub fn first_layer_step(
+    w: &mut Array2<f64>,
+    gradient: &Array2<f64>,
+    eta_w: f64,
+    normalise: bool,
+    fault: Fault,
+) {
+    w.scaled_add(-eta_w, gradient);
+    if normalise && fault != Fault::FirstLayerNotNormalised {
+        for mut col in w.axis_iter_mut(Axis(1)) {
+            let norm = col.dot(&col).sqrt();
+            if norm > 0.0 {
+                col /= norm;
+            }
+        }
+    }
+}
+
 /// Runs Algorithm 1. Random draws, in order: `init_rng` gives W0 (d x p, row by row),
 /// b (p), then a0's signs if any; `noise_w_rng` gives the first-layer noise (d x p);
 /// `noise_a_rng` the second-layer DP-GD noise.
@@ -146,20 +169,34 @@ pub fn run(
     noise_w_rng: &mut impl Rng,
     noise_a_rng: &mut impl Rng,
 ) -> Result<FeatureLearningRun, TrainError> {
+    run_with_fault(
+        data,
+        p,
+        cfg,
+        init_rng,
+        noise_w_rng,
+        noise_a_rng,
+        Fault::None,
+    )
+}
+
+/// [`run`] as executed by a core with `fault` ([`first_layer_step`] and
+/// [`dpgd::run_with_fault`] for the second layer).
+pub fn run_with_fault(
+    data: &FeatureLearningData,
+    p: usize,
+    cfg: &FeatureLearningConfig,
+    init_rng: &mut impl Rng,
+    noise_w_rng: &mut impl Rng,
+    noise_a_rng: &mut impl Rng,
+    fault: Fault,
+) -> Result<FeatureLearningRun, TrainError> {
     crate::linalg::pin_blas_threads();
     let (first, second, test) = (&data.first, &data.second, &data.test);
     let d = first.x.ncols();
     let mut net = init_network(d, p, cfg.a0_init, init_rng);
     let gradient = first_layer_gradient(&net, &first.x.view(), &first.y.view(), cfg.grad_reduction);
-    net.w.scaled_add(-cfg.eta_w, &gradient);
-    if cfg.normalise {
-        for mut col in net.w.axis_iter_mut(Axis(1)) {
-            let norm = col.dot(&col).sqrt();
-            if norm > 0.0 {
-                col /= norm;
-            }
-        }
-    }
+    first_layer_step(&mut net.w, &gradient, cfg.eta_w, cfg.normalise, fault);
     if cfg.sigma_w > 0.0 {
         let noise = gaussian_matrix(d, p, noise_w_rng);
         net.w.scaled_add(cfg.sigma_w, &noise);
@@ -178,7 +215,14 @@ pub fn run(
         test: Some((phi_test.view(), test.y.view())),
     };
     let plan = RecordPlan::ends(cfg.second.steps);
-    let run = dpgd::run(&problem, net.a.clone(), &cfg.second, &plan, noise_a_rng)?;
+    let run = dpgd::run_with_fault(
+        &problem,
+        net.a.clone(),
+        &cfg.second,
+        &plan,
+        noise_a_rng,
+        fault,
+    )?;
     net.a = run.theta.clone();
     let test_risk = problem
         .test_mse(&net.a.view())

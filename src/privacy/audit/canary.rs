@@ -75,11 +75,14 @@
 //! target epsilon at all.
 use super::AuditError;
 use crate::data::{self, gaussian_matrix, gaussian_vector, Dataset, InputDist, Target};
+use crate::faults::Fault;
 use crate::models::{RandomFeatures, TwoLayer};
 use crate::rng::{SeedPath, StreamRng};
 use crate::train::dpgd::{self, ClipRule, DpGdConfig, Problem, RecordPlan};
-use crate::train::feature_learning::{first_layer_gradient, A0Init, GradReduction};
-use ndarray::{Array1, Array2, ArrayView2, Axis};
+use crate::train::feature_learning::{
+    first_layer_gradient, first_layer_step, A0Init, GradReduction,
+};
+use ndarray::{Array1, Array2, ArrayView2};
 use rand_distr::{Distribution, StandardNormal};
 
 /// Hermite coefficients of the single-index link of the feature-learning systems:
@@ -186,6 +189,10 @@ pub struct DpgdCanaryProblem {
     pub canary_label: f64,
     /// Canary feature norm s.
     pub canary_norm: f64,
+    /// The fault of the core the runs execute ([`crate::faults`]; `None` normally):
+    /// the direct engine runs [`dpgd::run_with_fault`], the fast engine's noise std is
+    /// [`DpGdConfig::noise_std_with`].
+    pub fault: Fault,
 }
 
 impl DpgdCanaryProblem {
@@ -197,6 +204,7 @@ impl DpgdCanaryProblem {
         theta0: Array1<f64>,
         config: DpGdConfig,
         rng: &mut StreamRng,
+        fault: Fault,
     ) -> Result<Self, AuditError> {
         let (m, p) = phi_rest.dim();
         let n = m + 1;
@@ -213,7 +221,7 @@ impl DpgdCanaryProblem {
         let nf = n as f64;
         let c = config.clip;
         let rho = 1f64.max((1.0 - 2.0 * config.eta * config.ridge).abs());
-        let step = config.eta * c / nf + NOISE_BOUND_SDS * config.noise_std(n);
+        let step = config.eta * c / nf + NOISE_BOUND_SDS * config.noise_std_with(n, fault);
         let mut bound = theta0.dot(&e).abs();
         for _ in 0..config.steps {
             bound = rho * bound + step;
@@ -253,6 +261,7 @@ impl DpgdCanaryProblem {
             config,
             canary_label,
             canary_norm: s,
+            fault,
         })
     }
 
@@ -266,6 +275,18 @@ impl DpgdCanaryProblem {
         p: usize,
         config: DpGdConfig,
         path: &SeedPath,
+    ) -> Result<Self, AuditError> {
+        Self::random_features_with_fault(d, n, p, config, path, Fault::None)
+    }
+
+    /// [`Self::random_features`] whose runs execute a core with `fault`.
+    pub fn random_features_with_fault(
+        d: usize,
+        n: usize,
+        p: usize,
+        config: DpGdConfig,
+        path: &SeedPath,
+        fault: Fault,
     ) -> Result<Self, AuditError> {
         let mut rng = path.rng_for("data");
         let u = data::unit_vector(d, &mut rng);
@@ -285,6 +306,7 @@ impl DpgdCanaryProblem {
             Array1::zeros(p),
             config,
             &mut path.rng_for("canary"),
+            fault,
         )
     }
 
@@ -293,7 +315,6 @@ impl DpgdCanaryProblem {
     /// [`first_layer_network`]; the ordinary second-layer samples are x ~ N(0, I_d) with
     /// single-index labels; `a_0 = (1/sqrt p) 1`. Draws: `path/"first-layer"` (see
     /// [`first_layer_network`]), `path/"data"`: the n - 1 inputs, `path/"canary"`: e.
-    #[allow(clippy::too_many_arguments)]
     pub fn second_layer(
         d: usize,
         n: usize,
@@ -302,7 +323,21 @@ impl DpgdCanaryProblem {
         config: DpGdConfig,
         path: &SeedPath,
     ) -> Result<Self, AuditError> {
-        let (net, target) = first_layer_network(d, n, p, sigma_w, &path.child("first-layer"))?;
+        Self::second_layer_with_fault(d, n, p, sigma_w, config, path, Fault::None)
+    }
+
+    /// [`Self::second_layer`] with a core with `fault` (first layer and runs).
+    pub fn second_layer_with_fault(
+        d: usize,
+        n: usize,
+        p: usize,
+        sigma_w: f64,
+        config: DpGdConfig,
+        path: &SeedPath,
+        fault: Fault,
+    ) -> Result<Self, AuditError> {
+        let (net, target) =
+            first_layer_network_with_fault(d, n, p, sigma_w, &path.child("first-layer"), fault)?;
         let ds = Dataset::sample(
             n - 1,
             d,
@@ -318,6 +353,7 @@ impl DpgdCanaryProblem {
             net.a.clone(),
             config,
             &mut path.rng_for("canary"),
+            fault,
         )
     }
 
@@ -358,7 +394,7 @@ impl DpgdCanaryProblem {
         let z: f64 = StandardNormal.sample(rng);
         self.theta0.dot(&self.direction)
             + world.sign() * t * self.drift()
-            + self.config.noise_std(self.n()) * t.sqrt() * z
+            + self.config.noise_std_with(self.n(), self.fault) * t.sqrt() * z
     }
 
     /// Direct engine: a full DP-GD run ([`crate::train::dpgd::run`]) on the world's data
@@ -379,7 +415,14 @@ impl DpgdCanaryProblem {
             test: None,
         };
         let plan = RecordPlan { loss_at: vec![] };
-        let run = dpgd::run(&problem, self.theta0.clone(), &self.config, &plan, rng)?;
+        let run = dpgd::run_with_fault(
+            &problem,
+            self.theta0.clone(),
+            &self.config,
+            &plan,
+            rng,
+            self.fault,
+        )?;
         let nf = self.n() as f64;
         // The canary is always clipped (1/n of the fraction); the rest are ordinary.
         let others = run
@@ -423,17 +466,17 @@ fn public_init(d: usize, p: usize, path: &SeedPath) -> (TwoLayer, Target) {
 
 /// First-layer step of Algorithm 1 before the noise: `W_1 = W_0 - eta_W G` with the
 /// mean reduction, `eta_W = sqrt(p)` (Assumption 4, `eps_n = 0`), then per-neuron
-/// normalisation.
-fn normalised_first_step(net: &TwoLayer, x: &ArrayView2<f64>, y: &Array1<f64>) -> Array2<f64> {
+/// normalisation — the training core's [`first_layer_step`].
+fn normalised_first_step(
+    net: &TwoLayer,
+    x: &ArrayView2<f64>,
+    y: &Array1<f64>,
+    normalise: bool,
+    fault: Fault,
+) -> Array2<f64> {
     let g = first_layer_gradient(net, x, &y.view(), GradReduction::Mean);
     let mut w = net.w.clone();
-    w.scaled_add(-(net.p() as f64).sqrt(), &g);
-    for mut col in w.axis_iter_mut(Axis(1)) {
-        let norm = col.dot(&col).sqrt();
-        if norm > 0.0 {
-            col /= norm;
-        }
-    }
+    first_layer_step(&mut w, &g, (net.p() as f64).sqrt(), normalise, fault);
     w
 }
 
@@ -447,6 +490,18 @@ pub fn first_layer_network(
     sigma_w: f64,
     path: &SeedPath,
 ) -> Result<(TwoLayer, Target), AuditError> {
+    first_layer_network_with_fault(d, n, p, sigma_w, path, Fault::None)
+}
+
+/// [`first_layer_network`] run by a core with `fault`.
+pub fn first_layer_network_with_fault(
+    d: usize,
+    n: usize,
+    p: usize,
+    sigma_w: f64,
+    path: &SeedPath,
+    fault: Fault,
+) -> Result<(TwoLayer, Target), AuditError> {
     let (mut net, target) = public_init(d, p, path);
     let ds = Dataset::sample(
         n,
@@ -456,7 +511,7 @@ pub fn first_layer_network(
         0.0,
         &mut path.rng_for("data"),
     );
-    net.w = normalised_first_step(&net, &ds.x.view(), &ds.y);
+    net.w = normalised_first_step(&net, &ds.x.view(), &ds.y, true, fault);
     if sigma_w > 0.0 {
         net.w
             .scaled_add(sigma_w, &gaussian_matrix(d, p, &mut path.rng_for("noise")));
@@ -494,6 +549,21 @@ impl FirstLayerCanaryProblem {
         sigma_w: f64,
         path: &SeedPath,
     ) -> Result<Self, AuditError> {
+        Self::new_with_fault(d, n, p, sigma_w, true, path, Fault::None)
+    }
+
+    /// [`Self::new`] with the first layer of a core with `fault`, and without the
+    /// per-neuron normalisation if `normalise` is false (the sensitivity is then
+    /// unbounded: a negative control).
+    pub fn new_with_fault(
+        d: usize,
+        n: usize,
+        p: usize,
+        sigma_w: f64,
+        normalise: bool,
+        path: &SeedPath,
+        fault: Fault,
+    ) -> Result<Self, AuditError> {
         let (net, target) = public_init(d, p, path);
         let ds = Dataset::sample(
             n - 1,
@@ -510,9 +580,9 @@ impl FirstLayerCanaryProblem {
         let mut y = Array1::<f64>::zeros(n);
         y.slice_mut(ndarray::s![..n - 1]).assign(&ds.y);
         y[n - 1] = FIRST_LAYER_CANARY_LABEL;
-        let mean_canary = normalised_first_step(&net, &x.view(), &y);
+        let mean_canary = normalised_first_step(&net, &x.view(), &y, normalise, fault);
         y[n - 1] = -FIRST_LAYER_CANARY_LABEL;
-        let mean_replaced = normalised_first_step(&net, &x.view(), &y);
+        let mean_replaced = normalised_first_step(&net, &x.view(), &y, normalise, fault);
         let delta = &mean_canary - &mean_replaced;
         let gap = delta.iter().map(|v| v * v).sum::<f64>().sqrt();
         if !(gap.is_finite() && gap > 0.0) {

@@ -85,10 +85,11 @@
 pub mod canary;
 pub mod stats;
 
+use crate::faults::Fault;
 use crate::fit::FitError;
 use crate::privacy::{calibrate, gdp_epsilon, Accountant, PrivacyError};
 use crate::rng::SeedPath;
-use crate::train::dpgd::{prop22_sigma, ClipRule, DpGdConfig};
+use crate::train::dpgd::{prop22_sigma_with, ClipRule, DpGdConfig};
 use crate::train::TrainError;
 use canary::{DpgdCanaryProblem, FirstLayerCanaryProblem, World};
 use rayon::prelude::*;
@@ -324,6 +325,9 @@ pub struct AuditConfig {
     pub ridge: f64,
     /// eps_B of Assumption 4's sigma_W (default 0).
     pub eps_b: f64,
+    /// First layer: normalise the neurons after the gradient step (Algorithm 1, step 3;
+    /// default true). Without it the sensitivity is unbounded.
+    pub normalise: bool,
 }
 
 impl AuditConfig {
@@ -348,6 +352,7 @@ impl AuditConfig {
             clip_rule: ClipRule::Divide,
             ridge: 0.1,
             eps_b: 0.0,
+            normalise: true,
         }
     }
 
@@ -459,7 +464,7 @@ pub struct AuditResult {
 }
 
 /// Noise level of a DP-GD system: `(sigma as run, sigma_calibrated / sigma_exact)`.
-fn calibrate_dpgd(cfg: &AuditConfig, eta: f64) -> Result<(f64, f64), AuditError> {
+fn calibrate_dpgd(cfg: &AuditConfig, eta: f64, fault: Fault) -> Result<(f64, f64), AuditError> {
     let cal = calibrate(
         Accountant::Gdp,
         cfg.epsilon,
@@ -471,9 +476,17 @@ fn calibrate_dpgd(cfg: &AuditConfig, eta: f64) -> Result<(f64, f64), AuditError>
     let sigma_exact = cal.noise_multiplier * eta.sqrt();
     let sigma_cal = match cfg.calibration {
         Calibration::Exact => sigma_exact,
-        Calibration::Prop22 => prop22_sigma(eta, cfg.steps, cfg.epsilon, cfg.delta)?,
+        Calibration::Prop22 => prop22_sigma_with(eta, cfg.steps, cfg.epsilon, cfg.delta, fault)?,
     };
     Ok((sigma_cal * cfg.noise_scale, sigma_cal / sigma_exact))
+}
+
+/// The seed path of the audited problem (its data, features, canary).
+fn problem_path(seed: u64, system: AuditSystem) -> SeedPath {
+    SeedPath::new(seed)
+        .child("audit")
+        .child(system.name())
+        .child("problem")
 }
 
 /// The per-run noise stream of an audit.
@@ -504,13 +517,10 @@ enum Mechanism {
     FirstLayer(Box<FirstLayerCanaryProblem>),
 }
 
-fn build(cfg: &AuditConfig, seed: u64) -> Result<Mechanism, AuditError> {
+fn build(cfg: &AuditConfig, seed: u64, fault: Fault) -> Result<Mechanism, AuditError> {
     cfg.validate()?;
     crate::linalg::pin_blas_threads();
-    let path = SeedPath::new(seed)
-        .child("audit")
-        .child(cfg.system.name())
-        .child("problem");
+    let path = problem_path(seed, cfg.system);
     let (d, n, p) = (cfg.d, cfg.n, cfg.p);
     let pf = p as f64;
     match cfg.system {
@@ -519,7 +529,7 @@ fn build(cfg: &AuditConfig, seed: u64) -> Result<Mechanism, AuditError> {
             // Blog second layer: eta_a = 1/p (Assumption 4's eta_a = ln^2 d / p makes
             // the ridge step unstable at small d), C_a per Assumption 4 (eps_n = 0).
             let eta = 1.0 / pf;
-            let (sigma, overnoise_ratio) = calibrate_dpgd(cfg, eta)?;
+            let (sigma, overnoise_ratio) = calibrate_dpgd(cfg, eta, fault)?;
             let rf = cfg.system == AuditSystem::RfDpgd;
             let config = DpGdConfig {
                 eta,
@@ -536,10 +546,10 @@ fn build(cfg: &AuditConfig, seed: u64) -> Result<Mechanism, AuditError> {
             };
             config.validate()?;
             let problem = if rf {
-                DpgdCanaryProblem::random_features(d, n, p, config, &path)?
+                DpgdCanaryProblem::random_features_with_fault(d, n, p, config, &path, fault)?
             } else {
                 let sigma_w = canary::assumption4_sigma_w(d, n, cfg.eps_b);
-                DpgdCanaryProblem::second_layer(d, n, p, sigma_w, config, &path)?
+                DpgdCanaryProblem::second_layer_with_fault(d, n, p, sigma_w, config, &path, fault)?
             };
             Ok(Mechanism::Dpgd {
                 problem: Box::new(problem),
@@ -556,7 +566,15 @@ fn build(cfg: &AuditConfig, seed: u64) -> Result<Mechanism, AuditError> {
                 });
             }
             Ok(Mechanism::FirstLayer(Box::new(
-                FirstLayerCanaryProblem::new(d, n, p, sigma_w, &path)?,
+                FirstLayerCanaryProblem::new_with_fault(
+                    d,
+                    n,
+                    p,
+                    sigma_w,
+                    cfg.normalise,
+                    &path,
+                    fault,
+                )?,
             )))
         }
     }
@@ -585,9 +603,16 @@ fn world_scores(
     engine: AuditEngine,
     world: World,
     seed: u64,
+    fault: Fault,
 ) -> Result<(Vec<f64>, usize), AuditError> {
     let one = |i: usize| -> Result<(f64, bool), AuditError> {
-        let mut rng = trial_path(seed, cfg.system, world, i).rng();
+        // Fault `shared-rng`: the noise generator is seeded like the data generator of
+        // the problem, so every run replays the same draws.
+        let mut rng = if fault == Fault::SharedRng {
+            problem_path(seed, cfg.system).rng_for("data")
+        } else {
+            trial_path(seed, cfg.system, world, i).rng()
+        };
         let (score, clipped) = match (mech, engine) {
             (Mechanism::Dpgd { problem, .. }, AuditEngine::Direct) => {
                 let (s, others) =
@@ -623,10 +648,15 @@ fn world_scores(
     Ok((out.into_iter().map(|(s, _)| s).collect(), clipped))
 }
 
-fn scores_of(cfg: &AuditConfig, mech: &Mechanism, seed: u64) -> Result<AuditScores, AuditError> {
+fn scores_of(
+    cfg: &AuditConfig,
+    mech: &Mechanism,
+    seed: u64,
+    fault: Fault,
+) -> Result<AuditScores, AuditError> {
     let engine = resolve_engine(cfg, mech)?;
-    let (canary, c1) = world_scores(cfg, mech, engine, World::Canary, seed)?;
-    let (replaced, c2) = world_scores(cfg, mech, engine, World::Replaced, seed)?;
+    let (canary, c1) = world_scores(cfg, mech, engine, World::Canary, seed, fault)?;
+    let (replaced, c2) = world_scores(cfg, mech, engine, World::Replaced, seed, fault)?;
     let runs_with_ordinary_clipping = match (mech, engine) {
         (Mechanism::Dpgd { .. }, AuditEngine::Direct) => {
             Some((c1 + c2) as f64 / (2 * cfg.trials) as f64)
@@ -644,8 +674,8 @@ fn scores_of(cfg: &AuditConfig, mech: &Mechanism, seed: u64) -> Result<AuditScor
 /// The raw scores of an audit (both worlds, index order), for cross-checks between
 /// engines. Same seed, same scores.
 pub fn audit_scores(cfg: &AuditConfig, seed: u64) -> Result<AuditScores, AuditError> {
-    let mech = build(cfg, seed)?;
-    scores_of(cfg, &mech, seed)
+    let mech = build(cfg, seed, Fault::None)?;
+    scores_of(cfg, &mech, seed, Fault::None)
 }
 
 /// Threshold on the first `floor(trials/2)` runs of each world, bound on the rest
@@ -672,8 +702,22 @@ pub fn bound_from_scores(
 /// Deterministic: the same `(cfg, seed)` gives the same result, bit for bit, whatever
 /// the number of threads.
 pub fn run_audit(cfg: &AuditConfig, seed: u64) -> Result<AuditResult, AuditError> {
-    let mech = build(cfg, seed)?;
-    let scores = scores_of(cfg, &mech, seed)?;
+    run_audit_with_fault(cfg, seed, Fault::None)
+}
+
+/// [`run_audit`] of the mechanism as executed by a core with `fault`
+/// ([`crate::faults`]): the problem, the calibration and every run go through the
+/// faulty code paths. The fast engine only sees faults of the noise formula (it is a
+/// closed-form model of the correct training loop); pass [`AuditEngine::Direct`] to
+/// audit the real loop. The reported `mu` and `epsilon_achieved` are what the
+/// configuration claims, not what the faulty core does.
+pub fn run_audit_with_fault(
+    cfg: &AuditConfig,
+    seed: u64,
+    fault: Fault,
+) -> Result<AuditResult, AuditError> {
+    let mech = build(cfg, seed, fault)?;
+    let scores = scores_of(cfg, &mech, seed, fault)?;
     let out = bound_from_scores(&scores.canary, &scores.replaced, cfg.delta, cfg.confidence)?;
     let (sigma, noise_multiplier, mu, mu_canary, overnoise_ratio, calibration) = match &mech {
         Mechanism::Dpgd {
@@ -696,9 +740,12 @@ pub fn run_audit(cfg: &AuditConfig, seed: u64) -> Result<AuditResult, AuditError
             (fl.sigma_w, z, 1.0 / z, Some(fl.canary_mu()), None, None)
         }
     };
-    // Multiply and none do not bound the sensitivity: no accounted guarantee.
-    let bounded =
-        cfg.system == AuditSystem::FeatureLearningFirstLayer || cfg.clip_rule == ClipRule::Divide;
+    // Multiply and none, and an unnormalised first layer, do not bound the
+    // sensitivity: no accounted guarantee.
+    let bounded = match cfg.system {
+        AuditSystem::FeatureLearningFirstLayer => cfg.normalise,
+        _ => cfg.clip_rule == ClipRule::Divide,
+    };
     let mu = bounded.then_some(mu);
     let epsilon_achieved = mu.map(|m| gdp_epsilon(m, cfg.delta)).transpose()?;
     Ok(AuditResult {

@@ -27,9 +27,14 @@
 //!
 //! [`ClipOrder::ClipThenMask`] is the deliberately wrong order (clip the full gradient,
 //! mask afterwards): clip factors then depend on inactive coordinates. It exists as the
-//! negative control of the masking tests and is never used by a method.
+//! negative control of the masking tests and is never used by a method (except under
+//! the fault `topk-mask-after-clip`).
+//!
+//! Fault injection ([`crate::faults`]): [`privatize_with_fault`] and
+//! [`dp_step_with_fault`]; the plain functions pass [`Fault::None`].
 use super::model::Model;
 use super::DpSgdError;
+use crate::faults::Fault;
 use crate::privacy::Phase;
 use ndarray::{Array1, ArrayView1, ArrayView2, Axis, Zip};
 use rand::{Rng, RngExt};
@@ -158,6 +163,9 @@ pub struct Privatized {
     pub noise_energy: f64,
     /// Mean loss of the batch (before the update).
     pub batch_loss: f64,
+    /// The averaged clipped gradient before the noise, `(sum_i c_i g_i^m)/(qN)`: only
+    /// computed under the fault `topk-scores-pre-noise` (a DP method must never use it).
+    pub pre_noise: Option<Array1<f64>>,
 }
 
 /// Outcome of one [`dp_step`].
@@ -187,6 +195,35 @@ pub fn privatize(
     params: &StepParams,
     rng: &mut impl Rng,
 ) -> Privatized {
+    privatize_with_fault(
+        model,
+        theta,
+        x,
+        y,
+        expected_batch,
+        mask,
+        params,
+        rng,
+        Fault::None,
+    )
+}
+
+/// [`privatize`] as computed by a mechanism with `fault`: `topk-noise-on-inactive`
+/// draws P normals (every coordinate, increasing index) on a sparse mask and keeps the
+/// noise of the inactive coordinates in `g~`; `topk-scores-pre-noise` also returns
+/// [`Privatized::pre_noise`].
+#[allow(clippy::too_many_arguments)]
+pub fn privatize_with_fault(
+    model: &Model,
+    theta: &ArrayView1<f64>,
+    x: &ArrayView2<f64>,
+    y: &[usize],
+    expected_batch: f64,
+    mask: &Mask,
+    params: &StepParams,
+    rng: &mut impl Rng,
+    fault: Fault,
+) -> Privatized {
     let bw = model.backward(theta, x, y);
     let m = mask.weights();
     let mask_opt = if mask.is_dense() { None } else { Some(&m) };
@@ -208,7 +245,27 @@ pub fn privatize(
     let scale = 1.0 / expected_batch;
     let sd = params.noise_multiplier * params.clip;
     let mut noise_sq = 0.0;
-    if mask.is_dense() {
+    let pre_noise = (fault == Fault::TopkScoresPreNoise).then(|| {
+        let mut g = Array1::zeros(sum.len());
+        for &j in mask.support() {
+            g[j] = sum[j] * scale;
+        }
+        g
+    });
+    if fault == Fault::TopkNoiseOnInactive && !mask.is_dense() {
+        for (j, v) in sum.iter_mut().enumerate() {
+            if !mask.is_active(j) {
+                *v = 0.0;
+            }
+            if sd > 0.0 {
+                let xi: f64 = StandardNormal.sample(rng);
+                let e = sd * xi;
+                noise_sq += e * e;
+                *v += e;
+            }
+        }
+        sum *= scale;
+    } else if mask.is_dense() {
         if sd > 0.0 {
             for v in sum.iter_mut() {
                 let xi: f64 = StandardNormal.sample(rng);
@@ -238,6 +295,7 @@ pub fn privatize(
         clipped,
         noise_energy: noise_sq * scale * scale,
         batch_loss: bw.loss,
+        pre_noise,
     }
 }
 
@@ -298,13 +356,30 @@ pub fn dp_step(
     ledger: &mut PrivacyLedger,
     rng: &mut impl Rng,
 ) -> StepOutcome {
+    dp_step_with_fault(model, theta, x, y, mask, params, ledger, rng, Fault::None)
+}
+
+/// [`dp_step`] by a mechanism with `fault` ([`privatize_with_fault`]; under
+/// `topk-noise-on-inactive` the update also moves the inactive coordinates).
+#[allow(clippy::too_many_arguments)]
+pub fn dp_step_with_fault(
+    model: &Model,
+    theta: &mut Array1<f64>,
+    x: &ArrayView2<f64>,
+    y: &[usize],
+    mask: &Mask,
+    params: &StepParams,
+    ledger: &mut PrivacyLedger,
+    rng: &mut impl Rng,
+    fault: Fault,
+) -> StepOutcome {
     let n = y.len();
     let q = params.sampling_rate;
     let idx = poisson_sample(n, q, rng);
     let bx = x.select(Axis(0), &idx);
     let by: Vec<usize> = idx.iter().map(|&i| y[i]).collect();
     let expected = q * n as f64;
-    let privatized = privatize(
+    let privatized = privatize_with_fault(
         model,
         &theta.view(),
         &bx.view(),
@@ -313,8 +388,18 @@ pub fn dp_step(
         mask,
         params,
         rng,
+        fault,
     );
-    masked_update(theta, &privatized.gradient.view(), params.lr, mask);
+    if fault == Fault::TopkNoiseOnInactive {
+        masked_update(
+            theta,
+            &privatized.gradient.view(),
+            params.lr,
+            &Mask::dense(mask.len()),
+        );
+    } else {
+        masked_update(theta, &privatized.gradient.view(), params.lr, mask);
+    }
     ledger.charge(q, params.noise_multiplier);
     StepOutcome {
         privatized,

@@ -37,11 +37,15 @@
 //! the order of [`super::mechanism`]), `support` (random supports). TP-TopK and TP-Rand
 //! with the same seed therefore have bit-identical warm-ups.
 use super::diagnostics::proxy_concentration;
-use super::mechanism::{dp_step, ClipOrder, Mask, PrivacyLedger, StepParams};
+use super::mechanism::{dp_step_with_fault, ClipOrder, Mask, PrivacyLedger, StepParams};
 use super::model::{Model, ModelKind};
 use super::support::{active_dimension, random_support, top_k, ScoreAccumulator};
 use super::{Classification, DpSgdError};
-use crate::privacy::{calibrate, calibrate_two_phase, epsilon, Accountant, Phase, PhasePlan};
+use crate::faults::Fault;
+use crate::privacy::{
+    calibrate_two_phase_with_fault, calibrate_with_fault, epsilon_with_fault, Accountant, Phase,
+    PhasePlan,
+};
 use crate::rng::SeedPath;
 use ndarray::Array1;
 use serde::{Deserialize, Serialize};
@@ -327,14 +331,20 @@ struct Plan {
     phases: Vec<(PhaseReport, StepParams)>,
 }
 
-fn plan(cfg: &MethodConfig, q: f64, spe: usize) -> Result<Plan, DpSgdError> {
+fn plan(cfg: &MethodConfig, q: f64, spe: usize, fault: Fault) -> Result<Plan, DpSgdError> {
     let total = (cfg.epochs * spe) as u64;
+    // Fault `topk-mask-after-clip`: clip, then mask (identical on the dense steps).
+    let order = if fault == Fault::TopkMaskAfterClip {
+        ClipOrder::ClipThenMask
+    } else {
+        ClipOrder::MaskThenClip
+    };
     let step = |z: f64, clip: f64| StepParams {
         sampling_rate: q,
         clip,
         noise_multiplier: z,
         lr: cfg.lr,
-        order: ClipOrder::MaskThenClip,
+        order,
     };
     let report = |name, steps, z, clip| PhaseReport {
         name,
@@ -347,7 +357,7 @@ fn plan(cfg: &MethodConfig, q: f64, spe: usize) -> Result<Plan, DpSgdError> {
     let phases = if cfg.method.is_two_phase() {
         let t1 = (cfg.phase1_epochs * spe) as u64;
         let t2 = total - t1;
-        let cal = calibrate_two_phase(
+        let cal = calibrate_two_phase_with_fault(
             Accountant::Rdp,
             cfg.epsilon,
             cfg.delta,
@@ -360,6 +370,7 @@ fn plan(cfg: &MethodConfig, q: f64, spe: usize) -> Result<Plan, DpSgdError> {
                 sampling_rate: q,
                 steps: t2,
             },
+            fault,
         )?;
         let (z1, z2) = (cal.noise_multiplier_1, cal.noise_multiplier_2);
         vec![
@@ -370,7 +381,7 @@ fn plan(cfg: &MethodConfig, q: f64, spe: usize) -> Result<Plan, DpSgdError> {
             ),
         ]
     } else {
-        let cal = calibrate(Accountant::Rdp, cfg.epsilon, cfg.delta, q, total)?;
+        let cal = calibrate_with_fault(Accountant::Rdp, cfg.epsilon, cfg.delta, q, total, fault)?;
         let z = cal.noise_multiplier;
         let name = if cfg.method.is_online() {
             "online"
@@ -460,6 +471,21 @@ pub fn run_method_observed(
     seed_path: &SeedPath,
     observer: &mut dyn FnMut(usize, usize),
 ) -> Result<MethodRun, DpSgdError> {
+    run_method_with_fault(data, cfg, seed_path, observer, Fault::None)
+}
+
+/// [`run_method_observed`] by a core with `fault` ([`crate::faults`]): the mechanism
+/// ([`dp_step_with_fault`]), the order of masking and clipping, the warm-up scores
+/// (`topk-scores-pre-noise` accumulates [`super::mechanism::Privatized::pre_noise`])
+/// and the RDP accountant ([`epsilon_with_fault`]) of the calibration and of the
+/// final report.
+pub fn run_method_with_fault(
+    data: &Classification,
+    cfg: &MethodConfig,
+    seed_path: &SeedPath,
+    observer: &mut dyn FnMut(usize, usize),
+    fault: Fault,
+) -> Result<MethodRun, DpSgdError> {
     crate::linalg::pin_blas_threads();
     data.validate()?;
     let n = data.train_y.len();
@@ -471,7 +497,7 @@ pub fn run_method_observed(
     } else {
         active_dimension(cfg.active_ratio, p)?
     };
-    let mut plan = plan(cfg, q, spe)?;
+    let mut plan = plan(cfg, q, spe, fault)?;
     let total_steps = cfg.epochs * spe;
     let expected_batch = q * n as f64;
     let noise_sd = |sp: &StepParams| sp.noise_multiplier * sp.clip / expected_batch;
@@ -498,9 +524,22 @@ pub fn run_method_observed(
                     ledger: &mut PrivacyLedger,
                     done: &mut usize|
      -> Result<(), DpSgdError> {
-        let out = dp_step(&model, theta, &x, y, mask, sp, ledger, &mut train_rng);
+        let out = dp_step_with_fault(
+            &model,
+            theta,
+            &x,
+            y,
+            mask,
+            sp,
+            ledger,
+            &mut train_rng,
+            fault,
+        );
         if let Some(acc) = acc {
-            acc.add(&out.privatized.gradient.view());
+            match &out.privatized.pre_noise {
+                Some(pre) => acc.add(&pre.view()),
+                None => acc.add(&out.privatized.gradient.view()),
+            }
         }
         let sd = noise_sd(sp);
         rec.record(
@@ -629,12 +668,13 @@ pub fn run_method_observed(
             planned
         )));
     }
-    let composed = epsilon(Accountant::Rdp, ledger.phases(), cfg.delta)?;
+    let composed = epsilon_with_fault(Accountant::Rdp, ledger.phases(), cfg.delta, fault)?;
     for (r, _) in &mut plan.phases {
-        r.epsilon_alone = epsilon(
+        r.epsilon_alone = epsilon_with_fault(
             Accountant::Rdp,
             &[Phase::new(r.sampling_rate, r.noise_multiplier, r.steps)],
             cfg.delta,
+            fault,
         )?
         .epsilon;
     }

@@ -1,0 +1,156 @@
+//! `dpclaims faults`: the fault matrix ([`crate::faults::matrix`]).
+use crate::faults::matrix::{self, CellStatus, MatrixConfig, Progress};
+use crate::faults::{Fault, CATALOGUE};
+use crate::report;
+use crate::spec::{self, Profile};
+use clap::Args;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct FaultsArgs {
+    /// Claim files or directories (default: claims/).
+    pub paths: Vec<PathBuf>,
+    /// Profile: quick (CI scale) or full (paper scale).
+    #[arg(long, value_enum, default_value_t = Profile::Quick)]
+    pub profile: Profile,
+    /// Master seed of every random stream.
+    #[arg(long, default_value_t = 0, env = "DPCLAIMS_SEED")]
+    pub seed: u64,
+    /// Only these faults (names as in `--list`; repeatable or several values).
+    #[arg(long, num_args = 1..)]
+    pub only: Vec<String>,
+    /// List the catalogue and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// Skip the direct-engine audits.
+    #[arg(long)]
+    pub no_audit: bool,
+    /// Runs per data set of each audit.
+    #[arg(long, default_value_t = 20_000)]
+    pub audit_trials: usize,
+    /// Directory FAULTS.md is written to.
+    #[arg(long, default_value = "reports")]
+    pub out: PathBuf,
+    /// Do not write FAULTS.md.
+    #[arg(long)]
+    pub no_report: bool,
+    /// Print exactly one JSON document on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Exit status: 0 when every fault run is detected, 1 when one is not, 2 on bad input
+/// or a fault-free suite that cannot run.
+pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
+    if a.list {
+        for i in CATALOGUE {
+            println!(
+                "{:<28} {}\n{:<28} violates: {}",
+                i.name, i.description, "", i.violates
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let faults: Vec<Fault> = if a.only.is_empty() {
+        Fault::all().collect()
+    } else {
+        let wanted = a
+            .only
+            .iter()
+            .map(|s| s.parse::<Fault>().map_err(anyhow::Error::msg))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        // Catalogue order, each once.
+        Fault::all().filter(|f| wanted.contains(f)).collect()
+    };
+    let paths = if a.paths.is_empty() {
+        vec![PathBuf::from("claims")]
+    } else {
+        a.paths.clone()
+    };
+    let claims = spec::load_claims(&paths)?;
+    let cfg = MatrixConfig {
+        profile: a.profile,
+        seed: a.seed,
+        audit: !a.no_audit,
+        audit_trials: a.audit_trials,
+        ..MatrixConfig::default()
+    };
+    let bar = if std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(matrix::tick_count(&claims, &faults, &cfg) as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{msg:28} [{bar:40}] {pos}/{len} units, {elapsed} (eta {eta})",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let progress = |p: Progress| match p {
+        Progress::Fault(f) => bar.set_message(f.name().to_string()),
+        Progress::Tick => bar.inc(1),
+        // One line per finished row on stderr, also with --json (stdout stays one document).
+        Progress::Done(r) => bar.suspend(|| {
+            let cell = |s: CellStatus| {
+                r.cells
+                    .iter()
+                    .filter(|c| c.status == s)
+                    .map(|c| c.claim.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            eprintln!(
+                "{:<28} {:<9} {:>6.1}s  verdict: [{}]  error: [{}]  snapshot: [{}]  audit: {}",
+                r.name,
+                if r.detected { "detected" } else { "MISSED" },
+                r.seconds,
+                cell(CellStatus::Verdict),
+                cell(CellStatus::Error),
+                cell(CellStatus::Snapshot),
+                if r.audit.is_empty() {
+                    "-"
+                } else if r.audit_violation {
+                    "violation"
+                } else if r.audit_error {
+                    "error"
+                } else {
+                    "ok"
+                }
+            );
+        }),
+    };
+    let m = matrix::run_matrix(&claims, &faults, &cfg, &progress)?;
+    bar.finish_and_clear();
+    if !a.no_report {
+        let path = a.out.join("FAULTS.md");
+        report::write_atomic(&path, m.markdown().as_bytes())
+            .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&m.json())?);
+    } else {
+        println!(
+            "{}/{} faults detected ({} claims, profile {}, seed {}, {:.0} s){}",
+            m.detected,
+            m.total,
+            m.claims.len(),
+            m.profile,
+            m.seed,
+            m.seconds,
+            if a.no_report {
+                String::new()
+            } else {
+                format!("; matrix in {}", a.out.join("FAULTS.md").display())
+            }
+        );
+    }
+    Ok(if m.detected == m.total {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,293 @@
+//! The fault catalogue: named, documented deviations of the training core and of the
+//! privacy accounting that a real implementation could plausibly contain, injectable
+//! at run time to measure whether the claim suite catches them (`dpclaims faults`,
+//! `reports/FAULTS.md`).
+//!
+//! A [`Fault`] is threaded explicitly from the runner ([`crate::runner::run_claim_with_fault`])
+//! through [`crate::systems::UnitInput::fault`] to the function where the real bug would
+//! live (`dpgd::run_with_fault`, `DpGdConfig::noise_std_with`, `dpgd::prop22_sigma_with`,
+//! `feature_learning::first_layer_step`, the DP-SGD mechanism, the RDP accountant, the
+//! audit's direct engine). The default is [`Fault::None`]: every existing entry point
+//! passes it, and with it each fault site is one enum comparison that selects the
+//! unchanged code path, so the fault-free results are bit-identical.
+//!
+//! Each fault declares the systems whose code paths it can reach ([`FaultInfo::systems`]);
+//! the matrix skips claims of other systems (their results are the fault-free ones).
+//! `tests/faults.rs` checks the declaration: a fault leaves one unit of every system it
+//! does not declare bit-for-bit unchanged.
+//!
+//! Injection is faithful to where the code is shared: the audit's fast engine is a
+//! closed-form model of DP-GD that calls [`crate::train::dpgd::DpGdConfig::noise_std_with`]
+//! (so it sees faults of the noise formula) but not the training loop (so it does not
+//! see clipping, reuse or step-count faults) — as a real regression would behave.
+//!
+//! To add a fault: add a variant to [`Fault`], its entry to [`CATALOGUE`] (name,
+//! description, what it violates, the systems it reaches), the injection at the one
+//! place the bug would live, then run `dpclaims faults --only <name>` and add the
+//! cheapest detecting claim to the sentinel table of `tests/faults.rs`.
+pub mod matrix;
+
+use serde::Serialize;
+use std::fmt;
+use std::str::FromStr;
+
+/// One injectable deviation (see [`CATALOGUE`] for what each does).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(into = "&'static str")]
+pub enum Fault {
+    /// The correct core.
+    #[default]
+    None,
+    NoiseMissingSqrtEta,
+    NoiseCOverN,
+    Noise2COverN,
+    ClipMultiply,
+    ClipSkipped,
+    ClipMean,
+    NoiseReused,
+    SigmaInverseEpsilon,
+    StepsOffByOne,
+    RidgeLeftOut,
+    FirstLayerNotNormalised,
+    SharedRng,
+    TopkMaskAfterClip,
+    TopkNoiseOnInactive,
+    TopkScoresPreNoise,
+    RdpPoissonAtQOne,
+    ClassicConversion,
+    ComposeByMax,
+}
+
+/// System names (as in [`crate::systems`]) a fault can reach.
+const RF: &str = "rf_dpgd";
+const FL: &str = "feature_learning";
+const CAL: &str = "gaussian_calibration";
+const AUDIT: &str = "privacy_audit";
+const TP: &str = "tp_topk";
+
+/// The documentation of one fault.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct FaultInfo {
+    pub fault: Fault,
+    /// Kebab-case name (`--only`, JSON, FAULTS.md).
+    pub name: &'static str,
+    /// What the faulty code does.
+    pub description: &'static str,
+    /// The paper, section and equation (or reference) the fault violates.
+    pub violates: &'static str,
+    /// Whether the fault breaks the privacy guarantee (false: utility or reporting only).
+    pub breaks_privacy: bool,
+    /// Systems whose code paths the fault reaches; claims of other systems are skipped.
+    pub systems: &'static [&'static str],
+}
+
+/// Every fault, in matrix order.
+pub const CATALOGUE: &[FaultInfo] = &[
+    FaultInfo {
+        fault: Fault::NoiseMissingSqrtEta,
+        name: "noise-missing-sqrt-eta",
+        description: "DP-GD noise std (kappa C/n) sigma without the sqrt(eta) factor (over-noised by 1/sqrt(eta) when eta < 1, as in every claim; under-noised when eta > 1)",
+        violates: "privacy-for-free Algorithm 1, Eq. 11 (theta <- theta - eta g + sqrt(eta) (2C/n) sigma xi); blog Algorithm 1 (second layer)",
+        breaks_privacy: false,
+        systems: &[RF, FL, AUDIT],
+    },
+    FaultInfo {
+        fault: Fault::NoiseCOverN,
+        name: "noise-c-over-n",
+        description: "DP-GD noise constant hard-coded to C/n (add/remove sensitivity) where the spec asks for 2C/n (kappa = 2, replace-one): half the noise",
+        violates: "privacy-for-free Eq. 11 and Prop. 2.2 (replace-one sensitivity 2C/n of the clipped mean)",
+        breaks_privacy: true,
+        systems: &[RF, FL, AUDIT],
+    },
+    FaultInfo {
+        fault: Fault::Noise2COverN,
+        name: "noise-2c-over-n",
+        description: "DP-GD noise constant hard-coded to 2C/n where the spec asks for C/n (kappa = 1, the blog's printed C_a/n): twice the noise",
+        violates: "blog Algorithm 1, second-layer update a <- a - eta_a g + sqrt(eta_a) (C_a/n) sigma_a xi",
+        breaks_privacy: false,
+        systems: &[RF, FL, AUDIT],
+    },
+    FaultInfo {
+        fault: Fault::ClipMultiply,
+        name: "clip-multiply",
+        description: "per-sample clipping multiplies by max(1, ||g||/C) as printed in the blog, where the spec asks for the standard division",
+        violates: "privacy-for-free Algorithm 1 (g_i / max(1, ||g_i||/C)); Abadi et al. 2016",
+        breaks_privacy: true,
+        systems: &[RF, FL, AUDIT],
+    },
+    FaultInfo {
+        fault: Fault::ClipSkipped,
+        name: "clip-skipped",
+        description: "per-sample clipping skipped: gradients enter the mean unclipped (the noise is still scaled by C)",
+        violates: "privacy-for-free Algorithm 1 and Prop. 2.2 (the sensitivity bound needs clipping)",
+        breaks_privacy: true,
+        systems: &[RF, FL, AUDIT],
+    },
+    FaultInfo {
+        fault: Fault::ClipMean,
+        name: "clip-mean",
+        description: "clipping applied once to the mean gradient (g / max(1, ||g||/C)) instead of to every per-sample gradient",
+        violates: "privacy-for-free Algorithm 1 (per-sample clipping bounds the sensitivity of the mean by 2C/n)",
+        breaks_privacy: true,
+        systems: &[RF, FL, AUDIT],
+    },
+    FaultInfo {
+        fault: Fault::NoiseReused,
+        name: "noise-reused",
+        description: "one noise vector xi drawn at the first step and reused at every step (perfectly correlated noise over time)",
+        violates: "privacy-for-free Algorithm 1 and Eq. 20 (xi_t i.i.d. N(0, I_p)); composition in Prop. 2.2",
+        breaks_privacy: true,
+        systems: &[RF, FL, AUDIT],
+    },
+    FaultInfo {
+        fault: Fault::SigmaInverseEpsilon,
+        name: "sigma-inverse-epsilon",
+        description: "sigma calibrated as sqrt(eta T)/eps instead of sqrt(eta T) sqrt(8 ln(1/delta))/eps",
+        violates: "privacy-for-free Prop. 2.2 (Eq. 5); blog Assumption 4 (sigma_a)",
+        breaks_privacy: true,
+        systems: &[RF, FL, CAL, AUDIT],
+    },
+    FaultInfo {
+        fault: Fault::StepsOffByOne,
+        name: "steps-off-by-one",
+        description: "DP-GD runs T + 1 noisy steps (loop bound 0..=T) while T are accounted",
+        violates: "privacy-for-free Algorithm 1 and Prop. 2.2 (sigma is calibrated for T steps)",
+        breaks_privacy: true,
+        systems: &[RF, FL, AUDIT],
+    },
+    FaultInfo {
+        fault: Fault::RidgeLeftOut,
+        name: "ridge-left-out",
+        description: "the ridge term 2 lambda a left out of the per-sample gradients (so out of the clipping and of the update)",
+        violates: "blog Algorithm 1, second layer: DP-GD on (1/n) sum (f(x_i) - y_i)^2 + lambda ||a||^2",
+        breaks_privacy: false,
+        systems: &[FL, AUDIT],
+    },
+    FaultInfo {
+        fault: Fault::FirstLayerNotNormalised,
+        name: "first-layer-not-normalised",
+        description: "first-layer neurons not normalised after the gradient step (w_j kept as is before the sigma_W noise)",
+        violates: "blog Algorithm 1, step 3 (w_j <- w_j/||w_j|| + sigma_W N(0, I_d)); the normalisation bounds the first layer's sensitivity",
+        breaks_privacy: true,
+        systems: &[FL, AUDIT],
+    },
+    FaultInfo {
+        fault: Fault::SharedRng,
+        name: "shared-rng",
+        description: "the DP noise generator is seeded like the data generator: the noise replays the normals that drew the data (correlated with it, identical across runs on the same data)",
+        violates: "privacy-for-free Algorithm 1 (xi_t independent of the data and of everything else); DESIGN 4 (one stream per purpose)",
+        breaks_privacy: true,
+        systems: &[RF, FL, AUDIT],
+    },
+    FaultInfo {
+        fault: Fault::TopkMaskAfterClip,
+        name: "topk-mask-after-clip",
+        description: "TP-TopK phase 2 clips the full per-example gradient and masks afterwards (clip factors depend on the inactive coordinates)",
+        violates: "fewer-coordinates paper Sec. 3.2, Phase 2 (per-example gradients masked to S before clipping)",
+        breaks_privacy: false,
+        systems: &[TP],
+    },
+    FaultInfo {
+        fault: Fault::TopkNoiseOnInactive,
+        name: "topk-noise-on-inactive",
+        description: "TP-TopK phase 2 adds noise on all P coordinates and updates them all (inactive coordinates random-walk instead of staying frozen)",
+        violates: "fewer-coordinates paper Sec. 3.2, Phase 2 (noise on the k active coordinates only; noise energy k (z2 C2/(qN))^2)",
+        breaks_privacy: false,
+        systems: &[TP],
+    },
+    FaultInfo {
+        fault: Fault::TopkScoresPreNoise,
+        name: "topk-scores-pre-noise",
+        description: "TP-TopK warm-up scores computed from the clipped gradients before the noise (the support leaks the data)",
+        violates: "fewer-coordinates paper Sec. 3.2 and Theorem 4.1 (support selection is post-processing of the privatised g~ only)",
+        breaks_privacy: true,
+        systems: &[TP],
+    },
+    FaultInfo {
+        fault: Fault::RdpPoissonAtQOne,
+        name: "rdp-poisson-at-q1",
+        description: "the Poisson-subsampled Gaussian RDP evaluated at q = 1 (no amplification by subsampling): sound, but the calibrated noise is far too large",
+        violates: "Mironov, Talwar & Zhang 2019, Sec. 3 (RDP of the sampled Gaussian mechanism); fewer-coordinates paper Sec. 4",
+        breaks_privacy: false,
+        systems: &[TP],
+    },
+    FaultInfo {
+        fault: Fault::ClassicConversion,
+        name: "classic-conversion",
+        description: "RDP converted to (eps, delta) with the classic bound r + ln(1/delta)/(alpha - 1) instead of the improved one: sound, a little more noise",
+        violates: "Canonne, Kamath & Steinke 2020, Prop. 12 (improved conversion) vs Mironov 2017, Prop. 3",
+        breaks_privacy: false,
+        systems: &[TP],
+    },
+    FaultInfo {
+        fault: Fault::ComposeByMax,
+        name: "compose-by-max",
+        description: "the RDP curves of the phases composed by their order-wise maximum instead of their sum",
+        violates: "Mironov 2017, Prop. 1 (RDP curves of composed mechanisms add); fewer-coordinates paper Theorem 4.1",
+        breaks_privacy: true,
+        systems: &[TP],
+    },
+];
+
+impl Fault {
+    /// Every fault of the catalogue (not [`Fault::None`]), in matrix order.
+    pub fn all() -> impl Iterator<Item = Fault> {
+        CATALOGUE.iter().map(|i| i.fault)
+    }
+
+    /// The catalogue entry (`None` for [`Fault::None`]).
+    pub fn info(self) -> Option<&'static FaultInfo> {
+        CATALOGUE.iter().find(|i| i.fault == self)
+    }
+
+    /// The kebab-case name (`none` for the correct core).
+    pub fn name(self) -> &'static str {
+        self.info().map_or("none", |i| i.name)
+    }
+
+    /// True for the correct core.
+    pub fn is_none(self) -> bool {
+        self == Fault::None
+    }
+
+    /// Whether the fault can reach the code paths of `system` (always true for
+    /// [`Fault::None`]).
+    pub fn affects(self, system: &str) -> bool {
+        self.info().is_none_or(|i| i.systems.contains(&system))
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl From<Fault> for &'static str {
+    fn from(f: Fault) -> Self {
+        f.name()
+    }
+}
+
+impl FromStr for Fault {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s == "none" {
+            return Ok(Fault::None);
+        }
+        CATALOGUE
+            .iter()
+            .find(|i| i.name == s)
+            .map(|i| i.fault)
+            .ok_or_else(|| {
+                format!(
+                    "unknown fault `{s}` (expected one of: {})",
+                    CATALOGUE
+                        .iter()
+                        .map(|i| i.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
+    }
+}

@@ -1,0 +1,67 @@
+//! The rounded rendering of a claim outcome that the insta snapshots of
+//! `tests/claims.rs` hold (rounded estimates and verdicts, never raw `f64`s or timings),
+//! shared with `dpclaims faults`, which compares it between a faulty and the fault-free
+//! core: a fault that changes this rendering fails the snapshot test.
+use crate::runner::ClaimOutcome;
+use serde::Serialize;
+
+/// One judged prediction, rounded.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SnapResult {
+    pub variant: String,
+    pub metric: String,
+    pub kind: &'static str,
+    pub x: Option<String>,
+    pub estimate: Option<f64>,
+    pub ci: Option<(f64, f64)>,
+    pub verdict: String,
+    pub expected: String,
+    pub points: usize,
+}
+
+/// A claim outcome as snapshotted.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Snap {
+    pub id: String,
+    pub results: Vec<SnapResult>,
+}
+
+/// Rounds to 2 decimals (snapshots hold rounded numbers, never raw f64s). Large values
+/// are rounded to 2 significant decimals in scientific form so tiny relative changes of
+/// a big number do not flip the snapshot.
+pub fn round2(v: f64) -> f64 {
+    if v.abs() >= 1e3 {
+        let e = v.abs().log10().floor();
+        let m = (v / 10f64.powf(e) * 100.0).round() / 100.0;
+        m * 10f64.powf(e)
+    } else {
+        let r = (v * 100.0).round() / 100.0;
+        if r == 0.0 {
+            0.0
+        } else {
+            r
+        }
+    }
+}
+
+/// The snapshot of an outcome.
+pub fn snapshot(out: &ClaimOutcome) -> Snap {
+    Snap {
+        id: out.claim.id.clone(),
+        results: out
+            .results
+            .iter()
+            .map(|r| SnapResult {
+                variant: r.variant.clone(),
+                metric: r.metric.clone(),
+                kind: r.kind,
+                x: r.x.clone(),
+                estimate: r.estimate.map(round2),
+                ci: r.ci.map(|(a, b)| (round2(a), round2(b))),
+                verdict: r.verdict.to_string(),
+                expected: r.expected.to_string(),
+                points: r.points,
+            })
+            .collect(),
+    }
+}
