@@ -144,10 +144,11 @@ fn small_units() -> Vec<SmallUnit> {
             metrics: sys.metrics().iter().map(|m| m.name.to_string()).collect(),
         }
     };
-    let rf = |kappa: f64| {
+    let rf = |system: &'static str, kappa: f64| {
         unit(
-            "rf_dpgd",
+            system,
             &[
+                ("seeds", 8.0),
                 ("d", 5.0),
                 ("n", 20.0),
                 ("p", 40.0),
@@ -222,8 +223,9 @@ fn small_units() -> Vec<SmallUnit> {
         )
     };
     vec![
-        rf(2.0),
-        rf(1.0),
+        rf("rf_dpgd", 2.0),
+        rf("rf_dpgd", 1.0),
+        rf("rf_engines", 2.0),
         fl(2.0),
         fl(1.0),
         cal("prop_2_2"),
@@ -266,6 +268,13 @@ fn run_unit(u: &SmallUnit, fault: Fault) -> Result<Vec<(String, u64)>, String> {
 #[test]
 fn every_fault_changes_a_system_it_declares_and_no_other() {
     let units = small_units();
+    for s in systems::all() {
+        assert!(
+            units.iter().any(|u| u.system == s.name()),
+            "add a small unit of the system `{}` to this test",
+            s.name()
+        );
+    }
     let base: Vec<_> = units
         .iter()
         .map(|u| run_unit(u, Fault::None).expect("the correct core runs"))

@@ -60,6 +60,7 @@ pub enum Fault {
 
 /// System names (as in [`crate::systems`]) a fault can reach.
 const RF: &str = "rf_dpgd";
+const ENG: &str = "rf_engines";
 const FL: &str = "feature_learning";
 const CAL: &str = "gaussian_calibration";
 const AUDIT: &str = "privacy_audit";
@@ -89,7 +90,7 @@ pub const CATALOGUE: &[FaultInfo] = &[
         description: "DP-GD noise std (kappa C/n) sigma without the sqrt(eta) factor (over-noised by 1/sqrt(eta) when eta < 1, as in every claim; under-noised when eta > 1)",
         violates: "privacy-for-free Algorithm 1, Eq. 11 (theta <- theta - eta g + sqrt(eta) (2C/n) sigma xi); blog Algorithm 1 (second layer)",
         breaks_privacy: false,
-        systems: &[RF, FL, AUDIT],
+        systems: &[RF, ENG, FL, AUDIT],
     },
     FaultInfo {
         fault: Fault::NoiseCOverN,
@@ -97,7 +98,7 @@ pub const CATALOGUE: &[FaultInfo] = &[
         description: "DP-GD noise constant hard-coded to C/n (add/remove sensitivity) where the spec asks for 2C/n (kappa = 2, replace-one): half the noise",
         violates: "privacy-for-free Eq. 11 and Prop. 2.2 (replace-one sensitivity 2C/n of the clipped mean)",
         breaks_privacy: true,
-        systems: &[RF, FL, AUDIT],
+        systems: &[RF, ENG, FL, AUDIT],
     },
     FaultInfo {
         fault: Fault::Noise2COverN,
@@ -105,7 +106,7 @@ pub const CATALOGUE: &[FaultInfo] = &[
         description: "DP-GD noise constant hard-coded to 2C/n where the spec asks for C/n (kappa = 1, the blog's printed C_a/n): twice the noise",
         violates: "blog Algorithm 1, second-layer update a <- a - eta_a g + sqrt(eta_a) (C_a/n) sigma_a xi",
         breaks_privacy: false,
-        systems: &[RF, FL, AUDIT],
+        systems: &[RF, ENG, FL, AUDIT],
     },
     FaultInfo {
         fault: Fault::ClipMultiply,
@@ -113,7 +114,7 @@ pub const CATALOGUE: &[FaultInfo] = &[
         description: "per-sample clipping multiplies by max(1, ||g||/C) as printed in the blog, where the spec asks for the standard division",
         violates: "privacy-for-free Algorithm 1 (g_i / max(1, ||g_i||/C)); Abadi et al. 2016",
         breaks_privacy: true,
-        systems: &[RF, FL, AUDIT],
+        systems: &[RF, ENG, FL, AUDIT],
     },
     FaultInfo {
         fault: Fault::ClipSkipped,
@@ -121,7 +122,7 @@ pub const CATALOGUE: &[FaultInfo] = &[
         description: "per-sample clipping skipped: gradients enter the mean unclipped (the noise is still scaled by C)",
         violates: "privacy-for-free Algorithm 1 and Prop. 2.2 (the sensitivity bound needs clipping)",
         breaks_privacy: true,
-        systems: &[RF, FL, AUDIT],
+        systems: &[RF, ENG, FL, AUDIT],
     },
     FaultInfo {
         fault: Fault::ClipMean,
@@ -129,7 +130,7 @@ pub const CATALOGUE: &[FaultInfo] = &[
         description: "clipping applied once to the mean gradient (g / max(1, ||g||/C)) instead of to every per-sample gradient",
         violates: "privacy-for-free Algorithm 1 (per-sample clipping bounds the sensitivity of the mean by 2C/n)",
         breaks_privacy: true,
-        systems: &[RF, FL, AUDIT],
+        systems: &[RF, ENG, FL, AUDIT],
     },
     FaultInfo {
         fault: Fault::NoiseReused,
@@ -137,7 +138,7 @@ pub const CATALOGUE: &[FaultInfo] = &[
         description: "one noise vector xi drawn at the first step and reused at every step (perfectly correlated noise over time)",
         violates: "privacy-for-free Algorithm 1 and Eq. 20 (xi_t i.i.d. N(0, I_p)); composition in Prop. 2.2",
         breaks_privacy: true,
-        systems: &[RF, FL, AUDIT],
+        systems: &[RF, ENG, FL, AUDIT],
     },
     FaultInfo {
         fault: Fault::SigmaInverseEpsilon,
@@ -145,7 +146,7 @@ pub const CATALOGUE: &[FaultInfo] = &[
         description: "sigma calibrated as sqrt(eta T)/eps instead of sqrt(eta T) sqrt(8 ln(1/delta))/eps",
         violates: "privacy-for-free Prop. 2.2 (Eq. 5); blog Assumption 4 (sigma_a)",
         breaks_privacy: true,
-        systems: &[RF, FL, CAL, AUDIT],
+        systems: &[RF, ENG, FL, CAL, AUDIT],
     },
     FaultInfo {
         fault: Fault::StepsOffByOne,
@@ -153,7 +154,7 @@ pub const CATALOGUE: &[FaultInfo] = &[
         description: "DP-GD runs T + 1 noisy steps (loop bound 0..=T) while T are accounted",
         violates: "privacy-for-free Algorithm 1 and Prop. 2.2 (sigma is calibrated for T steps)",
         breaks_privacy: true,
-        systems: &[RF, FL, AUDIT],
+        systems: &[RF, ENG, FL, AUDIT],
     },
     FaultInfo {
         fault: Fault::RidgeLeftOut,
@@ -177,7 +178,7 @@ pub const CATALOGUE: &[FaultInfo] = &[
         description: "the DP noise generator is seeded like the data generator: the noise replays the normals that drew the data (correlated with it, identical across runs on the same data)",
         violates: "privacy-for-free Algorithm 1 (xi_t independent of the data and of everything else); DESIGN 4 (one stream per purpose)",
         breaks_privacy: true,
-        systems: &[RF, FL, AUDIT],
+        systems: &[RF, ENG, FL, AUDIT],
     },
     FaultInfo {
         fault: Fault::TopkMaskAfterClip,

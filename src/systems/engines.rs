@@ -107,8 +107,9 @@ impl System for RfEngines {
         let steps = u.count("steps")?;
         let seeds = u.count("seeds")?;
         let eta = u.var("eta")?;
-        let sigma = dpgd::prop22_sigma(eta, steps, u.var("epsilon")?, u.var("delta")?)?
-            * u.var_or("sigma_scale", 1.0);
+        let sigma =
+            dpgd::prop22_sigma_with(eta, steps, u.var("epsilon")?, u.var("delta")?, u.fault)?
+                * u.var_or("sigma_scale", 1.0);
         let cfg = dpgd::DpGdConfig {
             eta,
             steps,
@@ -161,7 +162,10 @@ impl System for RfEngines {
             ..cfg.clone()
         };
         let every: Vec<usize> = (0..=steps).collect();
-        let direct0 = dpgd::run(
+        // Faults (crate::faults): the direct engine runs the faulty loop; the reduced
+        // engine, a separate implementation, only shares the noise formula and the
+        // calibration (sigma above) with it.
+        let direct0 = dpgd::run_with_fault(
             &problem,
             Array1::zeros(p),
             &cfg0,
@@ -169,6 +173,7 @@ impl System for RfEngines {
                 loss_at: every.clone(),
             },
             &mut u.seeds.rng_for("unused"),
+            u.fault,
         )?;
         let reduced0 = reduced::run(&kp, &cfg0, &every, &u.seeds.child("unused"))?;
         let rel = |a: f64, b: f64| (a - b).abs() / b.abs().max(f64::MIN_POSITIVE);
@@ -186,14 +191,21 @@ impl System for RfEngines {
         // With noise: `seeds` independent runs per engine.
         let direct: Vec<f64> = (0..seeds)
             .map(|k| -> Result<f64, SystemError> {
-                let run = dpgd::run(
+                // Fault `shared-rng`: every direct run replays the data stream.
+                let mut rng = if u.fault == crate::faults::Fault::SharedRng {
+                    u.seeds.rng_for("data")
+                } else {
+                    u.seeds.child("direct").rng_for(k)
+                };
+                let run = dpgd::run_with_fault(
                     &problem,
                     Array1::zeros(p),
                     &cfg,
                     &dpgd::RecordPlan {
                         loss_at: vec![steps],
                     },
-                    &mut u.seeds.child("direct").rng_for(k),
+                    &mut rng,
+                    u.fault,
                 )?;
                 Ok(run
                     .trajectory
@@ -207,7 +219,7 @@ impl System for RfEngines {
             .collect();
         let runs: Vec<BatchRun> = (0..seeds)
             .map(|k| BatchRun {
-                cfg: cfg.clone(),
+                cfg: cfg.with_noise_fault(n, u.fault),
                 loss_at: vec![steps],
                 stream: k,
             })

@@ -128,6 +128,22 @@ impl DpGdConfig {
         }
     }
 
+    /// A configuration whose fault-free noise std at n samples equals this one's under
+    /// `fault` (sigma rescaled): how a fault of the shared noise formula reaches an
+    /// engine that only calls [`Self::noise_std`] (the reduced engine,
+    /// [`crate::train::reduced`]). The configuration itself when `fault` does not change
+    /// the formula.
+    pub fn with_noise_fault(&self, n: usize, fault: Fault) -> DpGdConfig {
+        let (right, wrong) = (self.noise_std(n), self.noise_std_with(n, fault));
+        if right.to_bits() == wrong.to_bits() || right == 0.0 {
+            return self.clone();
+        }
+        DpGdConfig {
+            sigma: self.sigma * (wrong / right),
+            ..self.clone()
+        }
+    }
+
     /// The clip rule a core with `fault` applies when this configuration asks for
     /// `clip_rule` (`clip-multiply` and `clip-skipped` replace the standard division).
     pub fn clip_rule_with(&self, fault: Fault) -> ClipRule {
