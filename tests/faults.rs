@@ -309,23 +309,23 @@ fn every_fault_changes_a_system_it_declares_and_no_other() {
 }
 
 /// The sentinel of each fault: a claim that detects it at the quick profile, and how
-/// (from `reports/FAULTS.md`), chosen among the cheapest detectors (final-risk-bound-blog
-/// runs in about a second, the others in a few; the rf-dpgd claims and the privacy
-/// audit, which do most of the robust detection, take tens of seconds per fault and are
-/// left to `dpclaims faults`).
+/// (from `reports/FAULTS.md`), chosen among the cheapest detectors, preferring a verdict
+/// to a snapshot change (first-layer-audit and final-risk-bound-blog run in about a
+/// second, engine-equivalence and the tp-topk claims in a few; the rf-dpgd claims and the
+/// privacy audit take tens of seconds per fault and are left to `dpclaims faults`).
 const SENTINELS: &[(&str, &str, CellStatus)] = &[
-    ("noise-missing-sqrt-eta", "final-risk-bound-blog", Snapshot),
+    ("noise-missing-sqrt-eta", "engine-equivalence", Verdict),
     ("noise-c-over-n", "final-risk-bound-blog", Snapshot),
     ("noise-2c-over-n", "final-risk-bound-blog", Verdict),
     ("clip-multiply", "final-risk-bound-blog", Error),
-    ("clip-skipped", "final-risk-bound-blog", Snapshot),
-    ("clip-mean", "final-risk-bound-blog", Snapshot),
-    ("noise-reused", "final-risk-bound-blog", Snapshot),
+    ("clip-skipped", "engine-equivalence", Verdict),
+    ("clip-mean", "engine-equivalence", Verdict),
+    ("noise-reused", "engine-equivalence", Verdict),
     ("sigma-inverse-epsilon", "sigma-a-calibration", Verdict),
-    ("steps-off-by-one", "final-risk-bound-blog", Verdict),
+    ("steps-off-by-one", "engine-equivalence", Verdict),
     ("ridge-left-out", "final-risk-bound-blog", Verdict),
     ("first-layer-not-normalised", "first-layer-audit", Verdict),
-    ("shared-rng", "final-risk-bound-blog", Snapshot),
+    ("shared-rng", "first-layer-audit", Verdict),
     ("topk-mask-after-clip", "tp-topk-digits", Snapshot),
     ("topk-noise-on-inactive", "tp-topk-digits", Verdict),
     ("topk-scores-pre-noise", "tp-topk-support-quality", Verdict),
