@@ -6,7 +6,7 @@ CARGO ?= cargo
 TEST_ENV := OPENBLAS_NUM_THREADS=1 CI=true INSTA_UPDATE=no
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build test run report fig2 bench lint fmt clean
+.PHONY: deps build test run faults report fig2 bench lint fmt clean
 
 deps:
 	@if dpkg -s libopenblas-dev liblapack-dev >/dev/null 2>&1; then \
@@ -25,6 +25,10 @@ test: deps
 
 run: build
 	./target/release/dpclaims run --profile quick --out reports
+
+# The fault matrix (reports/FAULTS.md): the suite once per injected fault of the core.
+faults: build
+	./target/release/dpclaims faults --profile quick --out reports
 
 report: build
 	./target/release/dpclaims run --profile full --out reports/full
