@@ -259,9 +259,7 @@ pub type HeatKey = (f64, f64, f64, usize);
 
 /// The heat map's runs (eps-major, then c_clip, then c_time) and their cells
 /// `(eps, c_clip, c_time, T)`.
-pub fn heatmap_runs(
-    cfg: &Fig2Config,
-) -> Result<(Vec<BatchRun>, Vec<HeatKey>), TrainError> {
+pub fn heatmap_runs(cfg: &Fig2Config) -> Result<(Vec<BatchRun>, Vec<HeatKey>), TrainError> {
     let p = cfg.heat_p;
     let eta = 1.0 / p as f64;
     let sqrt_p = (p as f64).sqrt();
