@@ -15,7 +15,6 @@
 //! features (the test points see too little noise); `kernel_features: redrawn` builds the
 //! Gram matrix from a different draw of the features than the direct engine uses.
 use super::*;
-use crate::data::Dataset;
 use crate::fit;
 use crate::models::RandomFeatures;
 use crate::train::dpgd;
@@ -103,34 +102,11 @@ impl System for RfEngines {
     }
 
     fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
-        let (d, n, p, n_test) = u.sizes()?;
+        let (d, n, p, _) = u.sizes()?;
         let steps = u.count("steps")?;
         let seeds = u.count("seeds")?;
-        let eta = u.var("eta")?;
-        let sigma =
-            dpgd::prop22_sigma_with(eta, steps, u.var("epsilon")?, u.var("delta")?, u.fault)?
-                * u.var_or("sigma_scale", 1.0);
-        let cfg = dpgd::DpGdConfig {
-            eta,
-            steps,
-            clip: u.var("clip")?,
-            clip_rule: dpgd::ClipRule::Divide,
-            sigma,
-            kappa: u.var("kappa")?,
-            ridge: 0.0,
-        };
-        let mut data_rng = u.seeds.rng_for("data");
-        let target = target(u.data, d, &mut data_rng)?;
-        let train = Dataset::sample(
-            n,
-            d,
-            u.data.input,
-            &target,
-            u.data.label_noise,
-            &mut data_rng,
-        );
-        let test = Dataset::sample(n_test, d, u.data.input, &target, 0.0, &mut data_rng);
-        let model = RandomFeatures::sample(p, d, &mut u.seeds.rng_for("features"));
+        let cfg = super::rf_dpgd::dp_config(u, dpgd::ClipRule::Divide)?;
+        let (train, test, model) = super::rf_dpgd::sample_problem(u)?;
         let kernel_model = match u.option("kernel_features") {
             "redrawn" => RandomFeatures::sample(p, d, &mut u.seeds.rng_for("features-redrawn")),
             _ => model.clone(),

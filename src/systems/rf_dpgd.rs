@@ -143,39 +143,58 @@ const INFO: SystemInfo = SystemInfo {
     metrics: METRICS,
 };
 
+/// The DP-GD configuration of a unit: eta, T, C, kappa, and sigma from Prop. 2.2
+/// (times `sigma_scale`); ridge 0. Shared with [`super::engines`].
+pub(super) fn dp_config(
+    u: &UnitInput,
+    clip_rule: dpgd::ClipRule,
+) -> Result<dpgd::DpGdConfig, SystemError> {
+    let steps = u.count("steps")?;
+    let eta = u.var("eta")?;
+    let sigma = dpgd::prop22_sigma_with(eta, steps, u.var("epsilon")?, u.var("delta")?, u.fault)?
+        * u.var_or("sigma_scale", 1.0);
+    Ok(dpgd::DpGdConfig {
+        eta,
+        steps,
+        clip: u.var("clip")?,
+        clip_rule,
+        sigma,
+        kappa: u.var("kappa")?,
+        ridge: 0.0,
+    })
+}
+
+/// A unit's training set (n), test set (n_test, no label noise) — both from stream
+/// `data`, after the target direction — and features V (p x d) from stream `features`.
+pub(super) fn sample_problem(
+    u: &UnitInput,
+) -> Result<(Dataset, Dataset, RandomFeatures), SystemError> {
+    let (d, n, p, n_test) = u.sizes()?;
+    let mut data_rng = u.seeds.rng_for("data");
+    let target = target(u.data, d, &mut data_rng)?;
+    let train = Dataset::sample(
+        n,
+        d,
+        u.data.input,
+        &target,
+        u.data.label_noise,
+        &mut data_rng,
+    );
+    let test = Dataset::sample(n_test, d, u.data.input, &target, 0.0, &mut data_rng);
+    let model = RandomFeatures::sample(p, d, &mut u.seeds.rng_for("features"));
+    Ok((train, test, model))
+}
+
 impl System for RfDpGd {
     fn info(&self) -> &'static SystemInfo {
         &INFO
     }
 
     fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
-        let (d, n, p, n_test) = u.sizes()?;
+        let (_, n, p, n_test) = u.sizes()?;
         let steps = u.count("steps")?;
-        let eta = u.var("eta")?;
-        let sigma =
-            dpgd::prop22_sigma_with(eta, steps, u.var("epsilon")?, u.var("delta")?, u.fault)?
-                * u.var_or("sigma_scale", 1.0);
-        let cfg = dpgd::DpGdConfig {
-            eta,
-            steps,
-            clip: u.var("clip")?,
-            clip_rule: clip_rule(u.option("clip_rule")),
-            sigma,
-            kappa: u.var("kappa")?,
-            ridge: 0.0,
-        };
-        let mut data_rng = u.seeds.rng_for("data");
-        let target = target(u.data, d, &mut data_rng)?;
-        let train = Dataset::sample(
-            n,
-            d,
-            u.data.input,
-            &target,
-            u.data.label_noise,
-            &mut data_rng,
-        );
-        let test = Dataset::sample(n_test, d, u.data.input, &target, 0.0, &mut data_rng);
-        let model = RandomFeatures::sample(p, d, &mut u.seeds.rng_for("features"));
+        let cfg = dp_config(u, clip_rule(u.option("clip_rule")))?;
+        let (train, test, model) = sample_problem(u)?;
         let phi = model.features(&train.x.view());
         let phi_test = model.features(&test.x.view());
         let problem = dpgd::Problem {
