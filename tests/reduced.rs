@@ -17,6 +17,20 @@ struct Small {
     x_test: ndarray::Array2<f64>,
 }
 
+impl Small {
+    /// The reduced problem of the explicit features (exact noise law).
+    fn kernel(&self) -> KernelProblem {
+        KernelProblem::from_features(
+            &self.phi.view(),
+            &self.phi_test.view(),
+            self.y.clone(),
+            self.y_test.clone(),
+            TestNoise::Exact,
+        )
+        .unwrap()
+    }
+}
+
 fn small(seed: u64, n: usize, m: usize, p: usize) -> Small {
     small_d(seed, 6, n, m, p)
 }
@@ -139,14 +153,7 @@ fn min_norm_matches_direct() {
         let theta = baselines::min_norm(&s.phi.view(), &s.y.view()).unwrap();
         let r = s.phi_test.dot(&theta) - &s.y_test;
         let direct = r.dot(&r) / s.y_test.len() as f64;
-        let kp = KernelProblem::from_features(
-            &s.phi.view(),
-            &s.phi_test.view(),
-            s.y.clone(),
-            s.y_test.clone(),
-            TestNoise::Exact,
-        )
-        .unwrap();
+        let kp = s.kernel();
         let red = kp.min_norm_test_loss().unwrap();
         assert!(rel(red, direct) < 1e-8, "p={p}: {red} vs {direct}");
     }
@@ -157,14 +164,7 @@ fn min_norm_matches_direct() {
 #[test]
 fn batch_matches_single_runs() {
     let s = small(9, 30, 10, 150);
-    let kp = KernelProblem::from_features(
-        &s.phi.view(),
-        &s.phi_test.view(),
-        s.y.clone(),
-        s.y_test.clone(),
-        TestNoise::Exact,
-    )
-    .unwrap();
+    let kp = s.kernel();
     let streams = [SeedPath::new(11), SeedPath::new(12)];
     let mk = |steps: usize, clip: f64, stream: usize| BatchRun {
         cfg: cfg(150, steps, clip, 3.0),
@@ -254,14 +254,7 @@ fn one_step_noise_variance() {
 #[test]
 fn ridge_is_rejected_with_a_clear_error() {
     let s = small(1, 10, 5, 40);
-    let kp = KernelProblem::from_features(
-        &s.phi.view(),
-        &s.phi_test.view(),
-        s.y.clone(),
-        s.y_test.clone(),
-        TestNoise::Exact,
-    )
-    .unwrap();
+    let kp = s.kernel();
     let mut c = cfg(40, 3, 1.0, 0.0);
     c.ridge = 0.1;
     let e = reduced::run(&kp, &c, &[3], &SeedPath::new(0)).unwrap_err();
