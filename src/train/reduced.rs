@@ -376,6 +376,9 @@ pub fn run_batch(
     let mut kcr = Array2::<f64>::zeros((b, n));
     let mut w_sum = Array2::<f64>::zeros((streams.len(), r_rank));
     let mut w = Array2::<f64>::zeros((streams.len(), r_rank));
+    // L_train w per stream; rows of streams that stopped drawing are never read (a
+    // moving noisy run's stream always draws).
+    let mut z = Array2::<f64>::zeros((streams.len(), n));
     let mut out: Vec<ReducedRun> = order
         .iter()
         .map(|&j| ReducedRun {
@@ -446,7 +449,6 @@ pub fn run_batch(
         let drawing: Vec<usize> = (0..streams.len())
             .filter(|&s| stream_until[s] > t)
             .collect();
-        let mut z = Array2::<f64>::zeros((streams.len(), n));
         for &s in &drawing {
             for v in w.row_mut(s).iter_mut() {
                 *v = StandardNormal.sample(&mut rngs[s]);
