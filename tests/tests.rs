@@ -6,6 +6,7 @@ mod dpsgd;
 mod faults;
 mod figures;
 mod fit;
+mod noise_exact;
 mod perf;
 mod privacy;
 mod reduced;

@@ -4,11 +4,13 @@
 //! One unit: draw u (the target direction), the training set (n), the test set
 //! (n_test), then V (p x d) — each from its own stream — run DP-GD from theta_0 = 0 with
 //! `sigma = sigma_scale * sqrt(eta T) sqrt(8 ln(1/delta))/eps` (Prop. 2.2), and compute
-//! the requested metrics.
+//! the requested metrics. `noise_term_exact` is computed, not simulated: the exact
+//! expectation of `noise_term` over the DP noise ([`crate::train::noise_term`]), with
+//! Prop. 2.2's sigma (no `sigma_scale`).
 use super::*;
 use crate::data::Dataset;
 use crate::models::RandomFeatures;
-use crate::train::{baselines, dpgd};
+use crate::train::{baselines, dpgd, noise_term};
 use ndarray::Array1;
 
 #[derive(Debug)]
@@ -130,6 +132,14 @@ const METRICS: &[MetricInfo] = &[
     MetricInfo {
         name: "noise_term",
         doc: "E_x[(phi(x)^T Theta~_T)^2] on the test set, Theta~ the noise-only recursion (Eq. 20)",
+    },
+    MetricInfo {
+        name: "noise_term_exact",
+        doc: "exact E_xi[noise_term] given the drawn features (prediction from theory): \
+              (eta s^2/n_test) tr(Phi_test A Phi_test^T), A = sum_{k<T} (I - eta H)^{2k}, \
+              H = (2/n) Phi^T Phi, s = kappa C sigma/n with Prop. 2.2's \
+              sigma = sqrt(eta T) sqrt(8 ln(1/delta))/eps written out: ignores sigma_scale \
+              and the engine's noise code (train::noise_term)",
     },
 ];
 
@@ -281,6 +291,20 @@ impl System for RfDpGd {
                 .and_then(|l| l.test)
                 .expect("test set");
             out.insert("noise_term".into(), v);
+        }
+        if u.wants(&["noise_term_exact"]) {
+            // The theory's prediction for `noise_term`: its exact expectation over the
+            // DP noise given the features (train::noise_term). sigma is Prop. 2.2's,
+            // written out from the unit's variables — deliberately neither the engine's
+            // sigma (`dp_config`, which applies `sigma_scale`, the negative controls'
+            // wrong noise scale) nor its noise-std code, so that no fault or control of
+            // the engine's noise reaches the prediction.
+            let eta = u.var("eta")?;
+            let (eps, delta) = (u.var("epsilon")?, u.var("delta")?);
+            let sigma = (eta * steps as f64).sqrt() * (8.0 * (1.0 / delta).ln()).sqrt() / eps;
+            let s = u.var("kappa")? * u.var("clip")? * sigma / n as f64;
+            let v = noise_term::expected_noise_term(&phi.view(), &phi_test.view(), eta, s, steps)?;
+            out.insert("noise_term_exact".into(), v);
         }
         Ok(out)
     }

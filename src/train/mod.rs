@@ -1,11 +1,13 @@
 //! Training: full-batch DP-GD ([`dpgd`], the direct p-dimensional engine, and
 //! [`reduced`], the exact kernel-space engine for the random-features model),
-//! non-private baselines ([`baselines`]) and Algorithm 1 of the blog, end to end
-//! ([`feature_learning`]).
+//! non-private baselines ([`baselines`]), Algorithm 1 of the blog, end to end
+//! ([`feature_learning`]), and the exact expectation of the noise term of
+//! privacy-for-free Eq. 20 ([`noise_term`]).
 pub mod baselines;
 pub mod dpgd;
 pub mod dpsgd;
 pub mod feature_learning;
+pub mod noise_term;
 pub mod reduced;
 
 /// Errors of a training run.
