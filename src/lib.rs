@@ -13,7 +13,9 @@
 //! * [`fit`] — power-law fits with confidence intervals, Clopper-Pearson, verdict rules.
 //! * [`spec`] — claim specs: raw YAML → validated claims; expressions.
 //! * [`systems`] — what a claim can simulate, each with its metric registry.
-//! * [`runner`] — work units, parallel seeded execution, judging.
+//! * [`runner`] — work units, parallel seeded execution.
+//! * [`judge`] — verdicts from predictions: hypotheses (out of regime), the prediction
+//!   kinds' rules, negative controls that must be caught, findings.
 //! * [`figures`] — reproductions of papers' figures (privacy-for-free Fig. 2) as CSV,
 //!   Markdown and SVG.
 //! * [`report`] — Markdown, CSV and SVG reports, written atomically.
@@ -25,6 +27,7 @@ pub mod data;
 pub mod faults;
 pub mod figures;
 pub mod fit;
+pub mod judge;
 pub mod linalg;
 pub mod models;
 pub mod perf;

@@ -325,29 +325,44 @@ fn judge_exponent_branches() {
 
 #[test]
 fn judge_rate_at_most_branches() {
-    // Holds: estimate below the bound.
+    // Holds: the whole CI lies below bound + tolerance.
     assert_eq!(
-        judge_rate_at_most((-1.2, -0.8), -1.0, -0.5, 0.05),
+        judge_rate_at_most((-1.2, -0.8), -0.5, 0.05),
         Verdict::Holds
     );
-    // Holds: estimate above the bound but within tolerance.
+    // Inconclusive: the point estimate (-0.48) is within the bound but the CI reaches
+    // above it (the rule judges the interval, not the point estimate).
     assert_eq!(
-        judge_rate_at_most((-0.6, -0.36), -0.48, -0.5, 0.05),
+        judge_rate_at_most((-0.6, -0.36), -0.5, 0.05),
+        Verdict::Inconclusive
+    );
+    // Holds at the edge: hi exactly at the bound.
+    assert_eq!(
+        judge_rate_at_most((-0.6, -0.45), -0.5, 0.05),
         Verdict::Holds
     );
     // Refuted: the whole CI lies above bound + tolerance.
     assert_eq!(
-        judge_rate_at_most((-0.3, -0.1), -0.2, -0.5, 0.05),
+        judge_rate_at_most((-0.3, -0.1), -0.5, 0.05),
         Verdict::Refuted
     );
-    // Inconclusive: estimate above, CI reaches below.
+    // Inconclusive: CI straddles the bound.
     assert_eq!(
-        judge_rate_at_most((-0.6, 0.0), -0.3, -0.5, 0.05),
+        judge_rate_at_most((-0.6, 0.0), -0.5, 0.05),
         Verdict::Inconclusive
     );
     assert_eq!(
-        judge_rate_at_most((-0.6, 0.0), f64::NAN, -0.5, 0.05),
+        judge_rate_at_most((f64::NAN, 0.0), -0.5, 0.05),
         Verdict::Inconclusive
+    );
+}
+
+#[test]
+fn out_of_regime_serialises_in_snake_case() {
+    assert_eq!(Verdict::OutOfRegime.to_string(), "out_of_regime");
+    assert_eq!(
+        serde_json::to_string(&Verdict::OutOfRegime).unwrap(),
+        "\"out_of_regime\""
     );
 }
 
@@ -439,4 +454,19 @@ mod two_sample {
         a[3] = f64::NAN;
         assert!(welch_test(&a, &[1.0; 10]).is_err());
     }
+}
+
+#[test]
+fn a_tolerance_that_admits_a_zero_slope_is_vacuous() {
+    use dpclaims::spec::vacuous;
+    // rate_at_most -0.11 + 0.2: a flat slope passes.
+    assert!(vacuous(true, -0.11, 0.2));
+    assert!(!vacuous(true, -0.11, 0.1));
+    // A growth bound admits zero naturally; so does a prediction of 0.
+    assert!(!vacuous(true, 0.38, 0.2));
+    assert!(!vacuous(true, 0.0, 0.2));
+    // exponent -0.5 ± 0.5 admits 0.
+    assert!(vacuous(false, -0.5, 0.5));
+    assert!(!vacuous(false, -2.0, 0.2));
+    assert!(!vacuous(false, 0.0, 0.1));
 }

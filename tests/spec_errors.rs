@@ -24,14 +24,15 @@ variants:
   - name: base
   - name: broken
     negative_control: true
+    caught_by: [eps-bound]
     options: {calibration: inverse_epsilon}
 predictions:
   - kind: inequality
+    name: eps-bound
     metric: exact_epsilon
     sweep: grid
     op: "<="
     rhs: "epsilon"
-    expected: {base: holds, broken: refuted}
 "#;
 
 fn run_spec(dir: &Path, text: &str) -> (i32, String, String) {
@@ -57,13 +58,70 @@ fn the_good_spec_runs_and_exits_0() {
 }
 
 #[test]
-fn a_wrong_expected_verdict_exits_1() {
+fn a_neutered_negative_control_exits_1_naming_it() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, _, _) = run_spec(
+    // The control's only change removed: it equals the main variant.
+    let (code, out, err) = run_spec(
         dir.path(),
-        &GOOD.replace("broken: refuted", "broken: holds"),
+        &GOOD.replace("    options: {calibration: inverse_epsilon}\n", ""),
     );
-    assert_eq!(code, 1);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("broken") && err.contains("identical to main variant `base`"), "{err}");
+    assert!(out.contains("negative controls 0/1 caught"), "{out}");
+}
+
+#[test]
+fn an_uncaught_negative_control_exits_1_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // A different but harmless change (sensitivity add/remove with kappa 2 over-noises).
+    let (code, out, err) = run_spec(
+        dir.path(),
+        &GOOD.replace(
+            "options: {calibration: inverse_epsilon}",
+            "options: {sensitivity: add_remove}",
+        ),
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("`broken`") && err.contains("not caught"), "{err}");
+}
+
+#[test]
+fn a_refuted_main_variant_needs_a_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let refuted = GOOD.replace(
+        "  - name: base\n",
+        "  - name: base\n  - name: kappa1\n    params: {kappa: \"0.5\"}\n",
+    );
+    let (code, out, err) = run_spec(dir.path(), &refuted);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("`kappa1`") && err.contains("without a `finding`"), "{err}");
+    assert!(out.contains("1 refuted WITHOUT a finding"), "{out}");
+    let explained = refuted.replace(
+        "    params: {kappa: \"0.5\"}\n",
+        "    params: {kappa: \"0.5\"}\n    findings: {eps-bound: \"kappa 0.5 quarters the noise under replace-one\"}\n",
+    );
+    let (code, out, err) = run_spec(dir.path(), &explained);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("1 refuted (with findings)"), "{out}");
+}
+
+#[test]
+fn points_outside_the_hypotheses_are_not_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    // No point inside: out of regime, so the control is not caught either (exit 1).
+    let none = GOOD.replace(
+        "sweeps:",
+        "assumptions:\n  - {require: \"delta <= 1.0e-9\", source: \"Eq. X\"}\nsweeps:",
+    );
+    let (code, out, err) = run_spec(dir.path(), &none);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("1 out of regime"), "{out}");
+    assert!(err.contains("out_of_regime"), "{err}");
+    // One point inside: judged there.
+    let one = GOOD.replace("sweeps:", "assumptions: [\"delta <= 1.0e-4\"]\nsweeps:");
+    let (code, out, err) = run_spec(dir.path(), &one);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("claims: 1 hold"), "{out}");
 }
 
 #[test]
@@ -118,9 +176,29 @@ fn malformed_specs_exit_2_naming_file_field_and_problem() {
             &["negative control"],
         ),
         (
-            "expected: {base: holds, broken: refuted}",
-            "expected: {base: holds, brokn: refuted}",
-            &["expected.brokn", "unknown variant"],
+            "caught_by: [eps-bound]",
+            "caught_by: [eps-bund]",
+            &["variants[1]", "unknown prediction `eps-bund`"],
+        ),
+        (
+            "    caught_by: [eps-bound]\n",
+            "",
+            &["variants[1].caught_by", "must name the predictions"],
+        ),
+        (
+            "    rhs: \"epsilon\"\n",
+            "    rhs: \"epsilon\"\n    expected: {base: holds}\n",
+            &["predictions[0].expected", "removed"],
+        ),
+        (
+            "sweeps:",
+            "assumptions: [\"delta = 1\"]\nsweeps:",
+            &["assumptions[0]", "exactly one of"],
+        ),
+        (
+            "sweeps:",
+            "assumptions: [\"delta <= nope\"]\nsweeps:",
+            &["unknown symbol `nope`"],
         ),
         (
             "epsilon: \"1\"",
@@ -167,6 +245,7 @@ fn reports_are_byte_identical_across_runs_and_thread_counts() {
                 "run",
                 "claims/rank-one-gradient-step.yaml",
                 "claims/sigma-a-calibration.yaml",
+                "--no-baseline",
                 "--out",
             ])
             .arg(dir.path())
@@ -226,9 +305,16 @@ fn run_json_is_one_document_in_the_documented_shape() {
         "predicted",
         "tolerance",
         "verdict",
-        "expected",
+        "prediction",
+        "negative_control",
+        "regime",
+        "control",
+        "finding",
+        "problem",
     ] {
         assert!(r.get(k).is_some(), "missing {k} in {r}");
     }
     assert_eq!(v["claims"][0]["id"], "sigma-a-calibration");
+    assert!(v["tally"]["holds"].is_u64(), "{v}");
+    assert!(v["baseline"].as_str().unwrap().starts_with("baseline"), "{v}");
 }

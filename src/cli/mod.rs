@@ -1,11 +1,13 @@
 //! The `dpclaims` command line: a thin dispatcher over the library.
 //!
-//! Exit status: 0 success (for `run`: every verdict equals its expected verdict),
-//! 1 a verdict differs from the spec's expectation, 2 bad input or a run that could not
-//! complete (the message names the file, field or sweep point).
+//! Exit status: 0 success; 1 for `run`/`merge` when the regression baseline changed, a
+//! negative control was not caught, a main variant was refuted without a finding or a
+//! tolerance is vacuous; 2 bad input or a run that could not complete (the message
+//! names the file, field or sweep point).
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod conclude;
 mod demo;
 mod faults;
 mod fig2;
@@ -14,6 +16,7 @@ mod privacy;
 mod run;
 mod shard;
 mod slurm;
+mod stability;
 mod train;
 
 #[derive(Parser, Debug)]
@@ -31,9 +34,12 @@ struct Cli {
 enum Command {
     /// List the claims: ids, titles, sources.
     List(run::ListArgs),
-    /// Run claims, judge them, write reports (exit 1 if a verdict differs from its
-    /// expected verdict).
+    /// Run claims, judge them, write reports (exit 1 if the regression baseline changed,
+    /// a negative control is not caught or a main variant is refuted without a finding).
     Run(run::RunArgs),
+    /// The suite at K master seeds: how often each verdict comes out each way
+    /// (reports/STABILITY.md).
+    Stability(stability::StabilityArgs),
     /// Merge the partial files of a sharded run (`run --shard`): the same reports,
     /// summary and exit status as the unsharded run.
     Merge(shard::MergeArgs),
@@ -65,6 +71,7 @@ pub fn main() -> ExitCode {
     let result = match &cli.command {
         Command::List(a) => run::list(a),
         Command::Run(a) => run::run(a),
+        Command::Stability(a) => stability::run(a),
         Command::Merge(a) => shard::merge(a),
         Command::Slurm(a) => slurm::slurm(a),
         Command::Demo(a) => demo::run(a),

@@ -1,11 +1,10 @@
 //! `dpclaims list` and `dpclaims run` (`run --shard` continues in `shard.rs`).
-use crate::report;
-use crate::runner::{self, ClaimOutcome};
+use super::conclude::{conclude, print_verdicts, progress_bar, BaselineArgs};
+use crate::runner;
 use crate::shard::Shard;
 use crate::spec::{self, Profile};
 use clap::Args;
-use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]
@@ -40,6 +39,8 @@ pub struct RunArgs {
     /// Directory of a sharded run's partial files (`shard-<I>-of-<N>.json`).
     #[arg(long, value_name = "DIR", requires = "shard")]
     pub partial_out: Option<PathBuf>,
+    #[command(flatten)]
+    pub baseline: BaselineArgs,
 }
 
 pub(super) fn default_paths(p: &[PathBuf]) -> Vec<PathBuf> {
@@ -56,42 +57,6 @@ pub fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
         println!("{:<28} {}\n{:<28} source: {}", c.id, c.title, "", c.source);
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// A progress bar over `total` units on a terminal, hidden otherwise.
-pub(super) fn progress_bar(total: usize) -> indicatif::ProgressBar {
-    if std::io::stderr().is_terminal() {
-        let b = indicatif::ProgressBar::new(total as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{msg:28} [{bar:40}] {pos}/{len} units, {elapsed} (eta {eta})",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
-        );
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    }
-}
-
-/// One line per verdict of a claim, on stderr.
-pub(super) fn print_verdicts(o: &ClaimOutcome) {
-    for r in &o.results {
-        eprintln!(
-            "{:<26} {:<24} {:<14} {:<22} {:<12}{}",
-            o.claim.id,
-            r.metric,
-            r.kind,
-            r.variant,
-            r.verdict.to_string(),
-            if r.verdict == r.expected {
-                String::new()
-            } else {
-                format!(" (expected {})", r.expected)
-            }
-        );
-    }
 }
 
 pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
@@ -115,49 +80,14 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         outcomes.push(o);
     }
     bar.finish_and_clear();
-    conclude(&outcomes, a.profile, a.seed, &a.out, a.json, a.no_reports)
+    conclude(
+        &outcomes,
+        a.profile,
+        a.seed,
+        &a.out,
+        a.json,
+        a.no_reports,
+        &a.baseline,
+    )
 }
 
-/// Writes the reports (unless `no_reports`), prints the summary line or the JSON
-/// document, and gives the exit status: 0 when every verdict equals its expected
-/// verdict, 1 otherwise. Shared by `run` and `merge`, so both print the same bytes.
-pub(super) fn conclude(
-    outcomes: &[ClaimOutcome],
-    profile: Profile,
-    seed: u64,
-    out: &Path,
-    json: bool,
-    no_reports: bool,
-) -> anyhow::Result<ExitCode> {
-    if !no_reports {
-        report::write_reports(out, outcomes)
-            .map_err(|e| anyhow::anyhow!("writing reports to {}: {e}", out.display()))?;
-    }
-    let ok = outcomes.iter().all(|o| o.as_expected());
-    if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report::run_json(profile, seed, outcomes))?
-        );
-    } else {
-        let n: usize = outcomes.iter().map(|o| o.results.len()).sum();
-        let same: usize = outcomes
-            .iter()
-            .map(|o| o.results.iter().filter(|r| r.verdict == r.expected).count())
-            .sum();
-        println!(
-            "{same}/{n} verdicts as expected ({} claims, profile {profile}, seed {seed}){}",
-            outcomes.len(),
-            if no_reports {
-                String::new()
-            } else {
-                format!("; reports in {}", out.display())
-            }
-        );
-    }
-    Ok(if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
-}

@@ -2,7 +2,7 @@
 //! as N independent shards (e.g. a Slurm job array) and merged into the reports an
 //! unsharded `dpclaims run` writes, byte for byte. The format and the checks are in
 //! [`crate::shard`].
-use super::run::{conclude, print_verdicts, progress_bar};
+use super::conclude::{conclude, print_verdicts, progress_bar, BaselineArgs};
 use crate::report;
 use crate::runner;
 use crate::shard::{self, Manifest, Partial, Shard};
@@ -90,11 +90,12 @@ pub struct MergeArgs {
     /// Do not write reports.
     #[arg(long)]
     pub no_reports: bool,
+    #[command(flatten)]
+    pub baseline: BaselineArgs,
 }
 
 /// Validates the partial files, judges, and writes and prints exactly what `dpclaims
-/// run` of the same claims, profile and seed would (exit 1 when a verdict differs from
-/// its expected verdict).
+/// run` of the same claims, profile and seed would (same exit status).
 pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
     let mut files = Vec::new();
     for p in &a.partials {
@@ -140,5 +141,6 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
         &a.out,
         a.json,
         a.no_reports,
+        &a.baseline,
     )
 }

@@ -171,8 +171,8 @@ pub struct Matrix {
     pub total: usize,
     /// Audits of the correct core (no violation expected).
     pub baseline_audit: Vec<AuditCell>,
-    /// Fault-free results whose verdict differs from the spec's expectation (the
-    /// matrix compares against the fault-free run; normally empty).
+    /// Problems of the fault-free run (uncaught controls, refutations without a
+    /// finding; the matrix compares against the fault-free run; normally empty).
     pub baseline_unexpected: Vec<String>,
     pub seconds: f64,
 }
@@ -444,21 +444,7 @@ pub fn run_matrix(
 ) -> Result<Matrix, MatrixError> {
     let start = Instant::now();
     let (base, baseline_audit) = baseline(claims, cfg, progress)?;
-    let baseline_unexpected = base
-        .iter()
-        .flat_map(|o| {
-            o.results
-                .iter()
-                .filter(|r| r.verdict != r.expected)
-                .map(|r| {
-                    format!(
-                        "{}: {} / {}: {} (expected {})",
-                        o.claim.id, r.metric, r.variant, r.verdict, r.expected
-                    )
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let baseline_unexpected = base.iter().flat_map(|o| o.problems()).collect();
     let rows: Vec<FaultRow> = faults
         .iter()
         .map(|&f| fault_row(claims, &base, f, cfg, progress))
@@ -624,7 +610,7 @@ impl Matrix {
         if !self.baseline_unexpected.is_empty() {
             let _ = writeln!(
                 s,
-                "\n**The fault-free run differs from the specs' expected verdicts** (rows are \
+                "\n**The fault-free run has problems of its own** (rows are \
                  compared with the fault-free run):\n"
             );
             for u in &self.baseline_unexpected {

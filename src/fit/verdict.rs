@@ -13,7 +13,7 @@ use std::fmt;
 
 /// Outcome of checking one claim.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The evidence agrees with the claim.
     Holds,
@@ -21,6 +21,9 @@ pub enum Verdict {
     Refuted,
     /// The evidence is too imprecise to decide (or could not be computed).
     Inconclusive,
+    /// Too few sweep points satisfy the theorem's hypotheses (the spec's `assumptions`):
+    /// a theorem can be neither confirmed nor refuted outside them.
+    OutOfRegime,
 }
 
 impl Verdict {
@@ -30,6 +33,7 @@ impl Verdict {
             Verdict::Holds => "holds",
             Verdict::Refuted => "refuted",
             Verdict::Inconclusive => "inconclusive",
+            Verdict::OutOfRegime => "out_of_regime",
         }
     }
 }
@@ -74,30 +78,26 @@ pub fn judge_exponent(
     }
 }
 
-/// A claim "the rate exponent is at most `predicted`" (an upper bound, e.g. an excess
-/// risk decaying at least as fast as `n^predicted`).
+/// A claim "the rate exponent is at most `predicted`" (an upper bound such as an O()
+/// or O~() statement, e.g. an excess risk decaying at least as fast as `n^predicted`).
+/// Judged on the confidence interval, never on the point estimate alone.
 ///
-/// With `fit_ci = (lo, hi)`, applied in this order:
+/// With `fit_ci = (lo, hi)` and `bound = predicted + tolerance`, in this order:
 /// 1. `inconclusive` if any argument is NaN;
-/// 2. `holds` if `estimate <= predicted + tolerance`;
-/// 3. `refuted` if `lo > predicted + tolerance` (the whole interval lies above the bound,
-///    so the slope is significantly larger than allowed);
-/// 4. `inconclusive` otherwise (the estimate is above the bound but not significantly).
+/// 2. `holds` if `hi <= bound` (the whole interval respects the bound);
+/// 3. `refuted` if `lo > bound` (the whole interval lies above it);
+/// 4. `inconclusive` otherwise (the interval straddles the bound).
 pub fn judge_rate_at_most(
     fit_ci: (f64, f64),
-    estimate: f64,
     predicted: f64,
     tolerance: f64,
 ) -> Verdict {
     let (lo, hi) = fit_ci;
-    if [lo, hi, estimate, predicted, tolerance]
-        .iter()
-        .any(|v| v.is_nan())
-    {
+    if [lo, hi, predicted, tolerance].iter().any(|v| v.is_nan()) {
         return Verdict::Inconclusive;
     }
     let bound = predicted + tolerance;
-    if estimate <= bound {
+    if hi <= bound {
         Verdict::Holds
     } else if lo > bound {
         Verdict::Refuted

@@ -4,12 +4,15 @@
 //! (temporary file in the same directory, then rename), so a report is never
 //! half-written. Output contains no timings and no paths that depend on the machine,
 //! so the same spec and seed give the same bytes.
+pub mod baseline;
 pub mod heatmap;
 pub mod snapshot;
+pub mod stability;
 pub mod svg;
 
+use crate::judge::{ControlStatus, Tally};
 use crate::runner::{fit_records, ClaimOutcome, PointRecord, PredictionResult};
-use crate::spec::PredictionKind;
+use crate::spec::{Predicted, Prediction, PredictionKind};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
@@ -73,6 +76,68 @@ fn mean_sd(v: &[f64]) -> (f64, f64) {
     (m, sd)
 }
 
+/// The prediction as registered: what the theory says, before measuring.
+pub fn prediction_text(p: &Prediction, r: &PredictionResult) -> String {
+    let fitted = |f: &crate::spec::FitSpec, op: &str| {
+        let div = f
+            .divide_by
+            .as_ref()
+            .map(|e| format!(" / ({e})"))
+            .unwrap_or_default();
+        let rhs = match &f.predicted {
+            Predicted::Value(v) => fmt_num(*v),
+            Predicted::RateOf(e) => {
+                format!("local slope of `{e}` (= {})", fmt_opt(r.predicted))
+            }
+            Predicted::ValueOf(e) => {
+                format!("local slope of exact `{e}` (= {})", fmt_opt(r.predicted))
+            }
+        };
+        format!(
+            "slope of {}{div} vs {} {op} {rhs} + {} ({})",
+            p.metric,
+            f.x,
+            fmt_num(f.tolerance),
+            f.tolerance_reason
+        )
+    };
+    match &p.kind {
+        PredictionKind::Exponent(f) => fitted(f, "=").replacen(" + ", " ± ", 1),
+        PredictionKind::RateAtMost(f) => fitted(f, "<="),
+        PredictionKind::Event { alpha, .. } => {
+            format!("P({} = 1) >= {}", p.metric, fmt_num(1.0 - alpha))
+        }
+        PredictionKind::Inequality { op, rhs } => {
+            format!("{} {} {rhs} at every point and replicate", p.metric, op.symbol())
+        }
+    }
+}
+
+/// A Markdown table cell: `|` escaped, newlines folded.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// Plain words for a verdict of a main variant or a control.
+fn verdict_cell(r: &PredictionResult) -> String {
+    let mut v = format!("**{}**", r.verdict);
+    match &r.control {
+        Some(ControlStatus::Caught) => v.push_str(" — caught"),
+        Some(ControlStatus::NotCaught) => v.push_str(" — ⚠ NOT caught"),
+        Some(ControlStatus::IdenticalTo(m)) => {
+            v.push_str(&format!(" — ⚠ identical to `{m}`, cannot be caught"))
+        }
+        None => {}
+    }
+    if r.finding.is_some() && r.verdict == crate::fit::Verdict::Refuted {
+        v.push_str(" (finding)");
+    }
+    if r.problem.is_some() && r.control.is_none() {
+        v.push_str(" ⚠");
+    }
+    v
+}
+
 /// The one-line description of a prediction result (used in Markdown and SUMMARY).
 pub fn result_line(r: &PredictionResult) -> String {
     match r.kind {
@@ -84,7 +149,7 @@ pub fn result_line(r: &PredictionResult) -> String {
             if r.kind == "exponent" { "=" } else { "<=" },
             fmt_opt(r.predicted),
             r.tolerance
-                .map(|t| format!("± {}", fmt_num(t)))
+                .map(|t| format!("{} {}", if r.kind == "exponent" { "±" } else { "+" }, fmt_num(t)))
                 .unwrap_or_default()
         ),
         "event" => format!(
@@ -124,18 +189,36 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
         c.model,
         c.adjacency
     );
+    if !c.assumptions.is_empty() {
+        let _ = writeln!(s, "**Hypotheses** (a point outside them is not judged):\n");
+        for a in &c.assumptions {
+            let _ = writeln!(
+                s,
+                "* `{}`{}",
+                a.text,
+                if a.source.is_empty() {
+                    String::new()
+                } else {
+                    format!(" — {}", a.source)
+                }
+            );
+        }
+        let _ = writeln!(s);
+    }
     let _ = writeln!(s, "## Verdicts\n");
     let _ = writeln!(
         s,
-        "| metric | kind | variant | measured | verdict | expected |"
+        "| prediction | source | registered prediction | variant | measured | regime | verdict |"
     );
-    let _ = writeln!(s, "|---|---|---|---|---|---|");
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|");
     for r in &o.results {
+        let p = &c.predictions[r.prediction];
         let _ = writeln!(
             s,
-            "| {} | {} | {}{} | {} | **{}** | {}{} |",
-            r.metric,
-            r.kind,
+            "| `{}` | {} | {} | {}{} | {} | {} | {} |",
+            r.prediction_name,
+            cell(&p.source),
+            cell(&prediction_text(p, r)),
             r.variant,
             if r.negative_control {
                 " (negative control)"
@@ -143,14 +226,38 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
                 ""
             },
             result_line(r),
-            r.verdict,
-            r.expected,
-            if r.verdict == r.expected {
-                ""
-            } else {
-                " ⚠ differs"
-            }
+            r.regime.summary(),
+            verdict_cell(r)
         );
+    }
+    let problems = o.problems();
+    if !problems.is_empty() {
+        let _ = writeln!(s, "\n**This claim fails the run:**\n");
+        for p in &problems {
+            let _ = writeln!(s, "* {p}");
+        }
+    }
+    let findings: Vec<&PredictionResult> = o
+        .results
+        .iter()
+        .filter(|r| r.finding.is_some())
+        .collect();
+    if !findings.is_empty() {
+        let _ = writeln!(s, "\n## Findings\n");
+        for r in findings {
+            let _ = writeln!(
+                s,
+                "* `{}` / `{}` ({}): {}",
+                r.prediction_name,
+                r.variant,
+                if r.verdict == crate::fit::Verdict::Refuted {
+                    "refuted at this run".to_string()
+                } else {
+                    format!("registered for a refutation; this run says {}", r.verdict)
+                },
+                r.finding.as_deref().unwrap_or("").trim()
+            );
+        }
     }
     let _ = writeln!(s, "\n## Variants\n");
     for v in &c.variants {
@@ -243,13 +350,14 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
     for r in &o.results {
         let _ = writeln!(
             s,
-            "* **{}** `{}` / `{}`: {} → **{}** (expected {}).",
+            "* **{}** `{}` ({}) / `{}`: {} → **{}**. Regime: {}.",
             r.kind,
+            r.prediction_name,
             r.metric,
             r.variant,
             result_line(r),
             r.verdict,
-            r.expected
+            r.regime.summary()
         );
         if let (Some(se), Some(r2)) = (r.detail.stderr, r.detail.r2) {
             let _ = writeln!(
@@ -266,9 +374,10 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
             if let Some(e) = &f.divide_by {
                 let _ = writeln!(s, "  The metric is divided by `{e}` before fitting.");
             }
-            if let crate::spec::Predicted::RateOf(e) = &f.predicted {
-                let _ = writeln!(s, "  Predicted exponent = least-squares log-log slope of `{e}` over the sweep points.");
+            if let Some(e) = f.predicted.expr() {
+                let _ = writeln!(s, "  Predicted exponent = least-squares log-log slope of `{e}` over the judged sweep points.");
             }
+            let _ = writeln!(s, "  Tolerance {}: {}.", fmt_num(f.tolerance), f.tolerance_reason);
         }
         for v in r.detail.violations.iter().take(200) {
             let _ = writeln!(s, "  - {v}");
@@ -288,7 +397,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
     let _ = writeln!(s, "\n## What was measured\n");
     let _ = writeln!(
         s,
-        "At the `{}` profile with master seed {}, {} simulation units ({} sweep points across {} variants) were run; every number above comes from them (raw values in `{}.csv`, plot in `{}.svg`). {} of {} verdicts equal the spec's expected verdict.",
+        "At the `{}` profile with master seed {}, {} simulation units ({} sweep points across {} variants) were run; every number above comes from them (raw values in `{}.csv`, plot in `{}.svg`). {}.",
         o.profile,
         o.seed,
         units,
@@ -296,8 +405,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
         c.variants.len(),
         c.id,
         c.id,
-        o.results.iter().filter(|r| r.verdict == r.expected).count(),
-        o.results.len()
+        Tally::of(std::slice::from_ref(o)).line()
     );
     if !c.discussion.is_empty() {
         let _ = writeln!(s, "\n{}", c.discussion);
@@ -349,7 +457,14 @@ pub fn claim_svg(o: &ClaimOutcome) -> String {
         if let Some(f) = fit_spec.and_then(|f| f.divide_by.as_ref()) {
             plot.y_label = format!("{} / ({f})", p.metric);
         }
-        for vname in p.expected.keys() {
+        let judged: Vec<&crate::spec::Variant> =
+            o.claim.variants.iter().filter(|v| p.judges(v)).collect();
+        let anchor = judged
+            .iter()
+            .find(|v| !v.negative_control)
+            .map(|v| v.name.clone());
+        for var in &judged {
+            let vname = &var.name;
             let recs: Vec<&PointRecord> = o
                 .points
                 .iter()
@@ -372,7 +487,11 @@ pub fn claim_svg(o: &ClaimOutcome) -> String {
                 ));
             }
             plot.series.push(svg::Series {
-                label: vname.clone(),
+                label: if var.negative_control {
+                    format!("{vname} (control)")
+                } else {
+                    vname.clone()
+                },
                 points: pts,
             });
             if let Some(f) = fit_spec {
@@ -390,7 +509,7 @@ pub fn claim_svg(o: &ClaimOutcome) -> String {
                         intercept: fit.intercept,
                         dashed: false,
                     });
-                    if vname == p.expected.keys().next().expect("non-empty") {
+                    if Some(vname) == anchor.as_ref() {
                         plot.lines.push(svg::Line {
                             label: format!("predicted slope {}", fmt_num(fit.predicted)),
                             slope: fit.predicted,
@@ -437,7 +556,42 @@ fn stack_svgs(panels: &[String]) -> String {
     s
 }
 
-/// `reports/SUMMARY.md`: one row per claim result.
+/// Plain words for a claim: what its main variants' verdicts say.
+pub fn claim_in_words(o: &ClaimOutcome) -> String {
+    use crate::fit::Verdict::*;
+    let main: Vec<&PredictionResult> = o.results.iter().filter(|r| !r.negative_control).collect();
+    let count = |v| main.iter().filter(|r| r.verdict == v).count();
+    let (h, rf, i, oor) = (count(Holds), count(Refuted), count(Inconclusive), count(OutOfRegime));
+    let n = main.len();
+    let mut words = if h == n {
+        "holds: every prediction holds for every main variant".to_string()
+    } else if oor == n {
+        "out of regime: no prediction could be judged inside the theorem's hypotheses".to_string()
+    } else if i == n {
+        "inconclusive: the measurements cannot resolve the predictions".to_string()
+    } else {
+        let mut parts = Vec::new();
+        if h > 0 {
+            parts.push(format!("{h} hold"));
+        }
+        if rf > 0 {
+            parts.push(format!("{rf} refuted (see findings)"));
+        }
+        if i > 0 {
+            parts.push(format!("{i} inconclusive"));
+        }
+        if oor > 0 {
+            parts.push(format!("{oor} out of regime"));
+        }
+        format!("mixed: of {n} verdicts, {}", parts.join(", "))
+    };
+    let ctrl: Vec<&PredictionResult> = o.results.iter().filter(|r| r.negative_control).collect();
+    let caught = ctrl.iter().filter(|r| r.control == Some(ControlStatus::Caught)).count();
+    words.push_str(&format!("; negative controls {caught}/{} caught", ctrl.len()));
+    words
+}
+
+/// `reports/SUMMARY.md`: a table of claims in plain words, then one row per verdict.
 pub fn summary_markdown(outcomes: &[ClaimOutcome]) -> String {
     let mut s = String::new();
     let profile = outcomes
@@ -452,19 +606,43 @@ pub fn summary_markdown(outcomes: &[ClaimOutcome]) -> String {
     );
     let _ = writeln!(
         s,
-        "| claim | source | metric | kind | variant | measured | verdict | expected |"
+        "A verdict comes from a prediction registered from the paper and the measurement only \
+         (never from a recorded outcome): **holds**, **refuted** (a main variant refuted is a \
+         finding, explained in its claim page), **inconclusive**, or **out_of_regime** (too \
+         few sweep points inside the theorem's hypotheses). Whether any number changed since \
+         the last recorded run is a separate question, answered by the regression baseline \
+         (insta snapshots in `tests/snapshots`).\n"
     );
-    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(s, "{}\n", Tally::of(outcomes).line());
+    let _ = writeln!(s, "| claim | source | in plain words |");
+    let _ = writeln!(s, "|---|---|---|");
+    for o in outcomes {
+        let _ = writeln!(
+            s,
+            "| [{}]({}.md) | {} | {} |",
+            o.claim.id,
+            o.claim.id,
+            cell(&format!("{}, {}", o.claim.source.section, o.claim.source.equation)),
+            claim_in_words(o)
+        );
+    }
+    let _ = writeln!(s, "\n## Every verdict\n");
+    let _ = writeln!(
+        s,
+        "| claim | prediction | source | variant | measured | regime | verdict |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|");
     for o in outcomes {
         for r in &o.results {
             let _ = writeln!(
                 s,
-                "| [{}]({}.md) | {} | {} | {} | {}{} | {} | **{}** | {}{} |",
+                "| [{}]({}.md) | `{}` ({} {}) | {} | {}{} | {} | {} | {} |",
                 o.claim.id,
                 o.claim.id,
-                o.claim.source.equation,
-                r.metric,
+                r.prediction_name,
                 r.kind,
+                r.metric,
+                cell(&o.claim.predictions[r.prediction].source),
                 r.variant,
                 if r.negative_control {
                     " (neg. control)"
@@ -472,9 +650,8 @@ pub fn summary_markdown(outcomes: &[ClaimOutcome]) -> String {
                     ""
                 },
                 result_line(r),
-                r.verdict,
-                r.expected,
-                if r.verdict == r.expected { "" } else { " ⚠" }
+                r.regime.summary(),
+                verdict_cell(r)
             );
         }
     }
@@ -494,7 +671,9 @@ pub fn run_json(
                 "id": o.claim.id,
                 "source": o.claim.source.to_string(),
                 "results": o.results.iter().map(|r| serde_json::json!({
+                    "prediction": r.prediction_name,
                     "variant": r.variant,
+                    "negative_control": r.negative_control,
                     "metric": r.metric,
                     "kind": r.kind,
                     "x": r.x,
@@ -503,12 +682,15 @@ pub fn run_json(
                     "predicted": r.predicted,
                     "tolerance": r.tolerance,
                     "verdict": r.verdict,
-                    "expected": r.expected,
+                    "regime": r.regime,
+                    "control": r.control,
+                    "finding": r.finding,
+                    "problem": r.problem,
                 })).collect::<Vec<_>>(),
             })
         })
         .collect();
-    serde_json::json!({"profile": profile, "seed": seed, "claims": claims})
+    serde_json::json!({"profile": profile, "seed": seed, "claims": claims, "tally": Tally::of(outcomes)})
 }
 
 /// Writes `<id>.md`, `<id>.csv`, `<id>.svg` of every outcome and `SUMMARY.md`.

@@ -1,22 +1,30 @@
 //! The rounded rendering of a claim outcome that the insta snapshots of
 //! `tests/claims.rs` hold (rounded estimates and verdicts, never raw `f64`s or timings),
 //! shared with `dpclaims faults`, which compares it between a faulty and the fault-free
-//! core: a fault that changes this rendering fails the snapshot test.
+//! core: a fault that changes this rendering fails the snapshot test; and with
+//! `dpclaims run`, which compares it with the committed snapshots (the regression
+//! baseline, [`super::baseline`]).
+use crate::judge::ControlStatus;
 use crate::runner::ClaimOutcome;
 use serde::Serialize;
 
 /// One judged prediction, rounded.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SnapResult {
+    pub prediction: String,
     pub variant: String,
     pub metric: String,
     pub kind: &'static str,
     pub x: Option<String>,
     pub estimate: Option<f64>,
     pub ci: Option<(f64, f64)>,
+    pub predicted: Option<f64>,
     pub verdict: String,
-    pub expected: String,
+    /// Negative controls: caught, not_caught or identical.
+    pub control: Option<String>,
+    /// Points judged (inside the hypotheses) and points of the sweep.
     pub points: usize,
+    pub points_total: usize,
 }
 
 /// A claim outcome as snapshotted.
@@ -52,15 +60,22 @@ pub fn snapshot(out: &ClaimOutcome) -> Snap {
             .results
             .iter()
             .map(|r| SnapResult {
+                prediction: r.prediction_name.clone(),
                 variant: r.variant.clone(),
                 metric: r.metric.clone(),
                 kind: r.kind,
                 x: r.x.clone(),
                 estimate: r.estimate.map(round2),
                 ci: r.ci.map(|(a, b)| (round2(a), round2(b))),
+                predicted: r.predicted.map(round2),
                 verdict: r.verdict.to_string(),
-                expected: r.expected.to_string(),
+                control: r.control.as_ref().map(|c| match c {
+                    ControlStatus::Caught => "caught".to_string(),
+                    ControlStatus::NotCaught => "not_caught".to_string(),
+                    ControlStatus::IdenticalTo(m) => format!("identical_to_{m}"),
+                }),
                 points: r.points,
+                points_total: r.regime.total,
             })
             .collect(),
     }

@@ -4,13 +4,17 @@
 //! [`load_claim`] reads one file, deserialises it strictly ([`raw`]), and validates it
 //! into a [`Claim`]: every expression parses, every symbol is defined, definitions have
 //! no cycle, every sweep point of both profiles evaluates to values the system accepts,
-//! metrics and options exist, and every prediction names an expected verdict for the
-//! variants it judges. The engine only ever sees a validated [`Claim`].
+//! metrics and options exist, every hypothesis in `assumptions` parses, every negative
+//! control names the predictions that must catch it (`caught_by`), and no tolerance is
+//! vacuous. There is no expected verdict: a verdict comes from the prediction and the
+//! measurement only. The engine only ever sees a validated [`Claim`].
+pub mod assumption;
 pub mod expr;
 pub mod raw;
 
+pub use assumption::{Assumption, Violation};
+
 use crate::data::InputDist;
-use crate::fit::Verdict;
 use crate::systems::{self, ParamKind, System};
 use expr::Expr;
 use raw::{RawClaim, RawPrediction, RawProfile, RawTarget};
@@ -130,6 +134,10 @@ pub struct Variant {
     pub params: BTreeMap<String, Expr>,
     pub options: BTreeMap<String, String>,
     pub data: DataSpec,
+    /// Negative controls: the predictions (by name) that must refute this variant.
+    pub caught_by: Vec<String>,
+    /// Main variants: prediction name -> the finding that explains its refutation.
+    pub findings: BTreeMap<String, String>,
 }
 
 /// What a prediction asserts.
@@ -156,12 +164,36 @@ impl PredictionKind {
     }
 }
 
-/// The predicted exponent: a number, or the local log-log slope of an expression
-/// (e.g. a theorem's bound) over the sweep points.
+/// The predicted exponent: a number, or the local log-log slope over the sweep points
+/// of an expression — a theorem's bound (`RateOf`, over the point's variables) or an
+/// exact finite-size value (`ValueOf`, which may also name metrics the system computes
+/// from theory, e.g. an exact expectation; their mean over replicates is used).
 #[derive(Clone, Debug)]
 pub enum Predicted {
     Value(f64),
     RateOf(Expr),
+    ValueOf(Expr),
+}
+
+impl Predicted {
+    /// The expression whose local slope is the prediction, if any.
+    pub fn expr(&self) -> Option<&Expr> {
+        match self {
+            Predicted::Value(_) => None,
+            Predicted::RateOf(e) | Predicted::ValueOf(e) => Some(e),
+        }
+    }
+}
+
+/// True when a tolerance makes the prediction vacuous: it admits a zero slope although
+/// the predicted slope is not zero (an `exponent` with `|predicted| <= tolerance`, or a
+/// decay `rate_at_most` with `predicted < 0 <= predicted + tolerance`).
+pub fn vacuous(rate_at_most: bool, predicted: f64, tolerance: f64) -> bool {
+    if rate_at_most {
+        predicted < 0.0 && predicted + tolerance >= 0.0
+    } else {
+        predicted != 0.0 && tolerance >= predicted.abs()
+    }
 }
 
 /// Settings of a fitted prediction.
@@ -173,6 +205,8 @@ pub struct FitSpec {
     pub divide_by: Option<Expr>,
     pub confidence: f64,
     pub bootstrap: usize,
+    /// Why this tolerance (one line, printed in the report).
+    pub tolerance_reason: String,
 }
 
 /// Comparison operator of an inequality prediction.
@@ -206,24 +240,46 @@ impl CmpOp {
 /// One validated prediction.
 #[derive(Clone, Debug)]
 pub struct Prediction {
+    /// Unique in the claim; referenced by `caught_by` and `findings`.
+    pub name: String,
     pub metric: String,
     pub sweep: String,
     pub kind: PredictionKind,
-    /// Expected verdict per variant at the quick profile (keys = judged variants).
-    pub expected: BTreeMap<String, Verdict>,
-    /// Overrides of `expected` at the full profile.
-    pub expected_full: BTreeMap<String, Verdict>,
+    /// The claim's hypotheses followed by this prediction's own.
+    pub assumptions: Vec<Assumption>,
+    /// Where the paper states it (the claim's equation unless the spec says otherwise).
+    pub source: String,
     pub note: String,
 }
 
 impl Prediction {
-    pub fn expected_for(&self, variant: &str, profile: Profile) -> Verdict {
-        if profile == Profile::Full {
-            if let Some(v) = self.expected_full.get(variant) {
-                return *v;
+    /// Whether this prediction judges `variant`: every main variant, and the negative
+    /// controls that name it in `caught_by`.
+    pub fn judges(&self, variant: &Variant) -> bool {
+        !variant.negative_control || variant.caught_by.contains(&self.name)
+    }
+
+    /// Metrics a judged unit must compute: the metric and those `predicted_value_of` names.
+    pub fn metrics_needed(&self, system: &dyn System) -> BTreeSet<String> {
+        let mut m = BTreeSet::from([self.metric.clone()]);
+        if let PredictionKind::Exponent(f) | PredictionKind::RateAtMost(f) = &self.kind {
+            if let Predicted::ValueOf(e) = &f.predicted {
+                m.extend(
+                    e.variables()
+                        .into_iter()
+                        .filter(|v| system.metrics().iter().any(|x| x.name == v.as_str())),
+                );
             }
         }
-        self.expected[variant]
+        m
+    }
+
+    /// Sweep points a fit needs at least; fewer inside the hypotheses is out of regime.
+    pub fn min_points(&self) -> usize {
+        match self.kind {
+            PredictionKind::Exponent(_) | PredictionKind::RateAtMost(_) => 3,
+            _ => 1,
+        }
     }
 }
 
@@ -239,6 +295,8 @@ pub struct Claim {
     pub model: String,
     pub adjacency: String,
     pub params: BTreeMap<String, Expr>,
+    /// The theorem's hypotheses (also copied into every prediction's `assumptions`).
+    pub assumptions: Vec<Assumption>,
     pub sweeps: Vec<Sweep>,
     pub variants: Vec<Variant>,
     pub predictions: Vec<Prediction>,
@@ -624,6 +682,8 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
             params: v.params.clone(),
             options,
             data,
+            caught_by: v.caught_by.clone(),
+            findings: v.findings.clone(),
         });
     }
     if !variants.iter().any(|v| v.negative_control) {
@@ -642,15 +702,29 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
             }
         }
     }
+    let assumptions = assumptions(&ctx, "assumptions", &raw.assumptions)?;
     // Predictions.
     if raw.predictions.is_empty() {
         return Err(ctx.err("predictions", "at least one prediction is needed"));
     }
-    let mut predictions = Vec::new();
+    let mut predictions: Vec<Prediction> = Vec::new();
     for (i, p) in raw.predictions.into_iter().enumerate() {
         let field = format!("predictions[{i}]");
-        predictions.push(prediction(&ctx, &field, p, system, &sweeps, &variants)?);
+        let p = prediction(&ctx, &field, p, system, &sweeps, &assumptions)?;
+        if predictions.iter().any(|q| q.name == p.name) {
+            return Err(ctx.err(
+                format!("{field}.name"),
+                format!("duplicate prediction name `{}`", p.name),
+            ));
+        }
+        predictions.push(p);
     }
+    for p in &mut predictions {
+        if p.source.is_empty() {
+            p.source = raw.source.equation.clone();
+        }
+    }
+    check_roles(&ctx, &variants, &predictions)?;
     for (i, m) in raw.report_metrics.iter().enumerate() {
         if !system.metrics().iter().any(|x| x.name == m.as_str()) {
             return Err(ctx.err(
@@ -673,6 +747,7 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
         model: raw.model,
         adjacency,
         params: raw.params,
+        assumptions,
         sweeps,
         variants,
         predictions,
@@ -690,9 +765,29 @@ fn prediction(
     p: RawPrediction,
     system: &dyn System,
     sweeps: &[Sweep],
-    variants: &[Variant],
+    claim_assumptions: &[Assumption],
 ) -> Result<Prediction, SpecError> {
     let common = p.common();
+    if common.legacy_expected {
+        return Err(ctx.err(
+            format!("{field}.expected"),
+            "`expected`/`expected_full` were removed: a verdict comes from the prediction \
+             (registered from the paper) and the measurement, never from a recorded outcome. \
+             Name the predictions that must catch each negative control in its `caught_by`, \
+             and explain a refuted main variant in its `findings` (see claims/README.md)",
+        ));
+    }
+    if common.name.is_empty()
+        || !common
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(ctx.err(
+            format!("{field}.name"),
+            "must be non-empty letters, digits, '-' or '_'",
+        ));
+    }
     if !system
         .metrics()
         .iter()
@@ -713,6 +808,18 @@ fn prediction(
             ),
         ));
     }
+    if let Some(m) = system.metrics().iter().find(|m| {
+        m.name == common.metric.as_str() && system.self_checks().contains(&m.name)
+    }) {
+        return Err(ctx.err(
+            format!("{field}.metric"),
+            format!(
+                "`{}` is computed by the same code that set the quantity it is compared with \
+                 ({}); a check on it cannot fail. Judge an independent computation instead",
+                m.name, m.doc
+            ),
+        ));
+    }
     let sweep = sweeps
         .iter()
         .find(|s| &s.name == common.sweep)
@@ -722,25 +829,12 @@ fn prediction(
                 format!("unknown sweep `{}`", common.sweep),
             )
         })?;
-    if common.expected.is_empty() {
-        return Err(ctx.err(
-            format!("{field}.expected"),
-            "name the expected verdict of at least one variant",
-        ));
-    }
-    for k in common.expected.keys().chain(common.expected_full.keys()) {
-        if !variants.iter().any(|v| &v.name == k) {
-            return Err(ctx.err(format!("{field}.expected.{k}"), "unknown variant"));
-        }
-    }
-    for k in common.expected_full.keys() {
-        if !common.expected.contains_key(k) {
-            return Err(ctx.err(
-                format!("{field}.expected_full.{k}"),
-                "also needs a quick-profile expectation in `expected`",
-            ));
-        }
-    }
+    let mut all_assumptions = claim_assumptions.to_vec();
+    all_assumptions.extend(assumptions(
+        ctx,
+        &format!("{field}.assumptions"),
+        common.assumptions,
+    )?);
     let fit_spec = |f: &raw::RawFit| -> Result<FitSpec, SpecError> {
         let is_var = |prof: &SweepProfile| {
             prof.axes.iter().any(|(k, _)| k == &f.x) || prof.coupled.contains_key(&f.x)
@@ -754,16 +848,40 @@ fn prediction(
                 ),
             ));
         }
-        let predicted = match (&f.predicted, &f.predicted_rate_of) {
-            (Some(v), None) if v.is_finite() => Predicted::Value(*v),
-            (None, Some(e)) => Predicted::RateOf(e.clone()),
+        let predicted = match (&f.predicted, &f.predicted_rate_of, &f.predicted_value_of) {
+            (Some(v), None, None) if v.is_finite() => Predicted::Value(*v),
+            (None, Some(e), None) => Predicted::RateOf(e.clone()),
+            (None, None, Some(e)) => Predicted::ValueOf(e.clone()),
             _ => return Err(ctx.err(
                 format!("{field}.predicted"),
-                "give exactly one of `predicted` (a number) or `predicted_rate_of` (an expression)",
+                "give exactly one of `predicted` (a number), `predicted_rate_of` (a bound's \
+                 expression) or `predicted_value_of` (an exact finite-size value)",
             )),
         };
         if !(f.tolerance.is_finite() && f.tolerance >= 0.0) {
             return Err(ctx.err(format!("{field}.tolerance"), "must be finite and >= 0"));
+        }
+        let tolerance_reason = match &f.tolerance_reason {
+            Some(r) if !r.trim().is_empty() => r.trim().to_string(),
+            _ => {
+                return Err(ctx.err(
+                    format!("{field}.tolerance_reason"),
+                    "every tolerance needs a one-line reason (CI width, a known log correction, ...)",
+                ))
+            }
+        };
+        if let Predicted::Value(v) = predicted {
+            let rate = matches!(p, RawPrediction::RateAtMost(_));
+            if vacuous(rate, v, f.tolerance) {
+                return Err(ctx.err(
+                    format!("{field}.tolerance"),
+                    format!(
+                        "tolerance {} makes the prediction vacuous: it admits a zero slope \
+                         as well as the predicted {v}",
+                        f.tolerance
+                    ),
+                ));
+            }
         }
         let confidence = f.confidence.unwrap_or(0.95);
         if !(confidence > 0.0 && confidence < 1.0) {
@@ -784,6 +902,7 @@ fn prediction(
             divide_by: f.divide_by.clone(),
             confidence,
             bootstrap: f.bootstrap.unwrap_or(1000),
+            tolerance_reason,
         })
     };
     let kind = match &p {
@@ -825,13 +944,88 @@ fn prediction(
     };
     let common = p.common();
     Ok(Prediction {
+        name: common.name.clone(),
         metric: common.metric.clone(),
         sweep: common.sweep.clone(),
         kind,
-        expected: common.expected.clone(),
-        expected_full: common.expected_full.clone(),
+        assumptions: all_assumptions,
+        source: common.source.clone().unwrap_or_default(),
         note: common.note.clone().unwrap_or_default(),
     })
+}
+
+fn assumptions(
+    ctx: &Ctx,
+    field: &str,
+    raw: &[raw::RawAssumption],
+) -> Result<Vec<Assumption>, SpecError> {
+    raw.iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let (text, source) = match a {
+                raw::RawAssumption::Plain(t) => (t.as_str(), ""),
+                raw::RawAssumption::Sourced(s) => (s.require.as_str(), s.source.as_str()),
+            };
+            Assumption::parse(text, source).map_err(|m| ctx.err(format!("{field}[{i}]"), m))
+        })
+        .collect()
+}
+
+/// Negative controls name the predictions that must catch them; main variants may
+/// explain a refutation with a finding; both reference existing predictions.
+fn check_roles(
+    ctx: &Ctx,
+    variants: &[Variant],
+    predictions: &[Prediction],
+) -> Result<(), SpecError> {
+    let known = |n: &String| predictions.iter().any(|p| &p.name == n);
+    let names = || {
+        predictions
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for (i, v) in variants.iter().enumerate() {
+        let field = format!("variants[{i}]");
+        if v.negative_control {
+            if v.caught_by.is_empty() {
+                return Err(ctx.err(
+                    format!("{field}.caught_by"),
+                    format!(
+                        "negative control `{}` must name the predictions that must catch it (known: {})",
+                        v.name,
+                        names()
+                    ),
+                ));
+            }
+            if !v.findings.is_empty() {
+                return Err(ctx.err(
+                    format!("{field}.findings"),
+                    "a negative control has no findings: its refutation is what it is for",
+                ));
+            }
+        } else if !v.caught_by.is_empty() {
+            return Err(ctx.err(
+                format!("{field}.caught_by"),
+                "only a negative control (negative_control: true) is caught",
+            ));
+        }
+        for n in v.caught_by.iter().chain(v.findings.keys()) {
+            if !known(n) {
+                return Err(ctx.err(
+                    format!("{field}"),
+                    format!("unknown prediction `{n}` (known: {})", names()),
+                ));
+            }
+        }
+        for (n, text) in &v.findings {
+            if text.trim().is_empty() {
+                return Err(ctx.err(format!("{field}.findings.{n}"), "empty finding"));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Evaluates every point of every sweep, variant and profile: unknown symbols, cycles,
@@ -868,11 +1062,33 @@ fn check_points(ctx: &Ctx, claim: &Claim) -> Result<(), SpecError> {
                         if let Predicted::RateOf(e) = &f.predicted {
                             exprs.push((format!("predictions[{i}].predicted_rate_of"), e));
                         }
+                        if let Predicted::ValueOf(e) = &f.predicted {
+                            for s in e.variables() {
+                                let metric =
+                                    claim.system.metrics().iter().any(|m| m.name == s.as_str());
+                                if !metric && !defined.contains(&s) {
+                                    return Err(ctx.err(
+                                        format!("predictions[{i}].predicted_value_of"),
+                                        format!("unknown symbol `{s}` in `{e}` (neither a variable nor a metric of system `{}`)", claim.system.name()),
+                                    ));
+                                }
+                            }
+                        }
                     }
                     PredictionKind::Inequality { rhs, .. } => {
                         exprs.push((format!("predictions[{i}].rhs"), rhs))
                     }
                     PredictionKind::Event { .. } => {}
+                }
+                for (j, a) in p.assumptions.iter().enumerate() {
+                    for s in a.variables() {
+                        if !defined.contains(&s) {
+                            return Err(ctx.err(
+                                format!("predictions[{i}].assumptions[{j}]"),
+                                format!("unknown symbol `{s}` in `{}`", a.text),
+                            ));
+                        }
+                    }
                 }
             }
             for (field, e) in exprs {

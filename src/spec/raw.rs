@@ -2,7 +2,7 @@
 //! Only [`super::load_claim`] turns it into a validated [`super::Claim`]; the YAML
 //! parser (serde_yaml, deprecated upstream) is confined to [`from_yaml`].
 use super::expr::Expr;
-use crate::fit::Verdict;
+use serde::de::IgnoredAny;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -39,6 +39,9 @@ pub struct RawClaim {
     pub options: BTreeMap<String, String>,
     #[serde(default)]
     pub params: BTreeMap<String, Expr>,
+    /// The theorem's hypotheses, checked at every sweep point (e.g. "n >= d*ln(d)^2").
+    #[serde(default)]
+    pub assumptions: Vec<RawAssumption>,
     pub sweeps: BTreeMap<String, RawSweep>,
     pub variants: Vec<RawVariant>,
     pub predictions: Vec<RawPrediction>,
@@ -47,6 +50,21 @@ pub struct RawClaim {
     pub report_metrics: Vec<String>,
     #[serde(default)]
     pub discussion: Option<String>,
+}
+
+/// A hypothesis: `"lhs <op> rhs"`, or the same with the place in the paper it comes from.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(untagged)]
+pub enum RawAssumption {
+    Plain(String),
+    Sourced(RawSourcedAssumption),
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawSourcedAssumption {
+    pub require: String,
+    pub source: String,
 }
 
 #[derive(Deserialize, Debug)]
@@ -105,14 +123,23 @@ pub struct RawVariant {
     pub options: BTreeMap<String, String>,
     #[serde(default)]
     pub data: Option<RawData>,
+    /// Negative controls: the predictions (by name) that must refute this variant.
+    #[serde(default)]
+    pub caught_by: Vec<String>,
+    /// Main variants: prediction name -> why this variant is refuted there (a finding).
+    #[serde(default)]
+    pub findings: BTreeMap<String, String>,
 }
 
 /// Fields every prediction has.
 pub struct Common<'a> {
+    pub name: &'a String,
     pub metric: &'a String,
     pub sweep: &'a String,
-    pub expected: &'a BTreeMap<String, Verdict>,
-    pub expected_full: &'a BTreeMap<String, Verdict>,
+    pub assumptions: &'a Vec<RawAssumption>,
+    pub source: &'a Option<String>,
+    /// Fields of the old format (a verdict pinned after measuring): rejected on load.
+    pub legacy_expected: bool,
     pub note: &'a Option<String>,
 }
 
@@ -134,10 +161,12 @@ impl RawPrediction {
         macro_rules! c {
             ($f:expr) => {
                 Common {
+                    name: &$f.name,
                     metric: &$f.metric,
                     sweep: &$f.sweep,
-                    expected: &$f.expected,
-                    expected_full: &$f.expected_full,
+                    assumptions: &$f.assumptions,
+                    source: &$f.source,
+                    legacy_expected: $f.expected.is_some() || $f.expected_full.is_some(),
                     note: &$f.note,
                 }
             };
@@ -153,11 +182,20 @@ impl RawPrediction {
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct RawFit {
+    /// Names the prediction (for `caught_by` and `findings`); unique in the file.
+    pub name: String,
     pub metric: String,
     pub sweep: String,
-    pub expected: BTreeMap<String, Verdict>,
+    /// Where the paper states this prediction (default: the claim's equation).
     #[serde(default)]
-    pub expected_full: BTreeMap<String, Verdict>,
+    pub source: Option<String>,
+    /// Hypotheses of this prediction only, added to the claim's `assumptions`.
+    #[serde(default)]
+    pub assumptions: Vec<RawAssumption>,
+    #[serde(default)]
+    pub expected: Option<IgnoredAny>,
+    #[serde(default)]
+    pub expected_full: Option<IgnoredAny>,
     #[serde(default)]
     pub note: Option<String>,
     pub x: String,
@@ -165,7 +203,12 @@ pub struct RawFit {
     pub predicted: Option<f64>,
     #[serde(default)]
     pub predicted_rate_of: Option<Expr>,
+    #[serde(default)]
+    pub predicted_value_of: Option<Expr>,
     pub tolerance: f64,
+    /// One line: why this tolerance (CI width, a known log correction, ...).
+    #[serde(default)]
+    pub tolerance_reason: Option<String>,
     #[serde(default)]
     pub divide_by: Option<Expr>,
     #[serde(default)]
@@ -177,11 +220,20 @@ pub struct RawFit {
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct RawEvent {
+    /// Names the prediction (for `caught_by` and `findings`); unique in the file.
+    pub name: String,
     pub metric: String,
     pub sweep: String,
-    pub expected: BTreeMap<String, Verdict>,
+    /// Where the paper states this prediction (default: the claim's equation).
     #[serde(default)]
-    pub expected_full: BTreeMap<String, Verdict>,
+    pub source: Option<String>,
+    /// Hypotheses of this prediction only, added to the claim's `assumptions`.
+    #[serde(default)]
+    pub assumptions: Vec<RawAssumption>,
+    #[serde(default)]
+    pub expected: Option<IgnoredAny>,
+    #[serde(default)]
+    pub expected_full: Option<IgnoredAny>,
     #[serde(default)]
     pub note: Option<String>,
     pub alpha: f64,
@@ -192,11 +244,20 @@ pub struct RawEvent {
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct RawInequality {
+    /// Names the prediction (for `caught_by` and `findings`); unique in the file.
+    pub name: String,
     pub metric: String,
     pub sweep: String,
-    pub expected: BTreeMap<String, Verdict>,
+    /// Where the paper states this prediction (default: the claim's equation).
     #[serde(default)]
-    pub expected_full: BTreeMap<String, Verdict>,
+    pub source: Option<String>,
+    /// Hypotheses of this prediction only, added to the claim's `assumptions`.
+    #[serde(default)]
+    pub assumptions: Vec<RawAssumption>,
+    #[serde(default)]
+    pub expected: Option<IgnoredAny>,
+    #[serde(default)]
+    pub expected_full: Option<IgnoredAny>,
     #[serde(default)]
     pub note: Option<String>,
     pub op: String,

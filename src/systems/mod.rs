@@ -169,6 +169,12 @@ pub trait System: Sync + Send + std::fmt::Debug {
     fn metrics(&self) -> &'static [MetricInfo] {
         self.info().metrics
     }
+    /// Metrics computed by the same code as the quantity a spec would compare them with
+    /// (e.g. the epsilon an accountant reports for the noise it calibrated itself): a
+    /// check on them cannot fail, so specs may tabulate them but not judge them.
+    fn self_checks(&self) -> &'static [&'static str] {
+        &[]
+    }
 }
 
 /// Every registered system.

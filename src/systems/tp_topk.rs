@@ -172,6 +172,11 @@ impl System for TpTopK {
     fn info(&self) -> &'static SystemInfo {
         &INFO
     }
+    /// `epsilon_spent` and `epsilon_error` come from the accountant that calibrated the
+    /// noise, so comparing them with the target or with each other cannot fail.
+    fn self_checks(&self) -> &'static [&'static str] {
+        &["epsilon_spent", "epsilon_error", "epsilon_composed"]
+    }
 
     fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
         match u.option("mode") {

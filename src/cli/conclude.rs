@@ -1,0 +1,107 @@
+//! What `run`, `merge` and `stability` share: the progress bar, the verdict lines and the
+//! conclusion of a run (reports, summary lines, exit status).
+use crate::judge::Tally;
+use crate::report::{self, baseline};
+use crate::runner::ClaimOutcome;
+use crate::spec::Profile;
+use clap::Args;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Where the regression baseline is (the insta snapshots), or none.
+#[derive(Args, Debug, Clone)]
+pub struct BaselineArgs {
+    /// The regression baseline: the insta snapshots of `tests/claims.rs` (compared when
+    /// they record this run's profile and seed).
+    #[arg(long, value_name = "DIR", default_value = "tests/snapshots")]
+    pub baseline: PathBuf,
+    /// Do not compare with the regression baseline.
+    #[arg(long)]
+    pub no_baseline: bool,
+}
+
+/// A progress bar over `total` units on a terminal, hidden otherwise.
+pub(super) fn progress_bar(total: usize) -> indicatif::ProgressBar {
+    if std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(total as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{msg:28} [{bar:40}] {pos}/{len} units, {elapsed} (eta {eta})",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    }
+}
+
+/// One line per verdict of a claim, on stderr.
+pub(super) fn print_verdicts(o: &ClaimOutcome) {
+    for r in &o.results {
+        eprintln!(
+            "{:<26} {:<26} {:<22} {:<14}{}",
+            o.claim.id,
+            r.prediction_name,
+            r.variant,
+            r.verdict.to_string(),
+            match (&r.control, &r.problem) {
+                (Some(crate::judge::ControlStatus::Caught), _) => " (control caught)".to_string(),
+                (_, Some(p)) => format!(" ⚠ {p}"),
+                _ => String::new(),
+            }
+        );
+    }
+}
+
+/// Writes the reports (unless `no_reports`), prints the conclusion or the JSON
+/// document, and gives the exit status: 0 when the baseline is unchanged (or not
+/// checked), every negative control is caught, no main variant is refuted without a
+/// finding and no tolerance is vacuous; 1 otherwise.
+pub(super) fn conclude(
+    outcomes: &[ClaimOutcome],
+    profile: Profile,
+    seed: u64,
+    out: &Path,
+    json: bool,
+    no_reports: bool,
+    base: &BaselineArgs,
+) -> anyhow::Result<ExitCode> {
+    if !no_reports {
+        report::write_reports(out, outcomes)
+            .map_err(|e| anyhow::anyhow!("writing reports to {}: {e}", out.display()))?;
+    }
+    let tally = Tally::of(outcomes);
+    let baseline = if base.no_baseline {
+        baseline::Baseline::NotChecked("--no-baseline".into())
+    } else {
+        baseline::compare(&base.baseline, outcomes, profile, seed)
+    };
+    if json {
+        let mut doc = report::run_json(profile, seed, outcomes);
+        doc["baseline"] = serde_json::Value::String(baseline.line());
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        for p in &tally.problems {
+            eprintln!("FAIL {p}");
+        }
+        println!(
+            "{} claims, profile {profile}, seed {seed}{}",
+            outcomes.len(),
+            if no_reports {
+                String::new()
+            } else {
+                format!("; reports in {}", out.display())
+            }
+        );
+        println!("{}", baseline.line());
+        println!("{}; {}", tally.line(), baseline.line());
+    }
+    Ok(if tally.ok() && baseline.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,86 @@
+//! `dpclaims stability`: the claim suite at K master seeds, and how often each verdict
+//! came out each way (`reports/STABILITY.md`). Each seed's units run in parallel like
+//! `dpclaims run`; a seed's verdicts do not depend on which other seeds run.
+use super::conclude::progress_bar;
+use super::run::default_paths;
+use crate::report::stability::{SeedVerdicts, Stability};
+use crate::runner;
+use crate::spec::{self, Profile};
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct StabilityArgs {
+    /// Claim files or directories (default: claims/).
+    pub paths: Vec<PathBuf>,
+    /// Number of master seeds.
+    #[arg(long, default_value_t = 20)]
+    pub seeds: u64,
+    /// The first master seed (the reference); seeds are first..first+K-1.
+    #[arg(long, default_value_t = 0)]
+    pub first_seed: u64,
+    #[arg(long, value_enum, default_value_t = Profile::Quick)]
+    pub profile: Profile,
+    /// Directory STABILITY.md is written to.
+    #[arg(long, default_value = "reports")]
+    pub out: PathBuf,
+}
+
+pub fn run(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
+    if a.seeds == 0 {
+        anyhow::bail!("--seeds must be at least 1");
+    }
+    let claims = spec::load_claims(&default_paths(&a.paths))?;
+    let per_seed: usize = claims
+        .iter()
+        .map(|c| runner::unit_count(c, a.profile))
+        .sum();
+    let bar = progress_bar(per_seed * a.seeds as usize);
+    let mut seeds = Vec::new();
+    for seed in a.first_seed..a.first_seed + a.seeds {
+        let start = std::time::Instant::now();
+        let mut outcomes = Vec::new();
+        for c in &claims {
+            bar.set_message(format!("seed {seed}: {}", c.id));
+            let tick = || bar.inc(1);
+            outcomes.push(runner::run_claim(c, a.profile, seed, &tick)?);
+        }
+        let sv = SeedVerdicts::of(seed, &outcomes);
+        let same = seeds
+            .first()
+            .map(|f: &SeedVerdicts| {
+                f.rows
+                    .iter()
+                    .all(|(k, v)| sv.rows.get(k).map(|s| s.0) == Some(v.0))
+            })
+            .unwrap_or(true);
+        bar.suspend(|| {
+            eprintln!(
+                "seed {seed}: {:.0} s, {} problems, verdicts {} the reference seed's",
+                start.elapsed().as_secs_f64(),
+                sv.problems.len(),
+                if same { "equal to" } else { "differ from" }
+            )
+        });
+        seeds.push(sv);
+    }
+    bar.finish_and_clear();
+    let st = Stability {
+        profile: a.profile.to_string(),
+        seeds,
+    };
+    let path = a.out.join("STABILITY.md");
+    crate::report::write_atomic(&path, st.markdown().as_bytes())
+        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+    let k = st.seeds.len();
+    let min_caught = st.controls().iter().map(|c| c.1).min().unwrap_or(k);
+    println!(
+        "{k} seeds: {} holds<->refuted flips; worst control caught at {min_caught}/{k}; suite identical to seed {} at {}/{k}; written to {}",
+        st.holds_refuted_flips().len(),
+        a.first_seed,
+        st.identical_to_reference(),
+        path.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,207 @@
+//! The measurement of each prediction kind over the judged points, and its verdict:
+//! `exponent` (equality of a log-log slope within a tolerance), `rate_at_most` (an upper
+//! bound, O() or O~(): judged on the slope's confidence interval), `event` (probability
+//! with a Clopper-Pearson interval) and `inequality` (at every point and replicate).
+use super::{Detail, PointRecord, PredictionResult};
+use crate::fit::{self, Verdict};
+use crate::rng::SeedPath;
+use crate::spec::{CmpOp, FitSpec, Predicted, Prediction, PredictionKind};
+use std::collections::BTreeMap;
+
+/// Measures and judges one prediction over `recs` (variant fields are set by the caller).
+pub fn evaluate(
+    p: &Prediction,
+    recs: &[&PointRecord],
+    boot_seed: &SeedPath,
+) -> Result<PredictionResult, String> {
+    let mut res = PredictionResult {
+        prediction_name: p.name.clone(),
+        variant: String::new(),
+        negative_control: false,
+        metric: p.metric.clone(),
+        kind: p.kind.name(),
+        sweep: p.sweep.clone(),
+        x: None,
+        estimate: None,
+        ci: None,
+        predicted: None,
+        tolerance: None,
+        verdict: Verdict::Inconclusive,
+        points: recs.len(),
+        regime: Default::default(),
+        control: None,
+        finding: None,
+        problem: None,
+        note: p.note.clone(),
+        detail: Detail::default(),
+        prediction: 0,
+    };
+    match &p.kind {
+        PredictionKind::Exponent(f) | PredictionKind::RateAtMost(f) => {
+            let fit = fit_records(recs, &p.metric, f, boot_seed)?;
+            res.x = Some(f.x.clone());
+            res.estimate = Some(fit.slope);
+            res.ci = Some(fit.ci);
+            res.predicted = Some(fit.predicted);
+            res.tolerance = Some(f.tolerance);
+            res.verdict = match p.kind {
+                PredictionKind::Exponent(_) => {
+                    fit::judge_exponent(fit.ci, fit.slope, fit.predicted, f.tolerance)
+                }
+                _ => fit::judge_rate_at_most(fit.ci, fit.predicted, f.tolerance),
+            };
+            res.detail.stderr = Some(fit.stderr);
+            res.detail.r2 = Some(fit.r2);
+            res.detail.intercept = Some(fit.intercept);
+            res.detail.bootstrap_ci = fit.bootstrap_ci;
+        }
+        PredictionKind::Event { alpha, confidence } => {
+            let vals: Vec<f64> = recs
+                .iter()
+                .flat_map(|r| r.metrics[&p.metric].iter().copied())
+                .collect();
+            let successes = vals.iter().filter(|v| **v >= 0.5).count() as u64;
+            let trials = vals.len() as u64;
+            let (verdict, ci) = fit::try_judge_event(successes, trials, *alpha, *confidence)
+                .map_err(|e| e.to_string())?;
+            res.estimate = Some(successes as f64 / trials as f64);
+            res.ci = Some(ci);
+            res.predicted = Some(1.0 - alpha);
+            res.verdict = verdict;
+            res.detail.successes = Some(successes);
+            res.detail.trials = Some(trials);
+            for r in recs {
+                let fails = r.metrics[&p.metric].iter().filter(|v| **v < 0.5).count();
+                if fails > 0 {
+                    res.detail.violations.push(format!(
+                        "{}: {fails}/{} replicates without the event",
+                        r.label,
+                        r.metrics[&p.metric].len()
+                    ));
+                }
+            }
+        }
+        PredictionKind::Inequality { op, rhs } => {
+            let mut satisfied = Vec::new();
+            let mut worst: Option<f64> = None;
+            for r in recs {
+                let b = rhs.eval_map(&r.vars).map_err(|e| e.to_string())?;
+                for &a in &r.metrics[&p.metric] {
+                    let ok = op.holds(a, b);
+                    satisfied.push(ok);
+                    // Margin in the direction of a violation (> 0 violates).
+                    let margin = match op {
+                        CmpOp::Le | CmpOp::Lt => a - b,
+                        CmpOp::Ge | CmpOp::Gt => b - a,
+                    };
+                    worst = Some(worst.map_or(margin, |w: f64| w.max(margin)));
+                    if !ok {
+                        res.detail.violations.push(format!(
+                            "{}: {} = {a:.6} not {} {b:.6}",
+                            r.label,
+                            p.metric,
+                            op.symbol()
+                        ));
+                    }
+                }
+            }
+            res.estimate = worst;
+            res.predicted = Some(0.0);
+            res.verdict = fit::judge_inequality(&satisfied);
+            res.detail.successes = Some(satisfied.iter().filter(|s| **s).count() as u64);
+            res.detail.trials = Some(satisfied.len() as u64);
+        }
+    }
+    Ok(res)
+}
+
+/// A fit with its prediction resolved.
+pub struct ResolvedFit {
+    pub slope: f64,
+    pub intercept: f64,
+    pub stderr: f64,
+    pub ci: (f64, f64),
+    pub r2: f64,
+    pub predicted: f64,
+    pub bootstrap_ci: Option<(f64, f64)>,
+    /// (x, replicate values after division) per point, for plots.
+    pub data: Vec<(f64, Vec<f64>)>,
+    /// Intercept of the predicted line through the data's centre of mass (for plots).
+    pub predicted_intercept: f64,
+}
+
+/// Fits `metric / divide_by` against `x` over the records (one record per point).
+///
+/// The predicted exponent is `predicted`, or the least-squares log-log slope over the
+/// same points of `predicted_rate_of` (a bound) or `predicted_value_of` (an exact value;
+/// metric names in it stand for the metric's mean over the point's replicates).
+pub fn fit_records(
+    recs: &[&PointRecord],
+    metric: &str,
+    f: &FitSpec,
+    boot_seed: &SeedPath,
+) -> Result<ResolvedFit, String> {
+    let mut xs = Vec::new();
+    let mut ys = Vec::new();
+    let mut pred_vals = Vec::new();
+    for r in recs {
+        let x = *r
+            .vars
+            .get(&f.x)
+            .ok_or_else(|| format!("sweep variable `{}` missing", f.x))?;
+        let div = match &f.divide_by {
+            Some(e) => e.eval_map(&r.vars).map_err(|e| e.to_string())?,
+            None => 1.0,
+        };
+        xs.push(x);
+        ys.push(
+            r.metrics[metric]
+                .iter()
+                .map(|v| v / div)
+                .collect::<Vec<f64>>(),
+        );
+        if let Some(e) = f.predicted.expr() {
+            let mut vars: BTreeMap<String, f64> = r.vars.clone();
+            if matches!(f.predicted, Predicted::ValueOf(_)) {
+                for (m, v) in &r.metrics {
+                    vars.insert(m.clone(), v.iter().sum::<f64>() / v.len() as f64);
+                }
+            }
+            let v = e.eval_map(&vars).map_err(|e| e.to_string())?;
+            pred_vals.push(vec![v / div]);
+        }
+    }
+    let fit = fit::fit_power_law(&xs, &ys, f.confidence).map_err(|e| e.to_string())?;
+    let predicted = match &f.predicted {
+        Predicted::Value(v) => *v,
+        Predicted::RateOf(_) | Predicted::ValueOf(_) => {
+            fit::fit_power_law(&xs, &pred_vals, f.confidence)
+                .map_err(|e| format!("predicted exponent: {e}"))?
+                .slope
+        }
+    };
+    let bootstrap_ci = if f.bootstrap > 0 && ys.iter().all(|y| y.len() > 1) {
+        fit::bootstrap_slope_ci(&xs, &ys, f.confidence, f.bootstrap, &mut boot_seed.rng()).ok()
+    } else {
+        None
+    };
+    // Line of the predicted slope through the centroid of (ln x, ln mean y).
+    let lx: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
+    let ly: Vec<f64> = ys
+        .iter()
+        .map(|y| (y.iter().sum::<f64>() / y.len() as f64).ln())
+        .collect();
+    let cx = lx.iter().sum::<f64>() / lx.len() as f64;
+    let cy = ly.iter().sum::<f64>() / ly.len() as f64;
+    Ok(ResolvedFit {
+        slope: fit.slope,
+        intercept: fit.intercept,
+        stderr: fit.stderr,
+        ci: fit.ci,
+        r2: fit.r2,
+        predicted,
+        bootstrap_ci,
+        data: xs.into_iter().zip(ys).collect(),
+        predicted_intercept: cy - predicted * cx,
+    })
+}

@@ -1,0 +1,154 @@
+//! Which sweep points a prediction may be judged on: the theorem's hypotheses
+//! (`assumptions`) at each point, and whether a negative control differs from every
+//! main variant there at all.
+use super::PointRecord;
+use crate::spec::{Assumption, Claim, Violation};
+use serde::Serialize;
+
+/// How a prediction's sweep points stand against its hypotheses.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RegimeCheck {
+    /// Points inside every hypothesis (the ones judged).
+    pub inside: usize,
+    /// All points of the sweep.
+    pub total: usize,
+    /// Per violated hypothesis: how many points fail it and the worst of them.
+    pub violated: Vec<ViolatedAssumption>,
+}
+
+/// One hypothesis that some points of the sweep fail.
+#[derive(Clone, Debug, Serialize)]
+pub struct ViolatedAssumption {
+    pub assumption: String,
+    pub source: String,
+    pub failing_points: usize,
+    /// The failing point farthest from the hypothesis, with both sides' values.
+    pub worst: String,
+}
+
+impl RegimeCheck {
+    /// "all 6 points inside", or "2/6 points inside; `n >= d` fails at 4 (worst ...)".
+    pub fn summary(&self) -> String {
+        if self.violated.is_empty() {
+            return if self.total == 0 {
+                "no hypotheses declared".into()
+            } else {
+                format!("all {} points inside the hypotheses", self.total)
+            };
+        }
+        let v: Vec<String> = self
+            .violated
+            .iter()
+            .map(|v| {
+                format!(
+                    "{} at {}/{} points (worst: {})",
+                    v.assumption, v.failing_points, self.total, v.worst
+                )
+            })
+            .collect();
+        format!(
+            "{}/{} points inside; fails: {}",
+            self.inside,
+            self.total,
+            v.join("; ")
+        )
+    }
+}
+
+/// Splits `recs` into the points inside every assumption and the regime summary.
+pub fn filter<'a>(
+    assumptions: &[Assumption],
+    recs: &[&'a PointRecord],
+) -> Result<(Vec<&'a PointRecord>, RegimeCheck), String> {
+    let mut inside = Vec::new();
+    let mut per: Vec<(usize, Option<(f64, Violation, String)>)> =
+        vec![(0, None); assumptions.len()];
+    for r in recs {
+        let mut ok = true;
+        for (i, a) in assumptions.iter().enumerate() {
+            if let Some(v) = a
+                .check(&r.vars)
+                .map_err(|e| format!("assumption `{}` at {}: {e}", a.text, r.label))?
+            {
+                ok = false;
+                // Distance from the hypothesis: |ln(lhs/rhs)| when both are positive.
+                let dist = if v.lhs > 0.0 && v.rhs > 0.0 {
+                    (v.lhs / v.rhs).ln().abs()
+                } else {
+                    (v.lhs - v.rhs).abs()
+                };
+                let e = &mut per[i];
+                e.0 += 1;
+                if e.1.as_ref().is_none_or(|(d, _, _)| dist > *d) {
+                    e.1 = Some((dist, v, r.label.clone()));
+                }
+            }
+        }
+        if ok {
+            inside.push(*r);
+        }
+    }
+    let violated = assumptions
+        .iter()
+        .zip(per)
+        .filter_map(|(a, (count, worst))| {
+            worst.map(|(_, v, label)| ViolatedAssumption {
+                assumption: a.text.clone(),
+                source: a.source.clone(),
+                failing_points: count,
+                worst: format!("{label}: {:.4} vs {:.4}, {}", v.lhs, v.rhs, v.margin()),
+            })
+        })
+        .collect();
+    let check = RegimeCheck {
+        inside: inside.len(),
+        total: recs.len(),
+        violated,
+    };
+    Ok((inside, check))
+}
+
+/// The main variant a negative control cannot differ from on a sweep, if any: same
+/// options, same data and the same resolved variables at every point. Variants share
+/// their random streams, so such a control computes exactly what the main variant does.
+pub fn identical_main(
+    claim: &Claim,
+    control: &str,
+    sweep: &str,
+    records: &[&PointRecord],
+) -> Option<String> {
+    let ctrl = claim.variants.iter().find(|v| v.name == control)?;
+    let points = |name: &str| -> Vec<&PointRecord> {
+        records
+            .iter()
+            .copied()
+            .filter(|r| r.sweep == sweep && r.variant == name)
+            .collect()
+    };
+    let mine = points(control);
+    claim
+        .variants
+        .iter()
+        .filter(|m| !m.negative_control)
+        .find(|m| {
+            let theirs = points(&m.name);
+            m.options == ctrl.options
+                && m.data == ctrl.data
+                && theirs.len() == mine.len()
+                && !mine.is_empty()
+                && mine
+                    .iter()
+                    .zip(&theirs)
+                    .all(|(a, b)| a.index == b.index && same_vars(a, b))
+        })
+        .map(|m| m.name.clone())
+}
+
+fn same_vars(a: &PointRecord, b: &PointRecord) -> bool {
+    a.vars.len() == b.vars.len()
+        && a
+            .vars
+            .iter()
+            .zip(&b.vars)
+            .all(|((ka, va), (kb, vb))| ka == kb && va.to_bits() == vb.to_bits())
+}
