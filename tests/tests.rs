@@ -8,6 +8,7 @@ mod figures;
 mod fit;
 mod perf;
 mod privacy;
+mod rdp_independent;
 mod reduced;
 mod sharding;
 mod spec_errors;
