@@ -9,6 +9,7 @@ mod fit;
 mod noise_exact;
 mod perf;
 mod privacy;
+mod rdp_independent;
 mod reduced;
 mod sharding;
 mod spec_errors;

@@ -72,6 +72,10 @@ pub enum PrivacyError {
     /// at any order of the grid).
     #[error("the accounted epsilon is not finite (noise too small for any useful guarantee)")]
     Unbounded,
+    /// The independent quadrature accountant ([`super::rdp_quadrature`]) could not
+    /// meet its error control.
+    #[error("RDP quadrature failed: {0}")]
+    Quadrature(String),
     /// Bisection could not bracket a noise multiplier meeting the target.
     #[error("calibration failed: {0}")]
     Calibration(String),

@@ -5,6 +5,8 @@
 //! * [`gdp`] — exact mu-GDP of full-batch Gaussian composition (the oracle).
 //! * [`zcdp`] — rho-zCDP and its conversions.
 //! * [`rdp`] — RDP of the (subsampled) Gaussian, composition, RDP → (eps, delta).
+//! * [`rdp_quadrature`] — an independent RDP accountant for the subsampled Gaussian:
+//!   the Rényi divergences by numerical integration of their definition.
 //! * [`calibrate`](mod@calibrate) — smallest noise multiplier meeting a target
 //!   epsilon, one phase or two phases (TP-TopK).
 //! * [`epsilon`] — the single entry point: a list of [`Phase`]s, an [`Accountant`],
@@ -20,6 +22,7 @@ pub mod calibrate;
 mod error;
 pub mod gdp;
 pub mod rdp;
+pub mod rdp_quadrature;
 mod special;
 pub mod zcdp;
 
