@@ -59,11 +59,17 @@ pub fn unit_count(claim: &Claim, profile: Profile) -> usize {
 }
 
 /// (sweep, variant index) pairs that some prediction judges, with the metrics needed.
-fn needs(claim: &Claim) -> BTreeMap<(String, usize), BTreeSet<String>> {
+/// A negative control identical to a main variant on a sweep is not run there
+/// ([`crate::judge::regime::identical_main`]).
+fn needs(claim: &Claim, profile: Profile) -> BTreeMap<(String, usize), BTreeSet<String>> {
     let mut m: BTreeMap<(String, usize), BTreeSet<String>> = BTreeMap::new();
     for p in &claim.predictions {
         for (vi, v) in claim.variants.iter().enumerate() {
-            if !p.judges(v) {
+            if !p.judges(v)
+                || (v.negative_control
+                    && crate::judge::regime::identical_main(claim, &v.name, &p.sweep, profile)
+                        .is_some())
+            {
                 continue;
             }
             let e = m.entry((p.sweep.clone(), vi)).or_default();
@@ -76,7 +82,7 @@ fn needs(claim: &Claim) -> BTreeMap<(String, usize), BTreeSet<String>> {
 
 fn plan_keys(claim: &Claim, profile: Profile) -> Vec<PlannedKey> {
     let mut keys = Vec::new();
-    for ((sweep, vi), _) in needs(claim) {
+    for ((sweep, vi), _) in needs(claim, profile) {
         let prof = claim.sweep(&sweep).profile(profile);
         for (pi, pt) in prof.axis_points().into_iter().enumerate() {
             for r in 0..prof.replicates {
@@ -97,7 +103,7 @@ fn plan_keys(claim: &Claim, profile: Profile) -> Vec<PlannedKey> {
 }
 
 fn plan(claim: &Claim, profile: Profile, seed: u64) -> Result<Vec<Planned>, RunError> {
-    let needs = needs(claim);
+    let needs = needs(claim, profile);
     let root = SeedPath::new(seed).child(&claim.id);
     let mut out = Vec::new();
     for (key, vi, pt) in plan_keys(claim, profile) {
@@ -154,7 +160,7 @@ impl UnitPlan {
 
 /// Every unit of a claim in plan order (the order of [`UnitValues`]).
 pub fn planned_units(claim: &Claim, profile: Profile) -> Vec<UnitPlan> {
-    let needs = needs(claim);
+    let needs = needs(claim, profile);
     plan_keys(claim, profile)
         .into_iter()
         .map(|(key, vi, pt)| UnitPlan {

@@ -35,3 +35,62 @@ fn every_negative_control_names_what_catches_it() {
         }
     }
 }
+
+/// Neutering any negative control of the suite (giving it the settings of a main
+/// variant) is detected before anything runs, for every prediction that must catch it;
+/// `dpclaims run` then fails naming it (end to end in `spec_errors.rs`).
+#[test]
+fn every_neutered_negative_control_is_detected() {
+    use dpclaims::judge::regime::identical_main;
+    let claims = spec::load_claims(&["claims".into()]).unwrap();
+    let mut checked = 0;
+    for c in &claims {
+        for (ci, ctrl) in c.variants.iter().enumerate() {
+            if !ctrl.negative_control {
+                continue;
+            }
+            // Nothing is identical as written.
+            for p in c.predictions.iter().filter(|p| ctrl.caught_by.contains(&p.name)) {
+                for profile in [Profile::Quick, Profile::Full] {
+                    assert_eq!(
+                        identical_main(c, &ctrl.name, &p.sweep, profile),
+                        None,
+                        "{}: control `{}` already equals a main variant",
+                        c.id,
+                        ctrl.name
+                    );
+                }
+            }
+            // The closest main variant (fewest differing overrides).
+            let main = c
+                .variants
+                .iter()
+                .filter(|m| !m.negative_control)
+                .min_by_key(|m| {
+                    let opts = m.options.iter().filter(|(k, v)| ctrl.options.get(*k) != Some(v)).count();
+                    let params = m.params.len() + ctrl.params.len();
+                    opts * 100 + params
+                })
+                .unwrap();
+            let mut neutered = c.clone();
+            {
+                let v = &mut neutered.variants[ci];
+                v.params = main.params.clone();
+                v.options = main.options.clone();
+                v.data = main.data.clone();
+            }
+            for p in c.predictions.iter().filter(|p| ctrl.caught_by.contains(&p.name)) {
+                assert_eq!(
+                    identical_main(&neutered, &ctrl.name, &p.sweep, Profile::Quick).as_deref(),
+                    Some(main.name.as_str()),
+                    "{}: neutered control `{}` not detected on `{}`",
+                    c.id,
+                    ctrl.name,
+                    p.name
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 20, "{checked}");
+}

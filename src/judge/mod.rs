@@ -151,6 +151,12 @@ pub fn judge(
                     p.name, p.metric, variant.name
                 )
             };
+            if variant.negative_control {
+                if let Some(m) = regime::identical_main(claim, &variant.name, &p.sweep, profile) {
+                    results.push(identical_control(p, pi, variant, m));
+                    continue;
+                }
+            }
             let (inside, regime) = regime::filter(&p.assumptions, &recs).map_err(err)?;
             let in_regime = inside.len() >= p.min_points();
             let used = if in_regime { &inside } else { &recs };
@@ -175,28 +181,15 @@ pub fn judge(
                 }
             }
             if variant.negative_control {
-                let status = match regime::identical_main(claim, &variant.name, &p.sweep, &all) {
-                    Some(m) => ControlStatus::IdenticalTo(m),
-                    None if res.verdict == Verdict::Refuted => ControlStatus::Caught,
-                    None => ControlStatus::NotCaught,
-                };
-                match &status {
-                    ControlStatus::IdenticalTo(m) => {
-                        res.verdict = Verdict::Inconclusive;
-                        res.problem.get_or_insert(format!(
-                            "negative control is identical to main variant `{m}` on sweep `{}` (same options, data and variables at every point): it cannot be caught",
-                            p.sweep
-                        ));
-                    }
-                    ControlStatus::NotCaught => {
-                        res.problem.get_or_insert(format!(
-                            "negative control not caught: verdict {} (caught means refuted)",
-                            res.verdict
-                        ));
-                    }
-                    ControlStatus::Caught => {}
+                if res.verdict == Verdict::Refuted {
+                    res.control = Some(ControlStatus::Caught);
+                } else {
+                    res.problem.get_or_insert(format!(
+                        "negative control not caught: verdict {} (caught means refuted)",
+                        res.verdict
+                    ));
+                    res.control = Some(ControlStatus::NotCaught);
                 }
-                res.control = Some(status);
             } else {
                 res.finding = variant.findings.get(&p.name).cloned();
                 if res.verdict == Verdict::Refuted && res.finding.is_none() {
@@ -215,6 +208,41 @@ pub fn judge(
         points,
         results,
     })
+}
+
+/// The result of a negative control that equals main variant `main` on the
+/// prediction's sweep: not judged, and a failure of the run.
+fn identical_control(
+    p: &crate::spec::Prediction,
+    pi: usize,
+    variant: &crate::spec::Variant,
+    main: String,
+) -> PredictionResult {
+    PredictionResult {
+        prediction_name: p.name.clone(),
+        variant: variant.name.clone(),
+        negative_control: true,
+        metric: p.metric.clone(),
+        kind: p.kind.name(),
+        sweep: p.sweep.clone(),
+        x: None,
+        estimate: None,
+        ci: None,
+        predicted: None,
+        tolerance: None,
+        verdict: Verdict::Inconclusive,
+        points: 0,
+        regime: RegimeCheck::default(),
+        problem: Some(format!(
+            "negative control is identical to main variant `{main}` on sweep `{}` (same options, data and variables at every point): it cannot be caught",
+            p.sweep
+        )),
+        control: Some(ControlStatus::IdenticalTo(main)),
+        finding: None,
+        note: p.note.clone(),
+        detail: Detail::default(),
+        prediction: pi,
+    }
 }
 
 /// Counts over a run: main variants' verdicts, negative controls caught, problems.

@@ -2,7 +2,8 @@
 //! (`assumptions`) at each point, and whether a negative control differs from every
 //! main variant there at all.
 use super::PointRecord;
-use crate::spec::{Assumption, Claim, Violation};
+use crate::spec::{Assumption, Claim, Profile, Variant, Violation};
+use std::collections::BTreeMap;
 use serde::Serialize;
 
 /// How a prediction's sweep points stand against its hypotheses.
@@ -109,46 +110,32 @@ pub fn filter<'a>(
 }
 
 /// The main variant a negative control cannot differ from on a sweep, if any: same
-/// options, same data and the same resolved variables at every point. Variants share
-/// their random streams, so such a control computes exactly what the main variant does.
-pub fn identical_main(
-    claim: &Claim,
-    control: &str,
-    sweep: &str,
-    records: &[&PointRecord],
-) -> Option<String> {
+/// options, same data and the same resolved variables at every point of the sweep at
+/// this profile. Variants share their random streams, so such a control computes
+/// exactly what the main variant does. Needs no simulation (the runner skips its units).
+pub fn identical_main(claim: &Claim, control: &str, sweep: &str, profile: Profile) -> Option<String> {
     let ctrl = claim.variants.iter().find(|v| v.name == control)?;
-    let points = |name: &str| -> Vec<&PointRecord> {
-        records
-            .iter()
-            .copied()
-            .filter(|r| r.sweep == sweep && r.variant == name)
-            .collect()
+    let prof = claim.sweep(sweep).profile(profile);
+    let points = prof.axis_points();
+    let resolved = |v: &Variant| -> Option<Vec<BTreeMap<String, f64>>> {
+        points.iter().map(|pt| claim.resolve(v, prof, pt).ok()).collect()
     };
-    let mine = points(control);
+    let mine = resolved(ctrl)?;
     claim
         .variants
         .iter()
-        .filter(|m| !m.negative_control)
+        .filter(|m| !m.negative_control && m.options == ctrl.options && m.data == ctrl.data)
         .find(|m| {
-            let theirs = points(&m.name);
-            m.options == ctrl.options
-                && m.data == ctrl.data
-                && theirs.len() == mine.len()
-                && !mine.is_empty()
-                && mine
-                    .iter()
-                    .zip(&theirs)
-                    .all(|(a, b)| a.index == b.index && same_vars(a, b))
+            resolved(m).is_some_and(|theirs| {
+                theirs.iter().zip(&mine).all(|(a, b)| same_vars(a, b))
+            })
         })
         .map(|m| m.name.clone())
 }
 
-fn same_vars(a: &PointRecord, b: &PointRecord) -> bool {
-    a.vars.len() == b.vars.len()
-        && a
-            .vars
-            .iter()
-            .zip(&b.vars)
+fn same_vars(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
             .all(|((ka, va), (kb, vb))| ka == kb && va.to_bits() == vb.to_bits())
 }
