@@ -556,39 +556,52 @@ fn stack_svgs(panels: &[String]) -> String {
     s
 }
 
-/// Plain words for a claim: what its main variants' verdicts say.
+/// Plain words for a claim: the overall picture, then each main variant's verdicts.
 pub fn claim_in_words(o: &ClaimOutcome) -> String {
-    use crate::fit::Verdict::*;
+    use crate::fit::Verdict::{self, *};
     let main: Vec<&PredictionResult> = o.results.iter().filter(|r| !r.negative_control).collect();
-    let count = |v| main.iter().filter(|r| r.verdict == v).count();
-    let (h, rf, i, oor) = (count(Holds), count(Refuted), count(Inconclusive), count(OutOfRegime));
-    let n = main.len();
-    let mut words = if h == n {
-        "holds: every prediction holds for every main variant".to_string()
-    } else if oor == n {
-        "out of regime: no prediction could be judged inside the theorem's hypotheses".to_string()
-    } else if i == n {
-        "inconclusive: the measurements cannot resolve the predictions".to_string()
+    let all = |v: Verdict| main.iter().all(|r| r.verdict == v);
+    let head = if all(Holds) {
+        "**holds**"
+    } else if all(OutOfRegime) {
+        "**out of regime**"
+    } else if main.iter().any(|r| r.verdict == Refuted) {
+        "**refuted in part** (findings)"
+    } else if main.iter().any(|r| r.verdict == Holds) {
+        "**holds in part**"
     } else {
-        let mut parts = Vec::new();
-        if h > 0 {
-            parts.push(format!("{h} hold"));
-        }
-        if rf > 0 {
-            parts.push(format!("{rf} refuted (see findings)"));
-        }
-        if i > 0 {
-            parts.push(format!("{i} inconclusive"));
-        }
-        if oor > 0 {
-            parts.push(format!("{oor} out of regime"));
-        }
-        format!("mixed: of {n} verdicts, {}", parts.join(", "))
+        "**not resolved**"
     };
+    let per_variant: Vec<String> = o
+        .claim
+        .variants
+        .iter()
+        .filter(|v| !v.negative_control)
+        .map(|v| {
+            let mine: Vec<&&PredictionResult> = main.iter().filter(|r| r.variant == v.name).collect();
+            let counts: Vec<String> = [Holds, Refuted, Inconclusive, OutOfRegime]
+                .iter()
+                .filter_map(|k| {
+                    let n = mine.iter().filter(|r| r.verdict == *k).count();
+                    (n > 0).then(|| {
+                        if n == mine.len() {
+                            k.to_string()
+                        } else {
+                            format!("{n} {k}")
+                        }
+                    })
+                })
+                .collect();
+            format!("`{}` {}", v.name, counts.join(", "))
+        })
+        .collect();
     let ctrl: Vec<&PredictionResult> = o.results.iter().filter(|r| r.negative_control).collect();
     let caught = ctrl.iter().filter(|r| r.control == Some(ControlStatus::Caught)).count();
-    words.push_str(&format!("; negative controls {caught}/{} caught", ctrl.len()));
-    words
+    format!(
+        "{head}: {}; negative controls {caught}/{} caught",
+        per_variant.join("; "),
+        ctrl.len()
+    )
 }
 
 /// `reports/SUMMARY.md`: a table of claims in plain words, then one row per verdict.
