@@ -1,0 +1,379 @@
+//! Reading claim files and validating them into [`Claim`]s: the top-level fields,
+//! data, sweeps, options and variants here; predictions in [`super::predictions`];
+//! every sweep point in [`super::points`].
+use super::points::check_points;
+use super::predictions::{assumptions, check_roles, prediction};
+use super::raw::{self, RawClaim, RawProfile, RawTarget};
+use super::*;
+use crate::data::InputDist;
+use crate::systems::{self, System};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Loads and validates every `*.yaml` file of a directory (sorted by file name), or the
+/// given files.
+pub fn load_claims(paths: &[PathBuf]) -> Result<Vec<Claim>, SpecError> {
+    let mut files = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let rd = std::fs::read_dir(p).map_err(|e| SpecError {
+                file: p.display().to_string(),
+                field: "(directory)".into(),
+                message: e.to_string(),
+            })?;
+            let mut v: Vec<PathBuf> = rd
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+                .collect();
+            v.sort();
+            files.extend(v);
+        } else {
+            files.push(p.clone());
+        }
+    }
+    let mut claims = Vec::new();
+    let mut ids = BTreeSet::new();
+    for f in files {
+        let c = load_claim(&f)?;
+        if !ids.insert(c.id.clone()) {
+            return Err(SpecError {
+                file: f.display().to_string(),
+                field: "id".into(),
+                message: format!("duplicate claim id `{}`", c.id),
+            });
+        }
+        claims.push(c);
+    }
+    Ok(claims)
+}
+
+/// Reads and validates one claim file.
+pub fn load_claim(path: &Path) -> Result<Claim, SpecError> {
+    let file = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| SpecError {
+        file: file.clone(),
+        field: "(file)".into(),
+        message: e.to_string(),
+    })?;
+    let text = String::from_utf8(bytes.clone()).map_err(|_| SpecError {
+        file: file.clone(),
+        field: "(file)".into(),
+        message: "not UTF-8".into(),
+    })?;
+    let raw: RawClaim = raw::from_yaml(&text).map_err(|(field, message)| SpecError {
+        file: file.clone(),
+        field,
+        message,
+    })?;
+    let hash = {
+        use sha2::{Digest, Sha256};
+        let d = Sha256::digest(&bytes);
+        d.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    validate(raw, path, hash)
+}
+
+pub(super) struct Ctx<'a> {
+    file: &'a str,
+}
+
+impl Ctx<'_> {
+    pub(super) fn err(&self, field: impl Into<String>, message: impl Into<String>) -> SpecError {
+        SpecError {
+            file: self.file.to_string(),
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+fn data_spec(ctx: &Ctx, field: &str, raw: &raw::RawData) -> Result<DataSpec, SpecError> {
+    let input = match raw.input.as_deref().unwrap_or("gaussian") {
+        "gaussian" => InputDist::Gaussian,
+        "sphere" => InputDist::Sphere,
+        other => {
+            return Err(ctx.err(
+                format!("{field}.input"),
+                format!("unknown input distribution `{other}` (known: gaussian, sphere)"),
+            ))
+        }
+    };
+    let target = match &raw.target {
+        None => TargetSpec::None,
+        Some(RawTarget::Name(s)) if s == "sign" => TargetSpec::Sign,
+        Some(RawTarget::Name(s)) if s == "none" => TargetSpec::None,
+        Some(RawTarget::Name(s)) => {
+            return Err(ctx.err(
+                format!("{field}.target"),
+                format!("unknown target `{s}` (known: sign, none, {{single_index: [hermite coefficients]}})"),
+            ))
+        }
+        Some(RawTarget::SingleIndex { single_index }) => {
+            if single_index.is_empty() || single_index.iter().any(|c| !c.is_finite()) {
+                return Err(ctx.err(
+                    format!("{field}.target.single_index"),
+                    "needs a non-empty list of finite Hermite coefficients",
+                ));
+            }
+            TargetSpec::SingleIndex(single_index.clone())
+        }
+    };
+    let label_noise = raw.label_noise.unwrap_or(0.0);
+    if !(label_noise.is_finite() && label_noise >= 0.0) {
+        return Err(ctx.err(format!("{field}.label_noise"), "must be finite and >= 0"));
+    }
+    Ok(DataSpec {
+        input,
+        target,
+        label_noise,
+    })
+}
+
+fn sweep_profile(ctx: &Ctx, field: &str, raw: &RawProfile) -> Result<SweepProfile, SpecError> {
+    if raw.axes.is_empty() {
+        return Err(ctx.err(format!("{field}.axes"), "a sweep needs at least one axis"));
+    }
+    let mut axes = Vec::new();
+    for (k, v) in &raw.axes {
+        if v.is_empty() {
+            return Err(ctx.err(format!("{field}.axes.{k}"), "empty sweep axis"));
+        }
+        if let Some(bad) = v.iter().find(|x| !x.is_finite()) {
+            return Err(ctx.err(
+                format!("{field}.axes.{k}"),
+                format!("non-finite value {bad}"),
+            ));
+        }
+        axes.push((k.clone(), v.clone()));
+    }
+    if raw.replicates == 0 {
+        return Err(ctx.err(format!("{field}.replicates"), "must be at least 1"));
+    }
+    for k in raw.coupled.keys() {
+        if raw.axes.contains_key(k) {
+            return Err(ctx.err(
+                format!("{field}.coupled.{k}"),
+                "a variable cannot be both an axis and coupled",
+            ));
+        }
+    }
+    Ok(SweepProfile {
+        axes,
+        coupled: raw.coupled.clone(),
+        replicates: raw.replicates,
+    })
+}
+
+fn check_option(
+    ctx: &Ctx,
+    field: &str,
+    system: &dyn System,
+    key: &str,
+    value: &str,
+) -> Result<(), SpecError> {
+    match system.options().iter().find(|o| o.name == key) {
+        None => Err(ctx.err(
+            format!("{field}.{key}"),
+            format!(
+                "unknown option for system `{}` (known: {})",
+                system.name(),
+                system
+                    .options()
+                    .iter()
+                    .map(|o| o.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
+        Some(o) if !o.values.contains(&value) => Err(ctx.err(
+            format!("{field}.{key}"),
+            format!("unknown value `{value}` (allowed: {})", o.values.join(", ")),
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, SpecError> {
+    let file = path.display().to_string();
+    let ctx = Ctx { file: &file };
+    if raw.id.is_empty()
+        || !raw
+            .id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        return Err(ctx.err("id", "must be non-empty lowercase letters, digits and '-'"));
+    }
+    let system = systems::by_name(&raw.system).ok_or_else(|| {
+        ctx.err(
+            "system",
+            format!(
+                "unknown system `{}` (known: {})",
+                raw.system,
+                systems::all()
+                    .iter()
+                    .map(|s| s.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+    })?;
+    if raw.model != system.model() {
+        return Err(ctx.err(
+            "model",
+            format!(
+                "system `{}` simulates model `{}`, not `{}`",
+                system.name(),
+                system.model(),
+                raw.model
+            ),
+        ));
+    }
+    let adjacency = raw.adjacency.clone();
+    if !["replace_one", "add_remove", "not_applicable"].contains(&adjacency.as_str()) {
+        return Err(ctx.err(
+            "adjacency",
+            "must be replace_one (sensitivity 2C/n of the clipped mean), add_remove (C/n) or not_applicable",
+        ));
+    }
+    for (k, v) in &raw.options {
+        check_option(&ctx, "options", system, k, v)?;
+    }
+    let base_data = data_spec(&ctx, "data", &raw.data)?;
+    // Sweeps.
+    if raw.sweeps.is_empty() {
+        return Err(ctx.err("sweeps", "at least one sweep is needed"));
+    }
+    let mut sweeps = Vec::new();
+    for (name, s) in &raw.sweeps {
+        sweeps.push(Sweep {
+            name: name.clone(),
+            quick: sweep_profile(&ctx, &format!("sweeps.{name}.quick"), &s.quick)?,
+            full: sweep_profile(&ctx, &format!("sweeps.{name}.full"), &s.full)?,
+        });
+    }
+    // Variants.
+    if raw.variants.is_empty() {
+        return Err(ctx.err("variants", "at least one variant is needed"));
+    }
+    let mut variants: Vec<Variant> = Vec::new();
+    for (i, v) in raw.variants.iter().enumerate() {
+        let field = format!("variants[{i}]");
+        if v.name.is_empty() || variants.iter().any(|w| w.name == v.name) {
+            return Err(ctx.err(
+                format!("{field}.name"),
+                format!("empty or duplicate variant name `{}`", v.name),
+            ));
+        }
+        for k in v.params.keys() {
+            if !raw.params.contains_key(k) {
+                return Err(ctx.err(
+                    format!("{field}.params.{k}"),
+                    "a variant may only override a parameter defined in `params`",
+                ));
+            }
+        }
+        let mut options = raw.options.clone();
+        for (k, val) in &v.options {
+            check_option(&ctx, &format!("{field}.options"), system, k, val)?;
+            options.insert(k.clone(), val.clone());
+        }
+        for o in system.options() {
+            options
+                .entry(o.name.to_string())
+                .or_insert_with(|| o.values[0].to_string());
+        }
+        let data = match &v.data {
+            Some(d) => {
+                let merged = raw::RawData {
+                    input: d.input.clone().or(raw.data.input.clone()),
+                    target: d.target.clone().or(raw.data.target.clone()),
+                    label_noise: d.label_noise.or(raw.data.label_noise),
+                };
+                data_spec(&ctx, &format!("{field}.data"), &merged)?
+            }
+            None => base_data.clone(),
+        };
+        variants.push(Variant {
+            name: v.name.clone(),
+            description: v.description.clone(),
+            negative_control: v.negative_control,
+            params: v.params.clone(),
+            options,
+            data,
+            caught_by: v.caught_by.clone(),
+            findings: v.findings.clone(),
+        });
+    }
+    if !variants.iter().any(|v| v.negative_control) {
+        return Err(ctx.err(
+            "variants",
+            "every claim carries at least one negative control (a variant with negative_control: true)",
+        ));
+    }
+    if system.needs_target() {
+        for v in &variants {
+            if v.data.target == TargetSpec::None {
+                return Err(ctx.err(
+                    "data.target",
+                    format!("system `{}` needs a target", system.name()),
+                ));
+            }
+        }
+    }
+    let assumptions = assumptions(&ctx, "assumptions", &raw.assumptions)?;
+    // Predictions.
+    if raw.predictions.is_empty() {
+        return Err(ctx.err("predictions", "at least one prediction is needed"));
+    }
+    let mut predictions: Vec<Prediction> = Vec::new();
+    for (i, p) in raw.predictions.into_iter().enumerate() {
+        let field = format!("predictions[{i}]");
+        let p = prediction(&ctx, &field, p, system, &sweeps, &assumptions)?;
+        if predictions.iter().any(|q| q.name == p.name) {
+            return Err(ctx.err(
+                format!("{field}.name"),
+                format!("duplicate prediction name `{}`", p.name),
+            ));
+        }
+        predictions.push(p);
+    }
+    for p in &mut predictions {
+        if p.source.is_empty() {
+            p.source = raw.source.equation.clone();
+        }
+    }
+    check_roles(&ctx, &variants, &predictions)?;
+    for (i, m) in raw.report_metrics.iter().enumerate() {
+        if !system.metrics().iter().any(|x| x.name == m.as_str()) {
+            return Err(ctx.err(
+                format!("report_metrics[{i}]"),
+                format!("unknown metric `{m}` for system `{}`", system.name()),
+            ));
+        }
+    }
+    let claim = Claim {
+        file: path.to_path_buf(),
+        id: raw.id,
+        title: raw.title,
+        source: Source {
+            paper: raw.source.paper,
+            section: raw.source.section,
+            equation: raw.source.equation,
+        },
+        statement: raw.statement.trim().to_string(),
+        system,
+        model: raw.model,
+        adjacency,
+        params: raw.params,
+        assumptions,
+        sweeps,
+        variants,
+        predictions,
+        report_metrics: raw.report_metrics,
+        discussion: raw.discussion.unwrap_or_default().trim().to_string(),
+        spec_hash,
+    };
+    check_points(&ctx, &claim)?;
+    Ok(claim)
+}

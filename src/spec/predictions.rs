@@ -1,0 +1,275 @@
+//! Validation of a claim's predictions, hypotheses and variant roles (negative
+//! controls' `caught_by`, main variants' `findings`).
+use super::load::Ctx;
+use super::raw::{self, RawPrediction};
+use super::*;
+use crate::systems::System;
+
+pub(super) fn prediction(
+    ctx: &Ctx,
+    field: &str,
+    p: RawPrediction,
+    system: &dyn System,
+    sweeps: &[Sweep],
+    claim_assumptions: &[Assumption],
+) -> Result<Prediction, SpecError> {
+    let common = p.common();
+    if common.legacy_expected {
+        return Err(ctx.err(
+            format!("{field}.expected"),
+            "`expected`/`expected_full` were removed: a verdict comes from the prediction \
+             (registered from the paper) and the measurement, never from a recorded outcome. \
+             Name the predictions that must catch each negative control in its `caught_by`, \
+             and explain a refuted main variant in its `findings` (see claims/README.md)",
+        ));
+    }
+    if common.name.is_empty()
+        || !common
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(ctx.err(
+            format!("{field}.name"),
+            "must be non-empty letters, digits, '-' or '_'",
+        ));
+    }
+    if !system
+        .metrics()
+        .iter()
+        .any(|m| m.name == common.metric.as_str())
+    {
+        return Err(ctx.err(
+            format!("{field}.metric"),
+            format!(
+                "unknown metric `{}` for system `{}` (known: {})",
+                common.metric,
+                system.name(),
+                system
+                    .metrics()
+                    .iter()
+                    .map(|m| m.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    if let Some(m) = system.metrics().iter().find(|m| {
+        m.name == common.metric.as_str() && system.self_checks().contains(&m.name)
+    }) {
+        return Err(ctx.err(
+            format!("{field}.metric"),
+            format!(
+                "`{}` is computed by the same code that set the quantity it is compared with \
+                 ({}); a check on it cannot fail. Judge an independent computation instead",
+                m.name, m.doc
+            ),
+        ));
+    }
+    let sweep = sweeps
+        .iter()
+        .find(|s| &s.name == common.sweep)
+        .ok_or_else(|| {
+            ctx.err(
+                format!("{field}.sweep"),
+                format!("unknown sweep `{}`", common.sweep),
+            )
+        })?;
+    let mut all_assumptions = claim_assumptions.to_vec();
+    all_assumptions.extend(assumptions(
+        ctx,
+        &format!("{field}.assumptions"),
+        common.assumptions,
+    )?);
+    let fit_spec = |f: &raw::RawFit| -> Result<FitSpec, SpecError> {
+        let is_var = |prof: &SweepProfile| {
+            prof.axes.iter().any(|(k, _)| k == &f.x) || prof.coupled.contains_key(&f.x)
+        };
+        if !(is_var(&sweep.quick) && is_var(&sweep.full)) {
+            return Err(ctx.err(
+                format!("{field}.x"),
+                format!(
+                    "`{}` is not an axis or coupled variable of sweep `{}` at both profiles",
+                    f.x, sweep.name
+                ),
+            ));
+        }
+        let predicted = match (&f.predicted, &f.predicted_rate_of, &f.predicted_value_of) {
+            (Some(v), None, None) if v.is_finite() => Predicted::Value(*v),
+            (None, Some(e), None) => Predicted::RateOf(e.clone()),
+            (None, None, Some(e)) => Predicted::ValueOf(e.clone()),
+            _ => return Err(ctx.err(
+                format!("{field}.predicted"),
+                "give exactly one of `predicted` (a number), `predicted_rate_of` (a bound's \
+                 expression) or `predicted_value_of` (an exact finite-size value)",
+            )),
+        };
+        if !(f.tolerance.is_finite() && f.tolerance >= 0.0) {
+            return Err(ctx.err(format!("{field}.tolerance"), "must be finite and >= 0"));
+        }
+        let tolerance_reason = match &f.tolerance_reason {
+            Some(r) if !r.trim().is_empty() => r.trim().to_string(),
+            _ => {
+                return Err(ctx.err(
+                    format!("{field}.tolerance_reason"),
+                    "every tolerance needs a one-line reason (CI width, a known log correction, ...)",
+                ))
+            }
+        };
+        if let Predicted::Value(v) = predicted {
+            let rate = matches!(p, RawPrediction::RateAtMost(_));
+            if vacuous(rate, v, f.tolerance) {
+                return Err(ctx.err(
+                    format!("{field}.tolerance"),
+                    format!(
+                        "tolerance {} makes the prediction vacuous: it admits a zero slope \
+                         as well as the predicted {v}",
+                        f.tolerance
+                    ),
+                ));
+            }
+        }
+        let confidence = f.confidence.unwrap_or(0.95);
+        if !(confidence > 0.0 && confidence < 1.0) {
+            return Err(ctx.err(format!("{field}.confidence"), "must be in (0, 1)"));
+        }
+        for prof in [&sweep.quick, &sweep.full] {
+            if prof.axes.iter().map(|(_, v)| v.len()).product::<usize>() < 3 {
+                return Err(ctx.err(
+                    format!("{field}.sweep"),
+                    "a fit needs at least 3 sweep points",
+                ));
+            }
+        }
+        Ok(FitSpec {
+            x: f.x.clone(),
+            predicted,
+            tolerance: f.tolerance,
+            divide_by: f.divide_by.clone(),
+            confidence,
+            bootstrap: f.bootstrap.unwrap_or(1000),
+            tolerance_reason,
+        })
+    };
+    let kind = match &p {
+        RawPrediction::Exponent(f) => PredictionKind::Exponent(fit_spec(f)?),
+        RawPrediction::RateAtMost(f) => PredictionKind::RateAtMost(fit_spec(f)?),
+        RawPrediction::Event(raw::RawEvent {
+            alpha, confidence, ..
+        }) => {
+            if !(*alpha > 0.0 && *alpha < 1.0) {
+                return Err(ctx.err(format!("{field}.alpha"), "must be in (0, 1)"));
+            }
+            let confidence = confidence.unwrap_or(0.95);
+            if !(confidence > 0.0 && confidence < 1.0) {
+                return Err(ctx.err(format!("{field}.confidence"), "must be in (0, 1)"));
+            }
+            PredictionKind::Event {
+                alpha: *alpha,
+                confidence,
+            }
+        }
+        RawPrediction::Inequality(raw::RawInequality { op, rhs, .. }) => {
+            let op = match op.as_str() {
+                "<=" => CmpOp::Le,
+                "<" => CmpOp::Lt,
+                ">=" => CmpOp::Ge,
+                ">" => CmpOp::Gt,
+                o => {
+                    return Err(ctx.err(
+                        format!("{field}.op"),
+                        format!("unknown operator `{o}` (use <=, <, >=, >)"),
+                    ))
+                }
+            };
+            PredictionKind::Inequality {
+                op,
+                rhs: rhs.clone(),
+            }
+        }
+    };
+    let common = p.common();
+    Ok(Prediction {
+        name: common.name.clone(),
+        metric: common.metric.clone(),
+        sweep: common.sweep.clone(),
+        kind,
+        assumptions: all_assumptions,
+        source: common.source.clone().unwrap_or_default(),
+        note: common.note.clone().unwrap_or_default(),
+    })
+}
+
+pub(super) fn assumptions(
+    ctx: &Ctx,
+    field: &str,
+    raw: &[raw::RawAssumption],
+) -> Result<Vec<Assumption>, SpecError> {
+    raw.iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let (text, source) = match a {
+                raw::RawAssumption::Plain(t) => (t.as_str(), ""),
+                raw::RawAssumption::Sourced(s) => (s.require.as_str(), s.source.as_str()),
+            };
+            Assumption::parse(text, source).map_err(|m| ctx.err(format!("{field}[{i}]"), m))
+        })
+        .collect()
+}
+
+/// Negative controls name the predictions that must catch them; main variants may
+/// explain a refutation with a finding; both reference existing predictions.
+pub(super) fn check_roles(
+    ctx: &Ctx,
+    variants: &[Variant],
+    predictions: &[Prediction],
+) -> Result<(), SpecError> {
+    let known = |n: &String| predictions.iter().any(|p| &p.name == n);
+    let names = || {
+        predictions
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for (i, v) in variants.iter().enumerate() {
+        let field = format!("variants[{i}]");
+        if v.negative_control {
+            if v.caught_by.is_empty() {
+                return Err(ctx.err(
+                    format!("{field}.caught_by"),
+                    format!(
+                        "negative control `{}` must name the predictions that must catch it (known: {})",
+                        v.name,
+                        names()
+                    ),
+                ));
+            }
+            if !v.findings.is_empty() {
+                return Err(ctx.err(
+                    format!("{field}.findings"),
+                    "a negative control has no findings: its refutation is what it is for",
+                ));
+            }
+        } else if !v.caught_by.is_empty() {
+            return Err(ctx.err(
+                format!("{field}.caught_by"),
+                "only a negative control (negative_control: true) is caught",
+            ));
+        }
+        for n in v.caught_by.iter().chain(v.findings.keys()) {
+            if !known(n) {
+                return Err(ctx.err(
+                    format!("{field}"),
+                    format!("unknown prediction `{n}` (known: {})", names()),
+                ));
+            }
+        }
+        for (n, text) in &v.findings {
+            if text.trim().is_empty() {
+                return Err(ctx.err(format!("{field}.findings.{n}"), "empty finding"));
+            }
+        }
+    }
+    Ok(())
+}
