@@ -1,9 +1,9 @@
 //! Verdict rules: how a fitted exponent, a count of events or a list of checked
 //! inequalities becomes `holds`, `refuted` or `inconclusive`.
 //!
-//! The rules are deliberately asymmetric in one respect: a claim is only *refuted* by
-//! evidence that is statistically clear (an interval that excludes the prediction), and
-//! imprecise evidence gives `inconclusive`, never a verdict. Input that cannot be judged
+//! Both verdicts need statistically clear evidence: a claim *holds* when the confidence
+//! interval lies inside what the prediction allows and is *refuted* when it lies
+//! outside; an interval that straddles the edge gives `inconclusive`, never a verdict. Input that cannot be judged
 //! (NaN, an invalid count or level) is also `inconclusive`.
 
 use super::binomial::clopper_pearson;
@@ -44,14 +44,18 @@ impl fmt::Display for Verdict {
     }
 }
 
-/// A claim "the exponent equals `predicted`" (within `tolerance`).
+/// A claim "the exponent equals `predicted`" (within `tolerance`): an equivalence test
+/// on the confidence interval, so that both verdicts need statistically clear evidence.
 ///
-/// With `fit_ci = (lo, hi)`, applied in this order:
-/// 1. `inconclusive` if any argument is NaN, or if the half-width `(hi - lo)/2` exceeds
-///    `tolerance` (the experiment cannot resolve the exponent to the tolerance);
-/// 2. `holds` if `|estimate - predicted| <= tolerance` **and**
-///    `lo - tolerance <= predicted <= hi + tolerance`;
-/// 3. `refuted` otherwise.
+/// With `fit_ci = (lo, hi)` and the band `[predicted - tolerance, predicted + tolerance]`:
+/// 1. `inconclusive` if any argument is NaN;
+/// 2. `holds` if the whole interval lies inside the band;
+/// 3. `refuted` if the whole interval lies outside it (`hi < predicted - tolerance` or
+///    `lo > predicted + tolerance`), however wide the interval is;
+/// 4. `inconclusive` otherwise (the interval straddles an edge of the band, or is wider
+///    than the band). A true exponent at the edge of the band therefore gives
+///    `inconclusive`, never a verdict that flips between `holds` and `refuted` with the
+///    seed. The point estimate is reported, not used.
 pub fn judge_exponent(
     fit_ci: (f64, f64),
     estimate: f64,
@@ -65,16 +69,13 @@ pub fn judge_exponent(
     {
         return Verdict::Inconclusive;
     }
-    if (hi - lo) / 2.0 > tolerance {
-        return Verdict::Inconclusive;
-    }
-    if (estimate - predicted).abs() <= tolerance
-        && lo - tolerance <= predicted
-        && predicted <= hi + tolerance
-    {
+    let (band_lo, band_hi) = (predicted - tolerance, predicted + tolerance);
+    if lo >= band_lo && hi <= band_hi {
         Verdict::Holds
-    } else {
+    } else if hi < band_lo || lo > band_hi {
         Verdict::Refuted
+    } else {
+        Verdict::Inconclusive
     }
 }
 
