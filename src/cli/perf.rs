@@ -35,18 +35,18 @@ pub fn run(a: &PerfArgs) -> anyhow::Result<ExitCode> {
     // Read criterion's results first: a wrong directory fails before the measurement.
     let criterion = match &a.criterion {
         Some(dir) => {
-            let rows = crate::perf::criterion_estimates(dir, "perf");
+            let rows = crate::report::bench::criterion_estimates(dir, "perf");
             anyhow::ensure!(
                 !rows.is_empty(),
                 "no criterion results for the perf benches under {} (run `cargo bench --bench perf` first)",
                 dir.display()
             );
-            crate::perf::criterion_markdown(&rows)
+            crate::report::bench::criterion_markdown(&rows)
         }
         None => String::new(),
     };
     let report = crate::perf::measure(&sizes, &seed, a.quick)?;
-    let md = crate::perf::markdown(&report) + &criterion;
+    let md = crate::report::bench::markdown(&report) + &criterion;
     if let Some(path) = &a.markdown {
         crate::report::write_atomic(path, md.as_bytes())
             .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
@@ -54,7 +54,7 @@ pub fn run(a: &PerfArgs) -> anyhow::Result<ExitCode> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", crate::perf::markdown(&report));
+        print!("{}", crate::report::bench::markdown(&report));
     }
     Ok(ExitCode::SUCCESS)
 }

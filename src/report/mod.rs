@@ -5,6 +5,7 @@
 //! half-written. Output contains no timings and no paths that depend on the machine,
 //! so the same spec and seed give the same bytes.
 pub mod baseline;
+pub mod bench;
 pub mod heatmap;
 pub mod snapshot;
 pub mod stability;
