@@ -11,7 +11,7 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use dpclaims::rng::SeedPath;
 use dpclaims::train::dpsgd::{
-    privatize, support::random_support, Activation, Classification, ClipOrder, Mask, Model,
+    privatize, support::random_support, Activation, Classification, DpSgdRecipe, Mask, Model,
     ModelKind, StepParams,
 };
 use ndarray::s;
@@ -56,7 +56,7 @@ fn dp_step_vs_plain(c: &mut Criterion) {
                 clip: 1.0,
                 noise_multiplier: 1.0,
                 lr: 0.5,
-                order: ClipOrder::MaskThenClip,
+                recipe: DpSgdRecipe::PAPER,
             };
             let id = format!("{name}/B={batch}/P={p}");
             group.bench_function(BenchmarkId::new("plain", &id), |b| {

@@ -77,7 +77,7 @@ fn dpgd_step_kernels(c: &mut Criterion) {
 fn reduced_kernels(c: &mut Criterion) {
     use dpclaims::data::{unit_vector, Dataset, InputDist, Target};
     use dpclaims::models::RandomFeatures;
-    use dpclaims::train::dpgd::{prop22_sigma, ClipRule, DpGdConfig};
+    use dpclaims::train::dpgd::{prop22_sigma, ClipRule, DpGdConfig, DpGdRecipe};
     use dpclaims::train::reduced::{self, BatchRun, KernelProblem, TestNoise};
     dpclaims::linalg::pin_blas_threads();
     let seed = SeedPath::new(0).child("bench-reduced");
@@ -110,7 +110,7 @@ fn reduced_kernels(c: &mut Criterion) {
             steps: 40,
             clip: 0.5 * (p as f64).sqrt(),
             clip_rule: ClipRule::Divide,
-            sigma: prop22_sigma(eta, 40, 4.0, 1.0 / n as f64).expect("sigma"),
+            sigma: prop22_sigma(eta, 40, 4.0, 1.0 / n as f64, &DpGdRecipe::PAPER).expect("sigma"),
             kappa: 2.0,
             ridge: 0.0,
         };

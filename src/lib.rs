@@ -5,10 +5,11 @@
 //! * [`data`] — Gaussian inputs, targets (sign, single-index via Hermite coefficients),
 //!   the shipped digits data set.
 //! * [`models`] — random features (privacy-for-free) and the two-layer network (blog).
-//! * [`faults`] — the fault catalogue (deviations of the core injectable at run time) and
-//!   the fault matrix of `dpclaims faults`.
+//! * [`faults`] — the fault catalogue (plausible bugs of the core, each a wrong
+//!   [`train::Recipe`]) and the fault matrix of `dpclaims faults`.
 //! * [`train`] — DP-GD (clipping, noise, recorder), baselines, Algorithm 1 of the blog,
-//!   DP-SGD and the TP-TopK family ([`train::dpsgd`]).
+//!   DP-SGD and the TP-TopK family ([`train::dpsgd`]); the [`train::Recipe`] of every
+//!   formula a configuration can replace.
 //! * [`privacy`] — accountants (GDP, zCDP, RDP), calibration, empirical audit.
 //! * [`fit`] — power-law fits with confidence intervals, Clopper-Pearson, verdict rules.
 //! * [`spec`] — claim specs: raw YAML → validated claims; expressions.

@@ -7,10 +7,14 @@
 //! random numbers: differences between variants are the variants' doing). Units run in
 //! parallel (rayon) and are collected in a fixed order, so results do not depend on the
 //! thread count or on execution order.
-use crate::faults::Fault;
+//!
+//! Every entry point takes the [`Recipe`] of the run (the formulas of the core: the
+//! papers' with [`Recipe::PAPER`]) and hands it to the systems in [`UnitInput::recipe`];
+//! the runner does not look into it.
 use crate::rng::SeedPath;
 use crate::spec::{point_label, Claim, Profile};
 use crate::systems::UnitInput;
+use crate::train::Recipe;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -41,7 +45,9 @@ pub struct UnitKey {
     pub replicate: usize,
 }
 
-pub use crate::judge::{fit_records, ClaimOutcome, Detail, PointRecord, PredictionResult, ResolvedFit};
+pub use crate::judge::{
+    fit_records, ClaimOutcome, Detail, PointRecord, PredictionResult, ResolvedFit,
+};
 
 /// A planned unit with what it must compute.
 struct Planned {
@@ -171,46 +177,26 @@ pub fn planned_units(claim: &Claim, profile: Profile) -> Vec<UnitPlan> {
         .collect()
 }
 
-/// Runs every unit of a claim (in parallel; `tick` is called once per finished unit).
+/// Runs every unit of a claim with `recipe` (in parallel; `tick` is called once per
+/// finished unit).
 pub fn run_units(
     claim: &Claim,
     profile: Profile,
     seed: u64,
+    recipe: &Recipe,
     tick: &(dyn Fn() + Sync),
 ) -> Result<UnitValues, RunError> {
-    run_units_where(claim, profile, seed, &|_, _| true, tick)
+    run_units_where(claim, profile, seed, recipe, &|_, _| true, tick)
 }
 
 /// Runs the units of a claim for which `keep(index in plan order, key)` is true, in
-/// plan order (a shard of a sharded run). A unit's numbers do not depend on which other
-/// units run: each draws from its own seed path.
+/// plan order (a shard of a sharded run), with `recipe`. A unit's numbers do not depend
+/// on which other units run: each draws from its own seed path.
 pub fn run_units_where(
     claim: &Claim,
     profile: Profile,
     seed: u64,
-    keep: &(dyn Fn(usize, &UnitKey) -> bool + Sync),
-    tick: &(dyn Fn() + Sync),
-) -> Result<UnitValues, RunError> {
-    run_units_where_with_fault(claim, profile, seed, Fault::None, keep, tick)
-}
-
-/// [`run_units`] on a core with `fault` injected ([`crate::faults`]).
-pub fn run_units_with_fault(
-    claim: &Claim,
-    profile: Profile,
-    seed: u64,
-    fault: Fault,
-    tick: &(dyn Fn() + Sync),
-) -> Result<UnitValues, RunError> {
-    run_units_where_with_fault(claim, profile, seed, fault, &|_, _| true, tick)
-}
-
-/// [`run_units_where`] on a core with `fault` injected ([`crate::faults`]).
-pub fn run_units_where_with_fault(
-    claim: &Claim,
-    profile: Profile,
-    seed: u64,
-    fault: Fault,
+    recipe: &Recipe,
     keep: &(dyn Fn(usize, &UnitKey) -> bool + Sync),
     tick: &(dyn Fn() + Sync),
 ) -> Result<UnitValues, RunError> {
@@ -231,7 +217,7 @@ pub fn run_units_where_with_fault(
                 data: &variant.data,
                 metrics: &u.metrics,
                 seeds: u.seeds.clone(),
-                fault,
+                recipe,
             };
             let err = |message: String| RunError::Unit {
                 location: unit_location(
@@ -260,25 +246,15 @@ pub fn run_units_where_with_fault(
     results.into_iter().collect()
 }
 
-/// Runs a claim and judges it.
+/// Runs a claim with `recipe` and judges it.
 pub fn run_claim(
     claim: &Claim,
     profile: Profile,
     seed: u64,
+    recipe: &Recipe,
     tick: &(dyn Fn() + Sync),
 ) -> Result<ClaimOutcome, RunError> {
-    run_claim_with_fault(claim, profile, seed, Fault::None, tick)
-}
-
-/// [`run_claim`] on a core with `fault` injected ([`crate::faults`]).
-pub fn run_claim_with_fault(
-    claim: &Claim,
-    profile: Profile,
-    seed: u64,
-    fault: Fault,
-    tick: &(dyn Fn() + Sync),
-) -> Result<ClaimOutcome, RunError> {
-    let values = run_units_with_fault(claim, profile, seed, fault, tick)?;
+    let values = run_units(claim, profile, seed, recipe, tick)?;
     judge(claim, profile, seed, &values)
 }
 

@@ -30,6 +30,7 @@
 //! ready for [`runner::judge`].
 use crate::runner::{self, RunError, UnitKey, UnitPlan, UnitValues};
 use crate::spec::{Claim, Profile};
+use crate::train::Recipe;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -385,7 +386,9 @@ pub fn run_shard(
     let mut units = Vec::new();
     for c in claims {
         let keep = |j: usize, _: &UnitKey| shard.owns(&c.id, j);
-        for (key, metrics) in runner::run_units_where(c, profile, seed, &keep, tick)? {
+        for (key, metrics) in
+            runner::run_units_where(c, profile, seed, &Recipe::PAPER, &keep, tick)?
+        {
             units.push(PartialUnit {
                 claim: c.id.clone(),
                 sweep: key.sweep,

@@ -5,8 +5,9 @@
 use dpclaims::privacy::audit::{
     audit_scores, run_audit, AuditConfig, AuditEngine, AuditError, AuditSystem, Calibration,
 };
-use dpclaims::privacy::{calibrate, gdp_epsilon, Accountant};
+use dpclaims::privacy::{calibrate, gdp_epsilon, Accountant, AccountantRecipe};
 use dpclaims::train::dpgd::ClipRule;
+use dpclaims::train::Recipe;
 
 const EPS: f64 = 2.0;
 const DELTA: f64 = 1e-5;
@@ -21,7 +22,7 @@ fn cfg(system: AuditSystem) -> AuditConfig {
 /// only enters as `TPR_lb - delta` (see the module docs of `privacy::audit`).
 #[test]
 fn exact_calibration_rf_dpgd_gives_a_nontrivial_bound_below_epsilon() {
-    let r = run_audit(&cfg(AuditSystem::RfDpgd), 1).unwrap();
+    let r = run_audit(&cfg(AuditSystem::RfDpgd), 1, &Recipe::PAPER).unwrap();
     println!("{}", serde_json::to_string(&r).unwrap());
     assert_eq!(r.engine, AuditEngine::Fast);
     let achieved = r.epsilon_achieved.unwrap();
@@ -44,7 +45,7 @@ fn exact_calibration_rf_dpgd_gives_a_nontrivial_bound_below_epsilon() {
 fn quarter_noise_is_caught_rf_dpgd() {
     let mut c = cfg(AuditSystem::RfDpgd);
     c.noise_scale = 0.25;
-    let r = run_audit(&c, 1).unwrap();
+    let r = run_audit(&c, 1, &Recipe::PAPER).unwrap();
     println!("{}", serde_json::to_string(&r).unwrap());
     assert!(
         r.epsilon_lower_bound > EPS + 1.0,
@@ -60,14 +61,14 @@ fn quarter_noise_is_caught_rf_dpgd() {
 #[test]
 fn second_layer_direct_engine_exact_and_underscaled() {
     let c = cfg(AuditSystem::FeatureLearningSecondLayer);
-    let r = run_audit(&c, 2).unwrap();
+    let r = run_audit(&c, 2, &Recipe::PAPER).unwrap();
     println!("{}", serde_json::to_string(&r).unwrap());
     assert_eq!(r.engine, AuditEngine::Direct);
     assert!(r.epsilon_lower_bound > 0.3 && r.epsilon_lower_bound <= EPS);
     let mut c = c;
     c.noise_scale = 0.25;
     c.trials = 5_000;
-    let r = run_audit(&c, 2).unwrap();
+    let r = run_audit(&c, 2, &Recipe::PAPER).unwrap();
     println!("{}", serde_json::to_string(&r).unwrap());
     assert!(r.epsilon_lower_bound > EPS, "{}", r.epsilon_lower_bound);
 }
@@ -80,10 +81,10 @@ fn second_layer_direct_engine_exact_and_underscaled() {
 fn second_layer_kappa_one_breaks_the_claim() {
     let mut c = cfg(AuditSystem::FeatureLearningSecondLayer);
     c.ridge = 0.0;
-    let mu2 = run_audit(&c, 3).unwrap().mu.unwrap();
+    let mu2 = run_audit(&c, 3, &Recipe::PAPER).unwrap().mu.unwrap();
     c.kappa = 1.0;
     c.trials = 100_000;
-    let r = run_audit(&c, 3).unwrap();
+    let r = run_audit(&c, 3, &Recipe::PAPER).unwrap();
     println!("{}", serde_json::to_string(&r).unwrap());
     assert_eq!(r.engine, AuditEngine::Fast);
     assert!((r.mu.unwrap() - 2.0 * mu2).abs() < 1e-12 * mu2);
@@ -97,7 +98,7 @@ fn second_layer_kappa_one_breaks_the_claim() {
 #[test]
 fn first_layer_leaks_more_than_a_small_claim() {
     let c = AuditConfig::new(AuditSystem::FeatureLearningFirstLayer, 1.0, DELTA);
-    let r = run_audit(&c, 4).unwrap();
+    let r = run_audit(&c, 4, &Recipe::PAPER).unwrap();
     println!("{}", serde_json::to_string(&r).unwrap());
     let (mu, mu_c) = (r.mu.unwrap(), r.mu_canary.unwrap());
     assert!(
@@ -117,11 +118,18 @@ fn prop22_overnoise_ratio_matches_closed_form() {
     let mut c = cfg(AuditSystem::RfDpgd);
     c.calibration = Calibration::Prop22;
     c.trials = 2_000;
-    let r = run_audit(&c, 5).unwrap();
+    let r = run_audit(&c, 5, &Recipe::PAPER).unwrap();
     println!("{}", serde_json::to_string(&r).unwrap());
-    let z = calibrate(Accountant::Gdp, EPS, DELTA, 1.0, c.steps as u64)
-        .unwrap()
-        .noise_multiplier;
+    let z = calibrate(
+        Accountant::Gdp,
+        EPS,
+        DELTA,
+        1.0,
+        c.steps as u64,
+        &AccountantRecipe::PAPER,
+    )
+    .unwrap()
+    .noise_multiplier;
     let mu_exact = (c.steps as f64).sqrt() / z;
     let mu_p22 = EPS / (8.0 * (1.0 / DELTA).ln()).sqrt();
     let ratio = r.overnoise_ratio.unwrap();
@@ -152,9 +160,9 @@ fn fast_engine_matches_the_real_dpgd_engine() {
         c.trials = 3_000;
         c.noise_scale = 0.5;
         c.engine = AuditEngine::Fast;
-        let fast = audit_scores(&c, 6).unwrap();
+        let fast = audit_scores(&c, 6, &Recipe::PAPER).unwrap();
         c.engine = AuditEngine::Direct;
-        let direct = audit_scores(&c, 6).unwrap();
+        let direct = audit_scores(&c, 6, &Recipe::PAPER).unwrap();
         assert_eq!(direct.engine, AuditEngine::Direct);
         for (a, b) in [
             (&fast.canary, &direct.canary),
@@ -190,13 +198,13 @@ fn fast_engine_refuses_ridge_and_other_clip_rules() {
     c.engine = AuditEngine::Fast;
     c.trials = 10;
     assert!(matches!(
-        run_audit(&c, 0),
+        run_audit(&c, 0, &Recipe::PAPER),
         Err(AuditError::FastNotExact { .. })
     ));
     c.ridge = 0.0;
     c.clip_rule = ClipRule::Multiply;
     assert!(matches!(
-        run_audit(&c, 0),
+        run_audit(&c, 0, &Recipe::PAPER),
         Err(AuditError::FastNotExact { .. })
     ));
 }
@@ -209,7 +217,7 @@ fn multiply_clip_rule_is_caught() {
     let mut c = cfg(AuditSystem::FeatureLearningSecondLayer);
     c.clip_rule = ClipRule::Multiply;
     c.trials = 10_000;
-    let r = run_audit(&c, 7).unwrap();
+    let r = run_audit(&c, 7, &Recipe::PAPER).unwrap();
     println!("{}", serde_json::to_string(&r).unwrap());
     assert!(
         r.epsilon_lower_bound > 2.0 * EPS,
@@ -229,7 +237,7 @@ fn two_trials_work() {
     ] {
         let mut c = cfg(system);
         c.trials = 2;
-        let r = run_audit(&c, 8).unwrap();
+        let r = run_audit(&c, 8, &Recipe::PAPER).unwrap();
         assert_eq!(r.measured, 1);
         assert!(r.epsilon_lower_bound >= 0.0 && r.epsilon_lower_bound.is_finite());
     }
@@ -245,18 +253,21 @@ fn result_is_independent_of_thread_count() {
         .num_threads(1)
         .build()
         .unwrap()
-        .install(|| run_audit(&c, 9).unwrap());
+        .install(|| run_audit(&c, 9, &Recipe::PAPER).unwrap());
     let many = rayon::ThreadPoolBuilder::new()
         .num_threads(3)
         .build()
         .unwrap()
-        .install(|| run_audit(&c, 9).unwrap());
+        .install(|| run_audit(&c, 9, &Recipe::PAPER).unwrap());
     assert_eq!(
         serde_json::to_string(&one).unwrap(),
         serde_json::to_string(&many).unwrap()
     );
     let c = cfg(AuditSystem::RfDpgd);
-    assert_eq!(run_audit(&c, 9).unwrap(), run_audit(&c, 9).unwrap());
+    assert_eq!(
+        run_audit(&c, 9, &Recipe::PAPER).unwrap(),
+        run_audit(&c, 9, &Recipe::PAPER).unwrap()
+    );
 }
 
 use crate::util::dpclaims;

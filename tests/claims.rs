@@ -7,12 +7,13 @@
 use dpclaims::report::snapshot::snapshot;
 use dpclaims::runner;
 use dpclaims::spec::{self, Profile};
+use dpclaims::train::Recipe;
 
 #[test]
 fn every_claim_at_the_quick_profile() {
     insta::glob!("../claims", "*.yaml", |path| {
         let claim = spec::load_claim(path).unwrap();
-        let out = runner::run_claim(&claim, Profile::Quick, 0, &|| {}).unwrap();
+        let out = runner::run_claim(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
         let snap = snapshot(&out);
         insta::with_settings!({info => &serde_json::json!({"seed": 0, "profile": "quick"})}, {
             insta::assert_yaml_snapshot!(snap);

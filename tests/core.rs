@@ -3,11 +3,11 @@ use dpclaims::data::hermite::{he, hermite_coefficients};
 use dpclaims::data::{Dataset, InputDist, Target};
 use dpclaims::models::{RandomFeatures, TwoLayer};
 use dpclaims::rng::SeedPath;
-use dpclaims::train::dpgd::{self, ClipRule, DpGdConfig, Problem, RecordPlan};
+use dpclaims::train::dpgd::{self, ClipRule, DpGdConfig, DpGdRecipe, Problem, RecordPlan};
 use dpclaims::train::feature_learning::{
     self, first_layer_gradient, A0Init, FeatureLearningConfig, GradReduction,
 };
-use dpclaims::train::{baselines, TrainError};
+use dpclaims::train::{baselines, Recipe, TrainError};
 use ndarray::{Array1, Array2};
 
 /// A small random-features problem (d = 8, n = 12, p = 30 unless given).
@@ -41,7 +41,14 @@ fn run_without_test(
         y: y.view(),
         test: None,
     };
-    dpgd::run(&problem, theta0, cfg, &RecordPlan::default(), rng)
+    dpgd::run(
+        &problem,
+        theta0,
+        cfg,
+        &RecordPlan::default(),
+        rng,
+        &DpGdRecipe::PAPER,
+    )
 }
 
 fn rel_err(a: &Array1<f64>, b: &Array1<f64>) -> f64 {
@@ -274,6 +281,7 @@ fn fl_run(seed: u64) -> feature_learning::FeatureLearningRun {
         &mut root.rng_for("init"),
         &mut root.rng_for("noise-w"),
         &mut root.rng_for("noise-a"),
+        &Recipe::PAPER,
     )
     .unwrap()
 }
@@ -389,9 +397,9 @@ fn invalid_configs_are_rejected() {
         assert!(bad.validate().is_err(), "{bad:?}");
     }
     assert!(base.validate().is_ok());
-    assert!(dpgd::prop22_sigma(0.1, 10, 100.0, 1e-3).is_err()); // eps >= 8 ln(1/delta)
-    assert!(dpgd::prop22_sigma(0.1, 10, 1.0, 1.5).is_err());
-    let s = dpgd::prop22_sigma(0.01, 100, 2.0, 1e-5).unwrap();
+    assert!(dpgd::prop22_sigma(0.1, 10, 100.0, 1e-3, &DpGdRecipe::PAPER).is_err()); // eps >= 8 ln(1/delta)
+    assert!(dpgd::prop22_sigma(0.1, 10, 1.0, 1.5, &DpGdRecipe::PAPER).is_err());
+    let s = dpgd::prop22_sigma(0.01, 100, 2.0, 1e-5, &DpGdRecipe::PAPER).unwrap();
     assert!((s - (8.0 * 1e5f64.ln()).sqrt() / 2.0).abs() < 1e-12);
 }
 

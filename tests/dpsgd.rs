@@ -3,16 +3,17 @@
 //! control where one makes sense.
 use dpclaims::data::digits;
 use dpclaims::privacy::{
-    calibrate_two_phase, default_orders, improved_conversion, rdp_curve, Accountant, Phase,
-    PhasePlan,
+    calibrate_two_phase, default_orders, improved_conversion, rdp_curve, Accountant,
+    AccountantRecipe, Phase, PhasePlan,
 };
 use dpclaims::rng::SeedPath;
 use dpclaims::train::dpsgd::{
     dp_step, misranking_bound, misranking_monte_carlo, poisson_sample, privatize,
     support::{random_support, scores, top_k, ScoreAccumulator},
-    Activation, Classification, ClipOrder, Mask, Method, MethodConfig, Model, ModelKind,
-    PrivacyLedger, StepParams, SyntheticSpec,
+    Activation, Classification, ClipOrder, DpSgdRecipe, Mask, Method, MethodConfig, Model,
+    ModelKind, PrivacyLedger, StepParams, SyntheticSpec,
 };
+use dpclaims::train::Recipe;
 use ndarray::{s, Array1, Array2};
 use rand_distr::{Distribution, StandardNormal};
 
@@ -147,7 +148,10 @@ fn inactive_coordinates_never_affect_clipping_or_noise() {
             clip: 0.5,
             noise_multiplier: 1.3,
             lr: 0.1,
-            order,
+            recipe: DpSgdRecipe {
+                clip_order: order,
+                ..DpSgdRecipe::PAPER
+            },
         };
         privatize(
             &model,
@@ -201,7 +205,7 @@ fn inactive_parameters_are_frozen_bit_for_bit_in_phase_2() {
             clip: 1.0,
             noise_multiplier: 1.1,
             lr: 0.3,
-            order: ClipOrder::MaskThenClip,
+            recipe: DpSgdRecipe::PAPER,
         };
         let mut ledger = PrivacyLedger::new();
         let mut rng = SeedPath::new(10).rng();
@@ -359,7 +363,9 @@ fn every_method_spends_the_target_epsilon() {
             let mut cfg = MethodConfig::new(m, ModelKind::Logreg, eps);
             cfg.epochs = 10;
             cfg.phase1_epochs = 3;
-            let run = dpclaims::train::dpsgd::run_method(&data, &cfg, &SeedPath::new(1)).unwrap();
+            let run =
+                dpclaims::train::dpsgd::run_method(&data, &cfg, &SeedPath::new(1), &Recipe::PAPER)
+                    .unwrap();
             let e = run.privacy.epsilon;
             assert!(e <= eps && e >= 0.99 * eps, "{m}: eps {e} vs target {eps}");
             let phases: Vec<Phase> = run
@@ -373,9 +379,12 @@ fn every_method_spends_the_target_epsilon() {
                 run.steps
             );
             let orders = default_orders();
-            let (composed, _) =
-                improved_conversion(&orders, &rdp_curve(&phases, &orders).unwrap(), cfg.delta)
-                    .unwrap();
+            let (composed, _) = improved_conversion(
+                &orders,
+                &rdp_curve(&phases, &orders, &AccountantRecipe::PAPER).unwrap(),
+                cfg.delta,
+            )
+            .unwrap();
             assert_eq!(composed.to_bits(), e.to_bits(), "{m}");
             if m.is_two_phase() {
                 assert_eq!(phases.len(), 2);
@@ -392,6 +401,7 @@ fn every_method_spends_the_target_epsilon() {
                         sampling_rate: phases[1].sampling_rate,
                         steps: phases[1].steps,
                     },
+                    &AccountantRecipe::PAPER,
                 )
                 .unwrap();
                 assert_eq!(cal.epsilon.to_bits(), e.to_bits());
@@ -465,7 +475,8 @@ fn runs_are_deterministic_from_the_seed() {
         cfg.epochs = 6;
         cfg.phase1_epochs = 2;
         let run = |cfg: &MethodConfig, seed| {
-            dpclaims::train::dpsgd::run_method(&data, cfg, &SeedPath::new(seed)).unwrap()
+            dpclaims::train::dpsgd::run_method(&data, cfg, &SeedPath::new(seed), &Recipe::PAPER)
+                .unwrap()
         };
         let a = run(&cfg, 5);
         let b = run(&cfg, 5);
@@ -494,9 +505,11 @@ fn learned_support_beats_random_on_concentrated_gradients() {
     let mut cfg = MethodConfig::new(Method::TpTopK, ModelKind::Logreg, 8.0);
     cfg.epochs = 10;
     cfg.phase1_epochs = 4;
-    let topk = dpclaims::train::dpsgd::run_method(&data, &cfg, &SeedPath::new(22)).unwrap();
+    let topk = dpclaims::train::dpsgd::run_method(&data, &cfg, &SeedPath::new(22), &Recipe::PAPER)
+        .unwrap();
     cfg.method = Method::TpRand;
-    let rand = dpclaims::train::dpsgd::run_method(&data, &cfg, &SeedPath::new(22)).unwrap();
+    let rand = dpclaims::train::dpsgd::run_method(&data, &cfg, &SeedPath::new(22), &Recipe::PAPER)
+        .unwrap();
     let (dt, dr) = (&topk.diagnostics, &rand.diagnostics);
     let kp = dt.random_expectation;
     let (gt, gr) = (dt.gamma.unwrap(), dr.gamma.unwrap());

@@ -250,13 +250,14 @@ fn small_units() -> Vec<SmallUnit> {
 }
 
 fn run_unit(u: &SmallUnit, fault: Fault) -> Result<Vec<(String, u64)>, String> {
+    let recipe = fault.recipe();
     let input = UnitInput {
         vars: &u.vars,
         options: &u.options,
         data: &u.data,
         metrics: &u.metrics,
         seeds: SeedPath::new(3).child("fault-test").child(u.system),
-        fault,
+        recipe: &recipe,
     };
     systems::by_name(u.system)
         .unwrap()

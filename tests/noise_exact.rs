@@ -7,8 +7,9 @@ use dpclaims::models::RandomFeatures;
 use dpclaims::rng::SeedPath;
 use dpclaims::spec::{DataSpec, TargetSpec};
 use dpclaims::systems::{self, UnitInput};
-use dpclaims::train::dpgd::{self, ClipRule, DpGdConfig, Problem, RecordPlan};
+use dpclaims::train::dpgd::{self, ClipRule, DpGdConfig, DpGdRecipe, Problem, RecordPlan};
 use dpclaims::train::noise_term::{expected_noise_term, sum_sq_powers};
+use dpclaims::train::Recipe;
 use ndarray::{Array1, Array2};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -110,6 +111,7 @@ fn simulated_noise_term(
         cfg,
         &RecordPlan::ends(cfg.steps),
         &mut noise.rng(),
+        &DpGdRecipe::PAPER,
     )
     .unwrap();
     run.trajectory.final_loss().unwrap().test.unwrap()
@@ -158,7 +160,7 @@ fn monte_carlo_mean_matches_the_exact_expectation_same_features() {
 }
 
 /// One small `rf_dpgd` unit with the two noise metrics.
-fn rf_unit(seeds: SeedPath, extra: &[(&str, f64)], fault: Fault) -> BTreeMap<String, f64> {
+fn rf_unit(seeds: SeedPath, extra: &[(&str, f64)], recipe: &Recipe) -> BTreeMap<String, f64> {
     let p = 40.0;
     let mut vars: BTreeMap<String, f64> = [
         ("d", 5.0),
@@ -195,7 +197,7 @@ fn rf_unit(seeds: SeedPath, extra: &[(&str, f64)], fault: Fault) -> BTreeMap<Str
         data: &data,
         metrics: &metrics,
         seeds,
-        fault,
+        recipe,
     };
     systems::by_name("rf_dpgd").unwrap().run(&input).unwrap()
 }
@@ -208,7 +210,7 @@ fn system_noise_term_over_exact_averages_to_one() {
     let root = SeedPath::new(2024).child("noise-exact-system");
     let ratios: Vec<f64> = (0..400)
         .map(|i| {
-            let out = rf_unit(root.child(i), &[], Fault::None);
+            let out = rf_unit(root.child(i), &[], &Recipe::PAPER);
             out["noise_term"] / out["noise_term_exact"]
         })
         .collect();
@@ -223,15 +225,15 @@ fn system_noise_term_over_exact_averages_to_one() {
 #[test]
 fn exact_metric_ignores_sigma_scale_and_noise_faults() {
     let seeds = SeedPath::new(9).child("noise-exact-scale");
-    let base = rf_unit(seeds.clone(), &[], Fault::None);
-    let scaled = rf_unit(seeds.clone(), &[("sigma_scale", 3.0)], Fault::None);
+    let base = rf_unit(seeds.clone(), &[], &Recipe::PAPER);
+    let scaled = rf_unit(seeds.clone(), &[("sigma_scale", 3.0)], &Recipe::PAPER);
     assert_eq!(
         base["noise_term_exact"].to_bits(),
         scaled["noise_term_exact"].to_bits()
     );
     assert!(rel(scaled["noise_term"], 9.0 * base["noise_term"]) < 1e-10);
     for f in [Fault::NoiseMissingSqrtEta, Fault::SigmaInverseEpsilon] {
-        let faulty = rf_unit(seeds.clone(), &[], f);
+        let faulty = rf_unit(seeds.clone(), &[], &f.recipe());
         assert_eq!(
             base["noise_term_exact"].to_bits(),
             faulty["noise_term_exact"].to_bits(),

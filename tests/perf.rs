@@ -4,7 +4,7 @@
 use crate::util::{dpclaims, ok_json};
 use dpclaims::perf::{self, PerfProblem, PerfSizes};
 use dpclaims::rng::SeedPath;
-use dpclaims::train::dpgd::{self, Problem, RecordPlan};
+use dpclaims::train::dpgd::{self, DpGdRecipe, Problem, RecordPlan};
 use ndarray::Array1;
 
 fn rel_diff(a: &Array1<f64>, b: &Array1<f64>) -> f64 {
@@ -133,6 +133,7 @@ fn timed_direct_step_is_dpgd_run_bit_for_bit() {
         &cfg,
         &RecordPlan::default(),
         &mut seed.rng(),
+        &DpGdRecipe::PAPER,
     )
     .unwrap();
     let mut theta = pr.theta.clone();

@@ -4,8 +4,8 @@
 //! test); tolerances are stated next to each comparison.
 use dpclaims::privacy::{
     calibrate, calibrate_two_phase, classic_conversion, default_orders, epsilon, gdp_delta, gdp_mu,
-    improved_conversion, rdp_curve, rdp_sampled_gaussian, Accountant, Phase, PhasePlan,
-    PrivacyError,
+    improved_conversion, rdp_curve, rdp_sampled_gaussian, Accountant, AccountantRecipe, Phase,
+    PhasePlan, PrivacyError,
 };
 
 fn rel_close(a: f64, b: f64, rtol: f64) -> bool {
@@ -24,7 +24,12 @@ fn rdp_poisson_subsampled_gaussian_reference_vector() {
         2.38460375e-02,
         1.67416308e+02,
     ];
-    let rdp = rdp_curve(&[Phase::new(0.01, 2.5, 50)], &orders).unwrap();
+    let rdp = rdp_curve(
+        &[Phase::new(0.01, 2.5, 50)],
+        &orders,
+        &AccountantRecipe::PAPER,
+    )
+    .unwrap();
     for ((a, r), e) in orders.iter().zip(&rdp).zip(expected) {
         println!("order {a}: {r:.8e} (expected {e:.8e})");
         assert!(rel_close(*r, e, 1e-6), "order {a}: {r:e} vs {e:e}");
@@ -44,7 +49,13 @@ fn gdp_three_compositions_of_sqrt3_is_one_gdp() {
     assert!((d - 0.126_936).abs() < 1e-6, "{d}");
     assert!((d - 0.126_936_737_506_644).abs() < 1e-9, "{d}");
     // Same through the entry point: epsilon at that delta is 1.
-    let acc = epsilon(Accountant::Gdp, &[Phase::full_batch(z, 3)], d).unwrap();
+    let acc = epsilon(
+        Accountant::Gdp,
+        &[Phase::full_batch(z, 3)],
+        d,
+        &AccountantRecipe::PAPER,
+    )
+    .unwrap();
     assert!((acc.epsilon - 1.0).abs() < 1e-9, "{}", acc.epsilon);
     assert!(acc.order.is_none());
 }
@@ -54,7 +65,13 @@ fn gdp_three_compositions_of_sqrt3_is_one_gdp() {
 #[test]
 fn rdp_mnist_dp_sgd_reference() {
     let q = 150.0 / 60000.0;
-    let out = epsilon(Accountant::Rdp, &[Phase::new(q, 1.3, 6000)], 1e-5).unwrap();
+    let out = epsilon(
+        Accountant::Rdp,
+        &[Phase::new(q, 1.3, 6000)],
+        1e-5,
+        &AccountantRecipe::PAPER,
+    )
+    .unwrap();
     println!("eps = {:.10}, order = {:?}", out.epsilon, out.order);
     assert!((out.epsilon - 0.724_223_4).abs() < 5e-8, "{}", out.epsilon);
     assert_eq!(out.order, Some(19.0));
@@ -74,9 +91,15 @@ fn rdp_epsilon_upper_bounds_exact_gdp_full_batch() {
         for &steps in &[1u64, 10, 100] {
             for &delta in &[1e-3, 1e-5, 1e-8] {
                 let phases = [Phase::full_batch(z, steps)];
-                let gdp = epsilon(Accountant::Gdp, &phases, delta).unwrap().epsilon;
-                let rdp = epsilon(Accountant::Rdp, &phases, delta).unwrap().epsilon;
-                let zcdp = epsilon(Accountant::Zcdp, &phases, delta).unwrap().epsilon;
+                let gdp = epsilon(Accountant::Gdp, &phases, delta, &AccountantRecipe::PAPER)
+                    .unwrap()
+                    .epsilon;
+                let rdp = epsilon(Accountant::Rdp, &phases, delta, &AccountantRecipe::PAPER)
+                    .unwrap()
+                    .epsilon;
+                let zcdp = epsilon(Accountant::Zcdp, &phases, delta, &AccountantRecipe::PAPER)
+                    .unwrap()
+                    .epsilon;
                 assert!(
                     rdp >= gdp,
                     "z {z} T {steps} delta {delta}: rdp {rdp} < gdp {gdp}"
@@ -93,7 +116,12 @@ fn rdp_epsilon_upper_bounds_exact_gdp_full_batch() {
 #[test]
 fn classic_conversion_is_looser_than_improved() {
     let orders = default_orders();
-    let rdp = rdp_curve(&[Phase::new(0.01, 1.1, 1000)], &orders).unwrap();
+    let rdp = rdp_curve(
+        &[Phase::new(0.01, 1.1, 1000)],
+        &orders,
+        &AccountantRecipe::PAPER,
+    )
+    .unwrap();
     let (imp, _) = improved_conversion(&orders, &rdp, 1e-5).unwrap();
     let (cla, _) = classic_conversion(&orders, &rdp, 1e-5).unwrap();
     assert!(cla > imp, "{cla} <= {imp}");
@@ -104,9 +132,9 @@ fn heterogeneous_phases_add_rdp_curves() {
     let orders = [2.0, 3.5, 10.0];
     let a = Phase::new(0.02, 1.0, 30);
     let b = Phase::new(0.05, 2.0, 70);
-    let ca = rdp_curve(&[a], &orders).unwrap();
-    let cb = rdp_curve(&[b], &orders).unwrap();
-    let cab = rdp_curve(&[a, b], &orders).unwrap();
+    let ca = rdp_curve(&[a], &orders, &AccountantRecipe::PAPER).unwrap();
+    let cb = rdp_curve(&[b], &orders, &AccountantRecipe::PAPER).unwrap();
+    let cab = rdp_curve(&[a, b], &orders, &AccountantRecipe::PAPER).unwrap();
     for k in 0..orders.len() {
         assert!(rel_close(cab[k], ca[k] + cb[k], 1e-12));
     }
@@ -130,7 +158,13 @@ fn no_overflow_at_order_1024_small_noise_and_tiny_q() {
             );
         }
     }
-    let out = epsilon(Accountant::Rdp, &[Phase::new(1e-6, 0.5, 1000)], 1e-5).unwrap();
+    let out = epsilon(
+        Accountant::Rdp,
+        &[Phase::new(1e-6, 0.5, 1000)],
+        1e-5,
+        &AccountantRecipe::PAPER,
+    )
+    .unwrap();
     assert!(out.epsilon.is_finite() && out.epsilon >= 0.0);
 }
 
@@ -143,12 +177,17 @@ fn calibrate_round_trips_one_sided() {
         (Accountant::Zcdp, 2.0, 1e-5, 1.0, 200),
     ];
     for (acc, target, delta, q, steps) in cases {
-        let cal = calibrate(acc, target, delta, q, steps).unwrap();
+        let cal = calibrate(acc, target, delta, q, steps, &AccountantRecipe::PAPER).unwrap();
         let z = cal.noise_multiplier;
         let at = |z: f64| {
-            epsilon(acc, &[Phase::new(q, z, steps)], delta)
-                .unwrap()
-                .epsilon
+            epsilon(
+                acc,
+                &[Phase::new(q, z, steps)],
+                delta,
+                &AccountantRecipe::PAPER,
+            )
+            .unwrap()
+            .epsilon
         };
         let e = at(z);
         println!("{acc} target {target}: z = {z:.10}, eps = {e}");
@@ -168,7 +207,16 @@ fn two_phase_calibration_meets_target() {
         sampling_rate: 0.01,
         steps: 1200,
     };
-    let out = calibrate_two_phase(Accountant::Rdp, 3.0, 1e-5, 0.3, p1, p2).unwrap();
+    let out = calibrate_two_phase(
+        Accountant::Rdp,
+        3.0,
+        1e-5,
+        0.3,
+        p1,
+        p2,
+        &AccountantRecipe::PAPER,
+    )
+    .unwrap();
     println!("{out:?}");
     assert!(out.epsilon <= 3.0);
     assert!(out.epsilon_phase1 <= 0.9);
@@ -176,19 +224,28 @@ fn two_phase_calibration_meets_target() {
         Phase::new(0.01, out.noise_multiplier_1, 300),
         Phase::new(0.01, out.noise_multiplier_2, 1200),
     ];
-    let e = epsilon(Accountant::Rdp, &composed, 1e-5).unwrap().epsilon;
+    let e = epsilon(Accountant::Rdp, &composed, 1e-5, &AccountantRecipe::PAPER)
+        .unwrap()
+        .epsilon;
     assert!(e <= 3.0);
     let looser = [
         composed[0],
         Phase::new(0.01, out.noise_multiplier_2 * (1.0 - 1e-6), 1200),
     ];
-    assert!(epsilon(Accountant::Rdp, &looser, 1e-5).unwrap().epsilon > 3.0);
+    assert!(
+        epsilon(Accountant::Rdp, &looser, 1e-5, &AccountantRecipe::PAPER)
+            .unwrap()
+            .epsilon
+            > 3.0
+    );
 }
 
 #[test]
 fn invalid_inputs_are_typed_errors() {
     let d = 1e-5;
-    let e = |phases: &[Phase], delta| epsilon(Accountant::Rdp, phases, delta).unwrap_err();
+    let e = |phases: &[Phase], delta| {
+        epsilon(Accountant::Rdp, phases, delta, &AccountantRecipe::PAPER).unwrap_err()
+    };
     assert!(matches!(e(&[], d), PrivacyError::NoPhases));
     assert!(matches!(
         e(&[Phase::new(1.5, 1.0, 1)], d),
@@ -223,11 +280,12 @@ fn invalid_inputs_are_typed_errors() {
         PrivacyError::Delta(_)
     ));
     for acc in [Accountant::Gdp, Accountant::Zcdp] {
-        let err = epsilon(acc, &[Phase::new(0.1, 1.0, 1)], d).unwrap_err();
+        let err =
+            epsilon(acc, &[Phase::new(0.1, 1.0, 1)], d, &AccountantRecipe::PAPER).unwrap_err();
         assert!(matches!(err, PrivacyError::SubsampledPhase { .. }), "{err}");
     }
     assert!(matches!(
-        calibrate(Accountant::Rdp, 0.0, d, 0.1, 10).unwrap_err(),
+        calibrate(Accountant::Rdp, 0.0, d, 0.1, 10, &AccountantRecipe::PAPER).unwrap_err(),
         PrivacyError::TargetEpsilon(_)
     ));
 }

@@ -6,7 +6,8 @@ use dpclaims::privacy::rdp_quadrature::{
     rdp_curve_quadrature, rdp_subsampled_gaussian_quadrature, subsampled_gaussian_divergences,
 };
 use dpclaims::privacy::{
-    default_orders, epsilon, rdp_sampled_gaussian, Accountant, Phase, PrivacyError,
+    default_orders, epsilon, rdp_sampled_gaussian, Accountant, AccountantRecipe, Phase,
+    PrivacyError,
 };
 
 fn rel(a: f64, b: f64) -> f64 {
@@ -198,7 +199,13 @@ fn fractional_series_is_an_upper_bound_of_the_quadrature() {
 fn epsilon_matches_the_project_accountant() {
     let delta = 1e-5;
     let phase = [(0.01, 1.0, 10_000)];
-    let project = epsilon(Accountant::Rdp, &[Phase::new(0.01, 1.0, 10_000)], delta).unwrap();
+    let project = epsilon(
+        Accountant::Rdp,
+        &[Phase::new(0.01, 1.0, 10_000)],
+        delta,
+        &AccountantRecipe::PAPER,
+    )
+    .unwrap();
     let (same_grid, same_order) =
         epsilon_subsampled_gaussian_with_orders(&phase, delta, &default_orders()).unwrap();
     let (indep, order) =

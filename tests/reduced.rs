@@ -2,7 +2,7 @@
 use dpclaims::data::{Dataset, InputDist, Target};
 use dpclaims::models::RandomFeatures;
 use dpclaims::rng::SeedPath;
-use dpclaims::train::dpgd::{self, ClipRule, DpGdConfig, Problem, RecordPlan};
+use dpclaims::train::dpgd::{self, ClipRule, DpGdConfig, DpGdRecipe, Problem, RecordPlan};
 use dpclaims::train::reduced::{self, BatchRun, KernelProblem, TestNoise};
 use dpclaims::train::{baselines, TrainError};
 use ndarray::Array1;
@@ -92,6 +92,7 @@ fn noiseless_trajectories_agree() {
             &c,
             &plan,
             &mut SeedPath::new(0).rng(),
+            &DpGdRecipe::PAPER,
         )
         .unwrap();
         let kp = KernelProblem::random_features(

@@ -1,4 +1,5 @@
 //! One integration-test binary (keeps link time down); one module per concern.
+mod architecture;
 mod audit;
 mod claims;
 mod core;

@@ -81,7 +81,7 @@ pub fn run(a: &DemoArgs) -> anyhow::Result<ExitCode> {
     };
     anyhow::ensure!(steps >= 1, "T = {steps}: need at least one step");
     let delta = 1.0 / n;
-    let sigma = dpgd::prop22_sigma(eta, steps, a.epsilon, delta)?;
+    let sigma = dpgd::prop22_sigma(eta, steps, a.epsilon, delta, &dpgd::DpGdRecipe::PAPER)?;
     let cfg = dpgd::DpGdConfig {
         eta,
         steps,
@@ -102,6 +102,7 @@ pub fn run(a: &DemoArgs) -> anyhow::Result<ExitCode> {
         &cfg,
         &dpgd::RecordPlan::ends(steps),
         &mut root.rng_for("noise"),
+        &dpgd::DpGdRecipe::PAPER,
     )?;
     let last = run.trajectory.final_loss().expect("final loss recorded");
     let theta_star = baselines::min_norm(&phi.view(), &train.y.view())?;

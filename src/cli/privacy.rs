@@ -4,7 +4,7 @@
 //! one JSON document with `--json`). Library errors (bad q, delta, z, steps) come back
 //! as `Err` and are printed by `cli::main` as `error: ...` with exit status 2; a
 //! malformed `--phase` is rejected by clap (also exit status 2).
-use crate::privacy::{self, Accountant, Phase};
+use crate::privacy::{self, Accountant, AccountantRecipe, Phase};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use std::process::ExitCode;
@@ -166,7 +166,7 @@ struct AccountOutput {
 
 pub fn account(args: &AccountArgs) -> anyhow::Result<ExitCode> {
     let acc = Accountant::from(args.accountant);
-    let out = privacy::epsilon(acc, &args.phases, args.delta)?;
+    let out = privacy::epsilon(acc, &args.phases, args.delta, &AccountantRecipe::PAPER)?;
     if args.json {
         let doc = AccountOutput {
             epsilon: out.epsilon,
@@ -197,6 +197,7 @@ pub fn calibrate(args: &CalibrateArgs) -> anyhow::Result<ExitCode> {
         args.delta,
         args.sampling_rate,
         args.steps,
+        &AccountantRecipe::PAPER,
     )?;
     if args.json {
         println!("{}", serde_json::to_string(&out)?);
@@ -226,7 +227,7 @@ pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     cfg.clip_rule = args.clip_rule.unwrap_or(cfg.clip_rule);
     cfg.ridge = args.ridge.unwrap_or(cfg.ridge);
     cfg.eps_b = args.eps_b.unwrap_or(cfg.eps_b);
-    let r = audit::run_audit(&cfg, args.seed)?;
+    let r = audit::run_audit(&cfg, args.seed, &crate::train::Recipe::PAPER)?;
     if args.json {
         println!("{}", serde_json::to_string(&r)?);
         return Ok(ExitCode::SUCCESS);

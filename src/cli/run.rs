@@ -3,6 +3,7 @@ use super::conclude::{conclude, print_verdicts, progress_bar, BaselineArgs};
 use crate::runner;
 use crate::shard::Shard;
 use crate::spec::{self, Profile};
+use crate::train::Recipe;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -73,7 +74,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     for c in &claims {
         bar.set_message(c.id.clone());
         let tick = || bar.inc(1);
-        let o = runner::run_claim(c, a.profile, a.seed, &tick)?;
+        let o = runner::run_claim(c, a.profile, a.seed, &Recipe::PAPER, &tick)?;
         if !a.json {
             bar.suspend(|| print_verdicts(&o));
         }
@@ -90,4 +91,3 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         &a.baseline,
     )
 }
-

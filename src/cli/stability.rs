@@ -6,6 +6,7 @@ use super::run::default_paths;
 use crate::report::stability::{SeedVerdicts, Stability};
 use crate::runner;
 use crate::spec::{self, Profile};
+use crate::train::Recipe;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -44,7 +45,13 @@ pub fn run(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
         for c in &claims {
             bar.set_message(format!("seed {seed}: {}", c.id));
             let tick = || bar.inc(1);
-            outcomes.push(runner::run_claim(c, a.profile, seed, &tick)?);
+            outcomes.push(runner::run_claim(
+                c,
+                a.profile,
+                seed,
+                &Recipe::PAPER,
+                &tick,
+            )?);
         }
         let sv = SeedVerdicts::of(seed, &outcomes);
         let same = seeds

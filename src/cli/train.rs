@@ -163,12 +163,18 @@ pub fn run(a: &TrainArgs) -> anyhow::Result<ExitCode> {
         None
     };
     let started = std::time::Instant::now();
-    let result = run_method_observed(&data, &cfg, &root.child("run"), &mut |done, total| {
-        if let Some(b) = &bar {
-            b.set_length(total as u64);
-            b.set_position(done as u64);
-        }
-    });
+    let result = run_method_observed(
+        &data,
+        &cfg,
+        &root.child("run"),
+        &mut |done, total| {
+            if let Some(b) = &bar {
+                b.set_length(total as u64);
+                b.set_position(done as u64);
+            }
+        },
+        &crate::train::Recipe::PAPER,
+    );
     if let Some(b) = &bar {
         b.finish_and_clear();
     }

@@ -16,7 +16,9 @@
 //! * `skipped` — the fault cannot reach the claim's system ([`super::FaultInfo::systems`];
 //!   `tests/faults.rs` checks the declaration), so the fault-free outcome stands.
 //!
-//! The audit column runs [`crate::privacy::audit::run_audit_with_fault`] with the direct
+//! Each row runs the suite through the door every run uses — [`runner::run_claim`] with
+//! the fault's [`super::Fault::recipe`] instead of [`crate::train::Recipe::PAPER`] — and
+//! the audit column runs [`crate::privacy::audit::run_audit`] with it and the direct
 //! engine (the real training loop) on the three audited mechanisms, correctly
 //! configured (exact calibration, kappa = 2, standard clipping; the first layer against
 //! its own exact GDP epsilon, which Algorithm 1 as written does not account): a violation
@@ -264,7 +266,7 @@ fn run_audits(
             let mut a = AuditConfig::new(system, cfg.audit_epsilon, cfg.audit_delta);
             a.trials = cfg.audit_trials;
             a.engine = AuditEngine::Direct;
-            let cell = match audit::run_audit_with_fault(&a, cfg.seed, f) {
+            let cell = match audit::run_audit(&a, cfg.seed, &f.recipe()) {
                 Ok(r) => {
                     let claimed = r.epsilon_achieved.unwrap_or(cfg.audit_epsilon);
                     AuditCell {
@@ -297,11 +299,12 @@ fn run_claims(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Vec<Option<Result<ClaimOutcome, RunError>>> {
     let tick = || progress(Progress::Tick);
+    let recipe = f.recipe();
     claims
         .par_iter()
         .map(|c| {
             f.affects(c.system.name())
-                .then(|| runner::run_claim_with_fault(c, cfg.profile, cfg.seed, f, &tick))
+                .then(|| runner::run_claim(c, cfg.profile, cfg.seed, &recipe, &tick))
         })
         .collect()
 }

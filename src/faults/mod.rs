@@ -1,15 +1,14 @@
 //! The fault catalogue: named, documented deviations of the training core and of the
-//! privacy accounting that a real implementation could plausibly contain, injectable
-//! at run time to measure whether the claim suite catches them (`dpclaims faults`,
+//! privacy accounting that a real implementation could plausibly contain, run to
+//! measure whether the claim suite catches them (`dpclaims faults`,
 //! `reports/FAULTS.md`).
 //!
-//! A [`Fault`] is threaded explicitly from the runner ([`crate::runner::run_claim_with_fault`])
-//! through [`crate::systems::UnitInput::fault`] to the function where the real bug would
-//! live (`dpgd::run_with_fault`, `DpGdConfig::noise_std_with`, `dpgd::prop22_sigma_with`,
-//! `feature_learning::first_layer_step`, the DP-SGD mechanism, the RDP accountant, the
-//! audit's direct engine). The default is [`Fault::None`]: every existing entry point
-//! passes it, and with it each fault site is one enum comparison that selects the
-//! unchanged code path, so the fault-free results are bit-identical.
+//! A fault is a [`Recipe`]: the papers' formulas ([`Recipe::PAPER`]) with the one hook
+//! the bug would live in replaced by the wrong code ([`recipes`]). The core knows no
+//! faults: it takes its formulas from the recipe its caller passes, and the matrix runs
+//! the claims with [`Fault::recipe`] through the same door as every other run
+//! ([`crate::runner::run_claim`], [`crate::privacy::audit::run_audit`]). The correct
+//! core is [`Fault::None`], whose recipe is [`Recipe::PAPER`].
 //!
 //! Each fault declares the systems whose code paths it can reach ([`FaultInfo::systems`]);
 //! the matrix skips claims of other systems (their results are the fault-free ones).
@@ -17,16 +16,26 @@
 //! does not declare bit-for-bit unchanged.
 //!
 //! Injection is faithful to where the code is shared: the audit's fast engine is a
-//! closed-form model of DP-GD that calls [`crate::train::dpgd::DpGdConfig::noise_std_with`]
-//! (so it sees faults of the noise formula) but not the training loop (so it does not
-//! see clipping, reuse or step-count faults) — as a real regression would behave.
+//! closed-form model of DP-GD that uses the recipe's noise std
+//! ([`crate::train::dpgd::DpGdRecipe::noise_std`], so it sees faults of the noise
+//! formula) but not the training loop (so it does not see clipping, reuse or step-count
+//! faults) — as a real regression would behave.
 //!
-//! To add a fault: add a variant to [`Fault`], its entry to [`CATALOGUE`] (name,
-//! description, what it violates, the systems it reaches), the injection at the one
-//! place the bug would live, then run `dpclaims faults --only <name>` and add the
-//! cheapest detecting claim to the sentinel table of `tests/faults.rs`.
+//! To add a fault: write the wrong formula in [`recipes`], add a variant to [`Fault`]
+//! and its entry to [`CATALOGUE`] (name, description, what it violates, the systems it
+//! reaches, and its recipe), then run `dpclaims faults --only <name>` and add the
+//! cheapest detecting claim to the sentinel table of `tests/faults.rs`. A bug of a kind
+//! no hook can express needs a new hook in the core's recipe, whose paper default keeps
+//! every result bit-identical.
 pub mod matrix;
+pub mod recipes;
 
+use crate::privacy::rdp::classic_conversion;
+use crate::privacy::AccountantRecipe;
+use crate::train::dpgd::DpGdRecipe;
+use crate::train::dpsgd::{ClipOrder, DpSgdRecipe, NoiseSupport, ScoreSource};
+use crate::train::feature_learning::FirstLayerRecipe;
+use crate::train::Recipe;
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
@@ -80,7 +89,38 @@ pub struct FaultInfo {
     pub breaks_privacy: bool,
     /// Systems whose code paths the fault reaches; claims of other systems are skipped.
     pub systems: &'static [&'static str],
+    /// The core's formulas with the fault in them.
+    #[serde(skip)]
+    pub recipe: Recipe,
 }
+
+/// The paper's recipe with other DP-GD formulas.
+const fn dpgd(dpgd: DpGdRecipe) -> Recipe {
+    Recipe {
+        dpgd,
+        ..Recipe::PAPER
+    }
+}
+
+/// The paper's recipe with another DP-SGD step.
+const fn dpsgd(dpsgd: DpSgdRecipe) -> Recipe {
+    Recipe {
+        dpsgd,
+        ..Recipe::PAPER
+    }
+}
+
+/// The paper's recipe with another RDP accountant.
+const fn accounting(accounting: AccountantRecipe) -> Recipe {
+    Recipe {
+        accounting,
+        ..Recipe::PAPER
+    }
+}
+
+const DPGD: DpGdRecipe = DpGdRecipe::PAPER;
+const DPSGD: DpSgdRecipe = DpSgdRecipe::PAPER;
+const RDP: AccountantRecipe = AccountantRecipe::PAPER;
 
 /// Every fault, in matrix order.
 pub const CATALOGUE: &[FaultInfo] = &[
@@ -91,6 +131,10 @@ pub const CATALOGUE: &[FaultInfo] = &[
         violates: "privacy-for-free Algorithm 1, Eq. 11 (theta <- theta - eta g + sqrt(eta) (2C/n) sigma xi); blog Algorithm 1 (second layer)",
         breaks_privacy: false,
         systems: &[RF, ENG, FL, AUDIT],
+        recipe: dpgd(DpGdRecipe {
+            noise_std: recipes::noise_without_sqrt_eta,
+            ..DPGD
+        }),
     },
     FaultInfo {
         fault: Fault::NoiseCOverN,
@@ -99,6 +143,10 @@ pub const CATALOGUE: &[FaultInfo] = &[
         violates: "privacy-for-free Eq. 11 and Prop. 2.2 (replace-one sensitivity 2C/n of the clipped mean)",
         breaks_privacy: true,
         systems: &[RF, ENG, FL, AUDIT],
+        recipe: dpgd(DpGdRecipe {
+            noise_std: recipes::noise_c_over_n,
+            ..DPGD
+        }),
     },
     FaultInfo {
         fault: Fault::Noise2COverN,
@@ -107,6 +155,10 @@ pub const CATALOGUE: &[FaultInfo] = &[
         violates: "blog Algorithm 1, second-layer update a <- a - eta_a g + sqrt(eta_a) (C_a/n) sigma_a xi",
         breaks_privacy: false,
         systems: &[RF, ENG, FL, AUDIT],
+        recipe: dpgd(DpGdRecipe {
+            noise_std: recipes::noise_2c_over_n,
+            ..DPGD
+        }),
     },
     FaultInfo {
         fault: Fault::ClipMultiply,
@@ -115,6 +167,10 @@ pub const CATALOGUE: &[FaultInfo] = &[
         violates: "privacy-for-free Algorithm 1 (g_i / max(1, ||g_i||/C)); Abadi et al. 2016",
         breaks_privacy: true,
         systems: &[RF, ENG, FL, AUDIT],
+        recipe: dpgd(DpGdRecipe {
+            clip_rule: recipes::clip_multiply,
+            ..DPGD
+        }),
     },
     FaultInfo {
         fault: Fault::ClipSkipped,
@@ -123,6 +179,10 @@ pub const CATALOGUE: &[FaultInfo] = &[
         violates: "privacy-for-free Algorithm 1 and Prop. 2.2 (the sensitivity bound needs clipping)",
         breaks_privacy: true,
         systems: &[RF, ENG, FL, AUDIT],
+        recipe: dpgd(DpGdRecipe {
+            clip_rule: recipes::clip_skipped,
+            ..DPGD
+        }),
     },
     FaultInfo {
         fault: Fault::ClipMean,
@@ -131,6 +191,11 @@ pub const CATALOGUE: &[FaultInfo] = &[
         violates: "privacy-for-free Algorithm 1 (per-sample clipping bounds the sensitivity of the mean by 2C/n)",
         breaks_privacy: true,
         systems: &[RF, ENG, FL, AUDIT],
+        recipe: dpgd(DpGdRecipe {
+            clip_rule: recipes::clip_skipped,
+            clipped_mean: recipes::clip_the_mean,
+            ..DPGD
+        }),
     },
     FaultInfo {
         fault: Fault::NoiseReused,
@@ -139,6 +204,10 @@ pub const CATALOGUE: &[FaultInfo] = &[
         violates: "privacy-for-free Algorithm 1 and Eq. 20 (xi_t i.i.d. N(0, I_p)); composition in Prop. 2.2",
         breaks_privacy: true,
         systems: &[RF, ENG, FL, AUDIT],
+        recipe: dpgd(DpGdRecipe {
+            fresh_noise: recipes::first_draw_only,
+            ..DPGD
+        }),
     },
     FaultInfo {
         fault: Fault::SigmaInverseEpsilon,
@@ -147,6 +216,10 @@ pub const CATALOGUE: &[FaultInfo] = &[
         violates: "privacy-for-free Prop. 2.2 (Eq. 5); blog Assumption 4 (sigma_a)",
         breaks_privacy: true,
         systems: &[RF, ENG, FL, CAL, AUDIT],
+        recipe: dpgd(DpGdRecipe {
+            sigma: recipes::sigma_inverse_epsilon,
+            ..DPGD
+        }),
     },
     FaultInfo {
         fault: Fault::StepsOffByOne,
@@ -155,6 +228,10 @@ pub const CATALOGUE: &[FaultInfo] = &[
         violates: "privacy-for-free Algorithm 1 and Prop. 2.2 (sigma is calibrated for T steps)",
         breaks_privacy: true,
         systems: &[RF, ENG, FL, AUDIT],
+        recipe: dpgd(DpGdRecipe {
+            steps: recipes::one_step_more,
+            ..DPGD
+        }),
     },
     FaultInfo {
         fault: Fault::RidgeLeftOut,
@@ -163,6 +240,10 @@ pub const CATALOGUE: &[FaultInfo] = &[
         violates: "blog Algorithm 1, second layer: DP-GD on (1/n) sum (f(x_i) - y_i)^2 + lambda ||a||^2",
         breaks_privacy: false,
         systems: &[FL, AUDIT],
+        recipe: dpgd(DpGdRecipe {
+            per_sample_ridge: recipes::no_ridge,
+            ..DPGD
+        }),
     },
     FaultInfo {
         fault: Fault::FirstLayerNotNormalised,
@@ -171,6 +252,12 @@ pub const CATALOGUE: &[FaultInfo] = &[
         violates: "blog Algorithm 1, step 3 (w_j <- w_j/||w_j|| + sigma_W N(0, I_d)); the normalisation bounds the first layer's sensitivity",
         breaks_privacy: true,
         systems: &[FL, AUDIT],
+        recipe: Recipe {
+            first_layer: FirstLayerRecipe {
+                normalise: recipes::never_normalise,
+            },
+            ..Recipe::PAPER
+        },
     },
     FaultInfo {
         fault: Fault::SharedRng,
@@ -179,6 +266,10 @@ pub const CATALOGUE: &[FaultInfo] = &[
         violates: "privacy-for-free Algorithm 1 (xi_t independent of the data and of everything else); DESIGN 4 (one stream per purpose)",
         breaks_privacy: true,
         systems: &[RF, ENG, FL, AUDIT],
+        recipe: Recipe {
+            noise_stream: recipes::data_stream,
+            ..Recipe::PAPER
+        },
     },
     FaultInfo {
         fault: Fault::TopkMaskAfterClip,
@@ -187,6 +278,10 @@ pub const CATALOGUE: &[FaultInfo] = &[
         violates: "fewer-coordinates paper Sec. 3.2, Phase 2 (per-example gradients masked to S before clipping)",
         breaks_privacy: false,
         systems: &[TP],
+        recipe: dpsgd(DpSgdRecipe {
+            clip_order: ClipOrder::ClipThenMask,
+            ..DPSGD
+        }),
     },
     FaultInfo {
         fault: Fault::TopkNoiseOnInactive,
@@ -195,6 +290,10 @@ pub const CATALOGUE: &[FaultInfo] = &[
         violates: "fewer-coordinates paper Sec. 3.2, Phase 2 (noise on the k active coordinates only; noise energy k (z2 C2/(qN))^2)",
         breaks_privacy: false,
         systems: &[TP],
+        recipe: dpsgd(DpSgdRecipe {
+            noise_support: NoiseSupport::All,
+            ..DPSGD
+        }),
     },
     FaultInfo {
         fault: Fault::TopkScoresPreNoise,
@@ -203,6 +302,10 @@ pub const CATALOGUE: &[FaultInfo] = &[
         violates: "fewer-coordinates paper Sec. 3.2 and Theorem 4.1 (support selection is post-processing of the privatised g~ only)",
         breaks_privacy: true,
         systems: &[TP],
+        recipe: dpsgd(DpSgdRecipe {
+            scores: ScoreSource::PreNoise,
+            ..DPSGD
+        }),
     },
     FaultInfo {
         fault: Fault::RdpPoissonAtQOne,
@@ -211,6 +314,10 @@ pub const CATALOGUE: &[FaultInfo] = &[
         violates: "Mironov, Talwar & Zhang 2019, Sec. 3 (RDP of the sampled Gaussian mechanism); fewer-coordinates paper Sec. 4",
         breaks_privacy: false,
         systems: &[TP],
+        recipe: accounting(AccountantRecipe {
+            step_rdp: recipes::rdp_at_q_one,
+            ..RDP
+        }),
     },
     FaultInfo {
         fault: Fault::ClassicConversion,
@@ -219,6 +326,10 @@ pub const CATALOGUE: &[FaultInfo] = &[
         violates: "Canonne, Kamath & Steinke 2020, Prop. 12 (improved conversion) vs Mironov 2017, Prop. 3",
         breaks_privacy: false,
         systems: &[TP],
+        recipe: accounting(AccountantRecipe {
+            conversion: classic_conversion,
+            ..RDP
+        }),
     },
     FaultInfo {
         fault: Fault::ComposeByMax,
@@ -227,6 +338,10 @@ pub const CATALOGUE: &[FaultInfo] = &[
         violates: "Mironov 2017, Prop. 1 (RDP curves of composed mechanisms add); fewer-coordinates paper Theorem 4.1",
         breaks_privacy: true,
         systems: &[TP],
+        recipe: accounting(AccountantRecipe {
+            compose: recipes::compose_by_max,
+            ..RDP
+        }),
     },
 ];
 
@@ -244,6 +359,11 @@ impl Fault {
     /// The kebab-case name (`none` for the correct core).
     pub fn name(self) -> &'static str {
         self.info().map_or("none", |i| i.name)
+    }
+
+    /// The core's formulas with this fault ([`Recipe::PAPER`] for [`Fault::None`]).
+    pub fn recipe(self) -> Recipe {
+        self.info().map_or(Recipe::PAPER, |i| i.recipe)
     }
 
     /// True for the correct core.

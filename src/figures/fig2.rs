@@ -23,7 +23,7 @@ use crate::data::{unit_vector, Dataset, InputDist, Target};
 use crate::models::RandomFeatures;
 use crate::rng::SeedPath;
 use crate::spec::Profile;
-use crate::train::dpgd::{prop22_sigma, ClipRule, DpGdConfig};
+use crate::train::dpgd::{prop22_sigma, ClipRule, DpGdConfig, DpGdRecipe};
 use crate::train::reduced::{run_batch, BatchRun, KernelProblem, TestNoise};
 use crate::train::TrainError;
 use rayon::prelude::*;
@@ -248,7 +248,7 @@ fn dp_cfg(
         steps,
         clip,
         clip_rule: ClipRule::Divide,
-        sigma: prop22_sigma(eta, steps.max(1), eps, delta)?,
+        sigma: prop22_sigma(eta, steps.max(1), eps, delta, &DpGdRecipe::PAPER)?,
         kappa: 2.0,
         ridge: 0.0,
     })

@@ -6,8 +6,7 @@
 //! (DESIGN.md section 2.3: "Calibration of z for a target eps by bisection").
 //! The search is one-sided: the invariant `eps(hi) <= target` holds throughout and `hi`
 //! is returned, so a calibrated `z` never over-spends the budget.
-use super::{epsilon_with_fault, Accountant, Phase, PrivacyError};
-use crate::faults::Fault;
+use super::{epsilon, Accountant, AccountantRecipe, Phase, PrivacyError};
 use serde::Serialize;
 
 /// Relative precision of the bisection on `z`.
@@ -124,35 +123,17 @@ where
 }
 
 /// Smallest noise multiplier `z` (to relative precision [`CALIBRATION_REL_TOL`]) such
-/// that `steps` steps at sampling rate `q` are `(target, delta)`-DP under `acc`;
-/// never returns a `z` whose accounted epsilon exceeds the target.
+/// that `steps` steps at sampling rate `q` are `(target, delta)`-DP under `acc` with the
+/// formulas of `recipe`; never returns a `z` whose accounted epsilon exceeds the target.
 pub fn calibrate(
     acc: Accountant,
     target_epsilon: f64,
     delta: f64,
     sampling_rate: f64,
     steps: u64,
+    recipe: &AccountantRecipe,
 ) -> Result<Calibrated, PrivacyError> {
-    calibrate_with_fault(
-        acc,
-        target_epsilon,
-        delta,
-        sampling_rate,
-        steps,
-        Fault::None,
-    )
-}
-
-/// [`calibrate`] against an accountant with `fault` ([`epsilon_with_fault`]).
-pub fn calibrate_with_fault(
-    acc: Accountant,
-    target_epsilon: f64,
-    delta: f64,
-    sampling_rate: f64,
-    steps: u64,
-    fault: Fault,
-) -> Result<Calibrated, PrivacyError> {
-    let epsilon = |acc, phases: &[Phase], delta| epsilon_with_fault(acc, phases, delta, fault);
+    let epsilon = |acc, phases: &[Phase], delta| epsilon(acc, phases, delta, recipe);
     check_target(target_epsilon)?;
     // Validate everything once, at a placeholder z, so errors name the real problem.
     epsilon(acc, &[Phase::new(sampling_rate, 1.0, steps)], delta)?;
@@ -187,21 +168,9 @@ pub fn calibrate_two_phase(
     rho: f64,
     phase1: PhasePlan,
     phase2: PhasePlan,
+    recipe: &AccountantRecipe,
 ) -> Result<TwoPhaseCalibrated, PrivacyError> {
-    calibrate_two_phase_with_fault(acc, target_epsilon, delta, rho, phase1, phase2, Fault::None)
-}
-
-/// [`calibrate_two_phase`] against an accountant with `fault` ([`epsilon_with_fault`]).
-pub fn calibrate_two_phase_with_fault(
-    acc: Accountant,
-    target_epsilon: f64,
-    delta: f64,
-    rho: f64,
-    phase1: PhasePlan,
-    phase2: PhasePlan,
-    fault: Fault,
-) -> Result<TwoPhaseCalibrated, PrivacyError> {
-    let epsilon = |acc, phases: &[Phase], delta| epsilon_with_fault(acc, phases, delta, fault);
+    let epsilon = |acc, phases: &[Phase], delta| epsilon(acc, phases, delta, recipe);
     check_target(target_epsilon)?;
     if !(rho > 0.0 && rho < 1.0) {
         return Err(PrivacyError::BudgetFraction(rho));
@@ -209,13 +178,13 @@ pub fn calibrate_two_phase_with_fault(
     let p1 = |z| Phase::new(phase1.sampling_rate, z, phase1.steps);
     let p2 = |z| Phase::new(phase2.sampling_rate, z, phase2.steps);
     epsilon(acc, &[p1(1.0), p2(1.0)], delta)?;
-    let first = calibrate_with_fault(
+    let first = calibrate(
         acc,
         rho * target_epsilon,
         delta,
         phase1.sampling_rate,
         phase1.steps,
-        fault,
+        recipe,
     )?;
     let z1 = first.noise_multiplier;
     let (z2, eps) = bisect(target_epsilon, |z| {

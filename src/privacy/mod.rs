@@ -10,7 +10,8 @@
 //! * [`calibrate`](mod@calibrate) — smallest noise multiplier meeting a target
 //!   epsilon, one phase or two phases (TP-TopK).
 //! * [`epsilon`] — the single entry point: a list of [`Phase`]s, an [`Accountant`],
-//!   a delta → an [`Accounted`] epsilon.
+//!   a delta and the accountant's formulas ([`AccountantRecipe`], the paper's by
+//!   default) → an [`Accounted`] epsilon.
 //!
 //! Adjacency: add/remove-one (Poisson sampling, DESIGN.md section 2.3); the noise
 //! multiplier `z` is the noise standard deviation divided by the L2 sensitivity of
@@ -27,18 +28,16 @@ mod special;
 pub mod zcdp;
 
 pub use calibrate::{
-    calibrate, calibrate_two_phase, calibrate_two_phase_with_fault, calibrate_with_fault,
-    Calibrated, PhasePlan, TwoPhaseCalibrated, CALIBRATION_REL_TOL,
+    calibrate, calibrate_two_phase, Calibrated, PhasePlan, TwoPhaseCalibrated, CALIBRATION_REL_TOL,
 };
 pub use error::PrivacyError;
 pub use gdp::{gdp_delta, gdp_epsilon, gdp_mu};
 pub use rdp::{
-    classic_conversion, default_orders, improved_conversion, improved_conversion_with_fault,
-    rdp_curve, rdp_curve_with_fault, rdp_epsilon_with_orders, rdp_gaussian, rdp_sampled_gaussian,
+    classic_conversion, default_orders, improved_conversion, rdp_curve, rdp_epsilon_with_orders,
+    rdp_gaussian, rdp_sampled_gaussian, AccountantRecipe,
 };
 pub use zcdp::{zcdp_epsilon, zcdp_epsilon_standard, zcdp_rho};
 
-use crate::faults::Fault;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -179,18 +178,13 @@ fn require_full_batch(acc: Accountant, phases: &[Phase]) -> Result<(), PrivacyEr
 ///   by [`zcdp_epsilon`]; requires `q = 1`.
 /// * [`Accountant::Rdp`]: RDP curves of the phases added (Mironov 2017, Prop. 1),
 ///   improved conversion (Canonne, Kamath & Steinke 2020, Prop. 12) minimised over
-///   [`default_orders`]; reports the optimal order.
-pub fn epsilon(acc: Accountant, phases: &[Phase], delta: f64) -> Result<Accounted, PrivacyError> {
-    epsilon_with_fault(acc, phases, delta, Fault::None)
-}
-
-/// [`epsilon`] as computed by an accountant with `fault` ([`crate::faults`]; the RDP
-/// accountant's faults: `rdp-poisson-at-q1`, `classic-conversion`, `compose-by-max`).
-pub fn epsilon_with_fault(
+///   [`default_orders`]; reports the optimal order. Per-step RDP, composition and
+///   conversion are `recipe`'s ([`AccountantRecipe::PAPER`]: the ones just cited).
+pub fn epsilon(
     acc: Accountant,
     phases: &[Phase],
     delta: f64,
-    fault: Fault,
+    recipe: &AccountantRecipe,
 ) -> Result<Accounted, PrivacyError> {
     validate_phases(phases)?;
     validate_delta(delta)?;
@@ -214,7 +208,7 @@ pub fn epsilon_with_fault(
         }
         Accountant::Rdp => {
             let (eps, order) =
-                rdp::rdp_epsilon_with_orders_and_fault(phases, delta, &default_orders(), fault)?;
+                rdp::rdp_epsilon_with_orders(phases, delta, &default_orders(), recipe)?;
             Ok(Accounted {
                 epsilon: eps,
                 order: Some(order),

@@ -17,7 +17,63 @@
 //! overflows nor produces NaN.
 use super::special::{ln_erfc, log_add};
 use super::{Phase, PrivacyError};
-use crate::faults::Fault;
+
+/// The formulas of the RDP accountant that a configuration can replace, passed to every
+/// accountant entry point ([`rdp_curve`], [`rdp_epsilon_with_orders`],
+/// [`super::epsilon`], [`super::calibrate()`], [`super::calibrate_two_phase`]).
+/// [`AccountantRecipe::PAPER`] (the [`Default`]) is the published accountant; the exact
+/// GDP and zCDP accountants have no replaceable part and ignore it.
+///
+/// Hooks are plain function pointers, so a recipe is `Copy`, `const`-constructible and
+/// free to pass around; the core validates its inputs before it calls them.
+#[derive(Clone, Copy, Debug)]
+pub struct AccountantRecipe {
+    /// RDP at order `alpha` of one step of the Poisson-subsampled Gaussian mechanism with
+    /// sampling rate `q` and noise multiplier `z` (validated: `q` in (0, 1], `z > 0`,
+    /// `alpha > 1`). Paper: [`rdp_sampled_gaussian_unchecked`] (Mironov, Talwar & Zhang
+    /// 2019, Sec. 3).
+    pub step_rdp: fn(q: f64, z: f64, alpha: f64) -> f64,
+    /// The RDP at one order of a composition, from the RDP of its phases at that order
+    /// (`steps * step_rdp` each, in phase order). Paper: their sum (Mironov 2017, Prop. 1).
+    pub compose: fn(phases: &[f64]) -> f64,
+    /// RDP curve on a grid of orders to `(eps, optimal order)`. Paper:
+    /// [`improved_conversion`] (Canonne, Kamath & Steinke 2020, Prop. 12).
+    pub conversion: Conversion,
+}
+
+/// An RDP-to-DP conversion: `(orders, RDP curve, delta)` to `(eps, optimal order)`.
+pub type Conversion =
+    fn(orders: &[f64], rdp: &[f64], delta: f64) -> Result<(f64, f64), PrivacyError>;
+
+impl AccountantRecipe {
+    /// The published accountant.
+    pub const PAPER: AccountantRecipe = AccountantRecipe {
+        step_rdp: rdp_sampled_gaussian_unchecked,
+        compose: sum_of_phases,
+        conversion: improved_conversion,
+    };
+
+    /// `(eps, optimal order)` of an RDP curve by this recipe's conversion.
+    pub fn convert(
+        &self,
+        orders: &[f64],
+        rdp: &[f64],
+        delta: f64,
+    ) -> Result<(f64, f64), PrivacyError> {
+        (self.conversion)(orders, rdp, delta)
+    }
+}
+
+impl Default for AccountantRecipe {
+    fn default() -> Self {
+        Self::PAPER
+    }
+}
+
+/// Composition of RDP curves at one order: the sum (Mironov 2017, Prop. 1).
+fn sum_of_phases(phases: &[f64]) -> f64 {
+    phases.iter().copied().sum()
+}
 
 /// TF Privacy's (and dp_accounting's `compute_dp_sgd_privacy`) default grid of Rényi
 /// orders: 1.25, 1.5, 1.75, 2, 2.25, 2.5, 3, 3.5, 4, 4.5, the integers 5..=63, 128,
@@ -65,8 +121,9 @@ pub fn rdp_sampled_gaussian(q: f64, z: f64, alpha: f64) -> Result<f64, PrivacyEr
     Ok(rdp_sampled_gaussian_unchecked(q, z, alpha))
 }
 
-/// [`rdp_sampled_gaussian`] without validation (callers have validated).
-pub(crate) fn rdp_sampled_gaussian_unchecked(q: f64, z: f64, alpha: f64) -> f64 {
+/// [`rdp_sampled_gaussian`] without validation (callers have validated): the paper's
+/// [`AccountantRecipe::step_rdp`].
+pub fn rdp_sampled_gaussian_unchecked(q: f64, z: f64, alpha: f64) -> f64 {
     if q >= 1.0 {
         return rdp_gaussian(z, alpha);
     }
@@ -180,40 +237,26 @@ pub(crate) fn log_a_frac(q: f64, z: f64, alpha: f64) -> f64 {
     f64::INFINITY
 }
 
-/// RDP curve of a composition of phases on a grid of orders: for each order,
-/// `sum_phases steps * rdp_sampled_gaussian(q, z, alpha)` (Mironov 2017, Prop. 1:
-/// RDP curves of adaptively composed mechanisms add).
-pub fn rdp_curve(phases: &[Phase], orders: &[f64]) -> Result<Vec<f64>, PrivacyError> {
-    rdp_curve_with_fault(phases, orders, Fault::None)
-}
-
-/// [`rdp_curve`] as computed by an accountant with `fault` ([`crate::faults`]):
-/// `rdp-poisson-at-q1` evaluates every phase at `q = 1`; `compose-by-max` composes the
-/// phases by the order-wise maximum of their curves instead of the sum.
-pub fn rdp_curve_with_fault(
+/// RDP curve of a composition of phases on a grid of orders: for each order, the
+/// recipe's composition of `steps * step_rdp(q, z, alpha)` over the phases (paper:
+/// `sum_phases steps * rdp_sampled_gaussian(q, z, alpha)`, Mironov 2017, Prop. 1: RDP
+/// curves of adaptively composed mechanisms add).
+pub fn rdp_curve(
     phases: &[Phase],
     orders: &[f64],
-    fault: Fault,
+    recipe: &AccountantRecipe,
 ) -> Result<Vec<f64>, PrivacyError> {
     super::validate_phases(phases)?;
     validate_orders(orders)?;
-    let one = |p: &Phase, alpha: f64| {
-        let q = if fault == Fault::RdpPoissonAtQOne {
-            1.0
-        } else {
-            p.sampling_rate
-        };
-        p.steps as f64 * rdp_sampled_gaussian_unchecked(q, p.noise_multiplier, alpha)
-    };
+    let mut terms = Vec::with_capacity(phases.len());
     Ok(orders
         .iter()
         .map(|&alpha| {
-            let terms = phases.iter().map(|p| one(p, alpha));
-            if fault == Fault::ComposeByMax {
-                terms.fold(f64::NEG_INFINITY, f64::max)
-            } else {
-                terms.sum()
-            }
+            terms.clear();
+            terms.extend(phases.iter().map(|p| {
+                p.steps as f64 * (recipe.step_rdp)(p.sampling_rate, p.noise_multiplier, alpha)
+            }));
+            (recipe.compose)(&terms)
         })
         .collect())
 }
@@ -293,32 +336,19 @@ fn minimise(
 }
 
 /// `(eps, optimal order)` from an RDP curve by the improved conversion
-/// ([`improved_epsilon_at`]), minimised over the grid.
+/// ([`improved_epsilon_at`]), minimised over the grid: the paper's
+/// [`AccountantRecipe::conversion`].
 pub fn improved_conversion(
     orders: &[f64],
     rdp: &[f64],
     delta: f64,
 ) -> Result<(f64, f64), PrivacyError> {
-    improved_conversion_with_fault(orders, rdp, delta, Fault::None)
-}
-
-/// [`improved_conversion`] as computed by an accountant with `fault`:
-/// `classic-conversion` uses [`classic_conversion`] instead.
-pub fn improved_conversion_with_fault(
-    orders: &[f64],
-    rdp: &[f64],
-    delta: f64,
-    fault: Fault,
-) -> Result<(f64, f64), PrivacyError> {
-    if fault == Fault::ClassicConversion {
-        return classic_conversion(orders, rdp, delta);
-    }
     minimise(orders, rdp, delta, improved_epsilon_at)
 }
 
 /// `(eps, optimal order)` from an RDP curve by the classic conversion
 /// ([`classic_epsilon_at`], Mironov 2017, Prop. 3), minimised over the grid. Looser
-/// than [`improved_conversion`]; kept for the fault catalogue.
+/// than [`improved_conversion`].
 pub fn classic_conversion(
     orders: &[f64],
     rdp: &[f64],
@@ -327,25 +357,16 @@ pub fn classic_conversion(
     minimise(orders, rdp, delta, classic_epsilon_at)
 }
 
-/// `(eps, optimal order)` of a composition of phases, improved conversion, on a
-/// given grid of orders.
+/// `(eps, optimal order)` of a composition of phases on a given grid of orders: the
+/// recipe's curve ([`rdp_curve`]) and conversion (paper: the improved one).
 pub fn rdp_epsilon_with_orders(
     phases: &[Phase],
     delta: f64,
     orders: &[f64],
+    recipe: &AccountantRecipe,
 ) -> Result<(f64, f64), PrivacyError> {
-    rdp_epsilon_with_orders_and_fault(phases, delta, orders, Fault::None)
-}
-
-/// [`rdp_epsilon_with_orders`] as computed by an accountant with `fault`.
-pub fn rdp_epsilon_with_orders_and_fault(
-    phases: &[Phase],
-    delta: f64,
-    orders: &[f64],
-    fault: Fault,
-) -> Result<(f64, f64), PrivacyError> {
-    let rdp = rdp_curve_with_fault(phases, orders, fault)?;
-    improved_conversion_with_fault(orders, &rdp, delta, fault)
+    let rdp = rdp_curve(phases, orders, recipe)?;
+    recipe.convert(orders, &rdp, delta)
 }
 
 #[cfg(test)]

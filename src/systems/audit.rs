@@ -145,7 +145,7 @@ impl System for PrivacyAudit {
         // The audit takes a u64 seed: the first 8 bytes of this unit's derived seed.
         let seed_bytes = u.seeds.child("audit").seed();
         let seed = u64::from_le_bytes(seed_bytes[..8].try_into().expect("8 bytes"));
-        let r = audit::run_audit_with_fault(&cfg, seed, u.fault)
+        let r = audit::run_audit(&cfg, seed, u.recipe)
             .map_err(|e| SystemError::Invalid(e.to_string()))?;
         let mut out = BTreeMap::new();
         out.insert("epsilon_lower_bound".into(), r.epsilon_lower_bound);

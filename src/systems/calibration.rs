@@ -106,8 +106,9 @@ impl System for Calibration {
         let steps = u.var("steps")?;
         let sigma = match u.option("calibration") {
             "inverse_epsilon" => (eta * steps).sqrt() / eps,
-            // The training core's implementation of Prop. 2.2 (so a fault in it shows).
-            _ => crate::train::dpgd::prop22_sigma_with(eta, steps as usize, eps, delta, u.fault)
+            // The training core's implementation of Prop. 2.2, with the run's recipe (so a
+            // wrong formula there shows).
+            _ => crate::train::dpgd::prop22_sigma(eta, steps as usize, eps, delta, &u.recipe.dpgd)
                 .map_err(|e| SystemError::Invalid(e.to_string()))?,
         };
         let big_delta = if u.option("sensitivity") == "add_remove" {

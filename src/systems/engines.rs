@@ -138,10 +138,10 @@ impl System for RfEngines {
             ..cfg.clone()
         };
         let every: Vec<usize> = (0..=steps).collect();
-        // Faults (crate::faults): the direct engine runs the faulty loop; the reduced
-        // engine, a separate implementation, only shares the noise formula and the
-        // calibration (sigma above) with it.
-        let direct0 = dpgd::run_with_fault(
+        // The recipe: the direct engine runs the whole loop with it; the reduced engine, a
+        // separate implementation of the paper's loop, only shares the noise formula
+        // (`as_paper_config` below) and the calibration (sigma above) with it.
+        let direct0 = dpgd::run(
             &problem,
             Array1::zeros(p),
             &cfg0,
@@ -149,7 +149,7 @@ impl System for RfEngines {
                 loss_at: every.clone(),
             },
             &mut u.seeds.rng_for("unused"),
-            u.fault,
+            &u.recipe.dpgd,
         )?;
         let reduced0 = reduced::run(&kp, &cfg0, &every, &u.seeds.child("unused"))?;
         let rel = |a: f64, b: f64| (a - b).abs() / b.abs().max(f64::MIN_POSITIVE);
@@ -167,13 +167,10 @@ impl System for RfEngines {
         // With noise: `seeds` independent runs per engine.
         let direct: Vec<f64> = (0..seeds)
             .map(|k| -> Result<f64, SystemError> {
-                // Fault `shared-rng`: every direct run replays the data stream.
-                let mut rng = if u.fault == crate::faults::Fault::SharedRng {
-                    u.seeds.rng_for("data")
-                } else {
-                    u.seeds.child("direct").rng_for(k)
-                };
-                let run = dpgd::run_with_fault(
+                let mut rng = u
+                    .recipe
+                    .noise_rng(&u.seeds.child("direct").child(k), &u.seeds.child("data"));
+                let run = dpgd::run(
                     &problem,
                     Array1::zeros(p),
                     &cfg,
@@ -181,7 +178,7 @@ impl System for RfEngines {
                         loss_at: vec![steps],
                     },
                     &mut rng,
-                    u.fault,
+                    &u.recipe.dpgd,
                 )?;
                 Ok(run
                     .trajectory
@@ -195,7 +192,7 @@ impl System for RfEngines {
             .collect();
         let runs: Vec<BatchRun> = (0..seeds)
             .map(|k| BatchRun {
-                cfg: cfg.with_noise_fault(n, u.fault),
+                cfg: u.recipe.dpgd.as_paper_config(&cfg, n),
                 loss_at: vec![steps],
                 stream: k,
             })

@@ -197,9 +197,13 @@ impl System for FeatureLearning {
             let eta_a = u.var("eta_a")?;
             // sigma_a = sqrt(eta_a T) sqrt(8 ln(1/delta))/eps (Assumption 4 = Prop. 2.2 of
             // privacy-for-free).
-            let sigma =
-                dpgd::prop22_sigma_with(eta_a, steps, u.var("epsilon")?, u.var("delta")?, u.fault)?
-                    * u.var_or("sigma_scale", 1.0);
+            let sigma = dpgd::prop22_sigma(
+                eta_a,
+                steps,
+                u.var("epsilon")?,
+                u.var("delta")?,
+                &u.recipe.dpgd,
+            )? * u.var_or("sigma_scale", 1.0);
             let cfg = FeatureLearningConfig {
                 eta_w: u.var("eta_w")?,
                 sigma_w: u.var("sigma_w")?,
@@ -221,14 +225,14 @@ impl System for FeatureLearning {
                 second,
                 test,
             };
-            let run = fl::run_with_fault(
+            let run = fl::run(
                 &data,
                 p,
                 &cfg,
                 &mut u.seeds.rng_for("init"),
                 &mut u.noise_rng("noise-w"),
                 &mut u.noise_rng("noise-a"),
-                u.fault,
+                u.recipe,
             )?;
             out.insert("test_risk".into(), run.test_risk);
             out.insert(

@@ -9,7 +9,9 @@
 //! * [`tp_topk`] — DP-SGD and the TP-TopK family (fewer-coordinates paper).
 //!
 //! A system receives one work unit (a sweep point of a variant, one replicate) with its
-//! resolved variables and its own seed path, and returns the requested metrics.
+//! resolved variables, its own seed path and the [`Recipe`] of the run, and returns the
+//! requested metrics. Systems build the core's calls from the unit and hand the recipe to
+//! every core entry point they call.
 pub mod audit;
 pub mod calibration;
 pub mod engines;
@@ -17,9 +19,9 @@ pub mod feature_learning;
 pub mod rf_dpgd;
 pub mod tp_topk;
 
-use crate::faults::Fault;
 use crate::rng::SeedPath;
 use crate::spec::DataSpec;
+use crate::train::Recipe;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Constraint on a parameter's resolved value (checked at every sweep point when the
@@ -78,21 +80,18 @@ pub struct UnitInput<'a> {
     pub data: &'a DataSpec,
     pub metrics: &'a BTreeSet<String>,
     pub seeds: SeedPath,
-    /// The fault of the core that runs this unit ([`crate::faults`]; [`Fault::None`]
-    /// except under `dpclaims faults`). Systems pass it to the core's `*_with_fault`
-    /// entry points.
-    pub fault: Fault,
+    /// The formulas of the run ([`Recipe::PAPER`] unless the caller of the runner
+    /// chose others). Systems pass it to every core entry point they call.
+    pub recipe: &'a Recipe,
 }
 
 impl UnitInput<'_> {
-    /// The noise stream `label` of this unit, or, under the fault `shared-rng`, a fresh
-    /// copy of its data stream (the noise generator seeded like the data generator).
+    /// The DP noise generator `label` of this unit: its stream `label`, unless the
+    /// recipe seeds the noise otherwise ([`Recipe::noise_stream`], given the unit's data
+    /// stream `data`).
     pub fn noise_rng(&self, label: &str) -> crate::rng::StreamRng {
-        if self.fault == Fault::SharedRng {
-            self.seeds.rng_for("data")
-        } else {
-            self.seeds.rng_for(label)
-        }
+        self.recipe
+            .noise_rng(&self.seeds.child(label), &self.seeds.child("data"))
     }
     /// A resolved variable (validated to exist for required parameters).
     pub fn var(&self, name: &str) -> Result<f64, SystemError> {

@@ -161,8 +161,13 @@ pub(super) fn dp_config(
 ) -> Result<dpgd::DpGdConfig, SystemError> {
     let steps = u.count("steps")?;
     let eta = u.var("eta")?;
-    let sigma = dpgd::prop22_sigma_with(eta, steps, u.var("epsilon")?, u.var("delta")?, u.fault)?
-        * u.var_or("sigma_scale", 1.0);
+    let sigma = dpgd::prop22_sigma(
+        eta,
+        steps,
+        u.var("epsilon")?,
+        u.var("delta")?,
+        &u.recipe.dpgd,
+    )? * u.var_or("sigma_scale", 1.0);
     Ok(dpgd::DpGdConfig {
         eta,
         steps,
@@ -224,13 +229,13 @@ impl System for RfDpGd {
             "sup_residual_over_ln_n",
         ];
         if u.wants(&main) {
-            let run = dpgd::run_with_fault(
+            let run = dpgd::run(
                 &problem,
                 Array1::zeros(p),
                 &cfg,
                 &dpgd::RecordPlan::ends(steps),
                 &mut u.noise_rng("noise"),
-                u.fault,
+                &u.recipe.dpgd,
             )?;
             let last = run.trajectory.final_loss().expect("final loss recorded");
             let test_loss = last.test.expect("test set");
@@ -277,13 +282,13 @@ impl System for RfDpGd {
                 clip_rule: dpgd::ClipRule::None,
                 ..cfg.clone()
             };
-            let run = dpgd::run_with_fault(
+            let run = dpgd::run(
                 &noise_problem,
                 Array1::zeros(p),
                 &cfg0,
                 &dpgd::RecordPlan::ends(steps),
                 &mut u.noise_rng("noise"),
-                u.fault,
+                &u.recipe.dpgd,
             )?;
             let v = run
                 .trajectory
@@ -297,8 +302,8 @@ impl System for RfDpGd {
             // DP noise given the features (train::noise_term). sigma is Prop. 2.2's,
             // written out from the unit's variables — deliberately neither the engine's
             // sigma (`dp_config`, which applies `sigma_scale`, the negative controls'
-            // wrong noise scale) nor its noise-std code, so that no fault or control of
-            // the engine's noise reaches the prediction.
+            // wrong noise scale) nor its noise-std code, so that neither the recipe nor a
+            // control of the engine's noise reaches the prediction.
             let eta = u.var("eta")?;
             let (eps, delta) = (u.var("epsilon")?, u.var("delta")?);
             let sigma = (eta * steps as f64).sqrt() * (8.0 * (1.0 / delta).ln()).sqrt() / eps;

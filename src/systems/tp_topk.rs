@@ -21,7 +21,7 @@
 //!     `epsilon_independent` is the same schedule through the independent quadrature
 //!     accountant ([`crate::privacy::rdp_quadrature`]: Rényi divergences integrated
 //!     numerically from their definition, its own grid of orders and conversion), which
-//!     shares no code with the RDP accountant, sees no fault and ignores the option
+//!     shares no code with the RDP accountant, ignores the run's recipe and the option
 //!     `accountant`: `epsilon_spent <= epsilon` can then fail if that accountant is wrong;
 //!   - noise energy (Sec. 3.2, "Phase 2"): the mean injected `||m o z2 C2 xi||^2/(qN)^2`
 //!     of the phase-2 steps against `k (z2 C2/(qN))^2` and the dense `P (z2 C2/(qN))^2`;
@@ -32,12 +32,11 @@
 //!   `g~_{t,j} = g_j + sigma xi_{t,j}`: the Chebyshev bound on `P(s_j >= s_i)` for
 //!   `g_i^2 > g_j^2` and its Monte Carlo estimate (stream `misranking`).
 use super::*;
-use crate::faults::Fault;
 use crate::privacy::rdp_quadrature::epsilon_subsampled_gaussian;
-use crate::privacy::{default_orders, improved_conversion_with_fault, rdp_curve_with_fault, Phase};
+use crate::privacy::{default_orders, rdp_curve, AccountantRecipe, Phase};
 use crate::train::dpsgd::{
-    misranking_bound, misranking_monte_carlo, run_method_with_fault, Activation, Classification,
-    Method, MethodConfig, MethodRun, ModelKind, SyntheticSpec,
+    misranking_bound, misranking_monte_carlo, run_method, Activation, Classification, Method,
+    MethodConfig, MethodRun, ModelKind, SyntheticSpec,
 };
 
 #[derive(Debug)]
@@ -134,7 +133,7 @@ const METRICS: &[MetricInfo] = &[
     m("epsilon_error", "|epsilon_spent - epsilon_composed|"),
     m(
         "epsilon_independent",
-        "epsilon of the same schedule (q, z1, T1, z2, T2) by the independent quadrature accountant (privacy::rdp_quadrature): no fault, no option accountant, its own order grid (1.01..10 by 0.01, 11..256)",
+        "epsilon of the same schedule (q, z1, T1, z2, T2) by the independent quadrature accountant (privacy::rdp_quadrature): no recipe, no option accountant, its own order grid (1.01..10 by 0.01, 11..256)",
     ),
     m(
         "epsilon_independent_gap",
@@ -288,8 +287,7 @@ fn train(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
     cfg.clip_phase2 = u.var_or("clip_phase2", cfg.clip);
     cfg.lr = u.var_or("lr", cfg.lr);
 
-    let run = run_method_with_fault(&data, &cfg, &u.seeds.child("run"), &mut |_, _| {}, u.fault)
-        .map_err(invalid)?;
+    let run = run_method(&data, &cfg, &u.seeds.child("run"), u.recipe).map_err(invalid)?;
     let mut out = BTreeMap::new();
     out.insert("test_accuracy".into(), run.test_accuracy);
     out.insert("train_accuracy".into(), run.train_accuracy);
@@ -298,7 +296,7 @@ fn train(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
         &cfg,
         n,
         u.option("accountant") == "max",
-        u.fault,
+        &u.recipe.accounting,
         &mut out,
     )?;
     noise_metrics(&run, &mut out)?;
@@ -314,7 +312,7 @@ fn privacy_metrics(
     cfg: &MethodConfig,
     n: usize,
     by_max: bool,
-    fault: Fault,
+    recipe: &AccountantRecipe,
     out: &mut BTreeMap<String, f64>,
 ) -> Result<(), SystemError> {
     let q = cfg.batch_size / n as f64;
@@ -336,21 +334,17 @@ fn privacy_metrics(
     let orders = default_orders();
     let mut curve = vec![if by_max { f64::NEG_INFINITY } else { 0.0 }; orders.len()];
     for ph in &phases {
-        for (c, r) in curve
-            .iter_mut()
-            .zip(rdp_curve_with_fault(&[*ph], &orders, fault)?)
-        {
+        for (c, r) in curve.iter_mut().zip(rdp_curve(&[*ph], &orders, recipe)?) {
             *c = if by_max { c.max(r) } else { *c + r };
         }
     }
-    let (composed, _) = improved_conversion_with_fault(&orders, &curve, cfg.delta, fault)?;
-    let (phase1, _) = improved_conversion_with_fault(
+    let (composed, _) = recipe.convert(&orders, &curve, cfg.delta)?;
+    let (phase1, _) = recipe.convert(
         &orders,
-        &rdp_curve_with_fault(&phases[..1], &orders, fault)?,
+        &rdp_curve(&phases[..1], &orders, recipe)?,
         cfg.delta,
-        fault,
     )?;
-    // The independent check: the same schedule, no `fault`, no `by_max`.
+    // The independent check: the same schedule, no recipe, no `by_max`.
     let schedule: Vec<(f64, f64, u64)> = phases
         .iter()
         .map(|p| (p.sampling_rate, p.noise_multiplier, p.steps))

@@ -27,11 +27,12 @@
 //!
 //! The step does no I/O; a [`Trajectory`] collects what metrics need.
 //!
-//! Fault injection ([`crate::faults`]): [`run_with_fault`], [`DpGdConfig::noise_std_with`]
-//! and [`prop22_sigma_with`] take a [`Fault`]; the plain entry points pass
-//! [`Fault::None`], whose code path is the one documented above, bit for bit.
+//! The formulas above that an implementation could get wrong — the calibration, the noise
+//! std, the clip rule, the clipped mean, the ridge term inside the per-sample gradients,
+//! the step count and the noise draws — are taken from a [`DpGdRecipe`] passed by the
+//! caller ([`run`], [`prop22_sigma`]); [`DpGdRecipe::PAPER`] is the code path documented
+//! above, bit for bit.
 use super::TrainError;
-use crate::faults::Fault;
 use ndarray::{Array1, ArrayView1, ArrayView2, Zip};
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
@@ -109,66 +110,115 @@ impl DpGdConfig {
         Ok(())
     }
 
-    /// Standard deviation of each noise coordinate: `sqrt(eta) kappa C sigma / n`.
+    /// Standard deviation of each noise coordinate: `sqrt(eta) kappa C sigma / n`
+    /// (0 without noise). The paper's [`DpGdRecipe::noise_std`].
     pub fn noise_std(&self, n: usize) -> f64 {
-        self.noise_std_with(n, Fault::None)
-    }
-
-    /// [`Self::noise_std`] as computed by a core with `fault` (only the noise-formula
-    /// faults change it: `noise-missing-sqrt-eta`, `noise-c-over-n`, `noise-2c-over-n`).
-    pub fn noise_std_with(&self, n: usize, fault: Fault) -> f64 {
         if self.sigma == 0.0 {
             return 0.0;
         }
-        match fault {
-            Fault::NoiseMissingSqrtEta => self.kappa * self.clip * self.sigma / n as f64,
-            Fault::NoiseCOverN => self.eta.sqrt() * self.clip * self.sigma / n as f64,
-            Fault::Noise2COverN => self.eta.sqrt() * 2.0 * self.clip * self.sigma / n as f64,
-            _ => self.eta.sqrt() * self.kappa * self.clip * self.sigma / n as f64,
+        self.eta.sqrt() * self.kappa * self.clip * self.sigma / n as f64
+    }
+}
+
+/// The formulas of DP-GD that a configuration can replace (module docs). Every field is
+/// a plain function (so a recipe is `Copy` and `const`); [`DpGdRecipe::PAPER`] (the
+/// [`Default`]) is privacy-for-free Algorithm 1 / Prop. 2.2 and the blog's second layer
+/// as specified.
+#[derive(Clone, Copy, Debug)]
+pub struct DpGdRecipe {
+    /// Noise level sigma for `(eta, T, eps, delta)`, after [`prop22_sigma`] has checked
+    /// `0 < eps < 8 ln(1/delta)`. Paper: [`prop22_formula`] (Prop. 2.2, Eq. 5).
+    pub sigma: fn(eta: f64, steps: usize, eps: f64, delta: f64) -> f64,
+    /// Standard deviation of each noise coordinate at n samples, for `sigma > 0`.
+    /// Paper: [`DpGdConfig::noise_std`], `sqrt(eta) kappa C sigma / n` (Eq. 11).
+    pub noise_std: fn(cfg: &DpGdConfig, n: usize) -> f64,
+    /// The per-sample clip rule applied when the configuration asks for `rule`.
+    /// Paper: `rule` itself.
+    pub clip_rule: fn(rule: ClipRule) -> ClipRule,
+    /// Applied to the mean of the (clipped) per-sample gradients and the step's stats
+    /// before the update. Paper: nothing (clipping is per sample only).
+    pub clipped_mean: fn(cfg: &DpGdConfig, mean: &mut Array1<f64>, stats: &mut StepStats),
+    /// The ridge lambda inside the per-sample gradients for the configured lambda.
+    /// Paper: lambda (the ridge term is part of every per-sample gradient, so of the
+    /// clipping).
+    pub per_sample_ridge: fn(lambda: f64) -> f64,
+    /// Number of noisy updates run for the configured T. Paper: T.
+    pub steps: fn(steps: usize) -> usize,
+    /// Whether update `t` (0-based) draws a fresh xi; when not, the last xi drawn is
+    /// added again (the first update always draws). Paper: always (xi_t i.i.d.).
+    pub fresh_noise: fn(t: usize) -> bool,
+}
+
+impl DpGdRecipe {
+    /// DP-GD as published.
+    pub const PAPER: DpGdRecipe = DpGdRecipe {
+        sigma: prop22_formula,
+        noise_std: DpGdConfig::noise_std,
+        clip_rule: same_rule,
+        clipped_mean: per_sample_only,
+        per_sample_ridge: same_value,
+        steps: same_steps,
+        fresh_noise: always,
+    };
+
+    /// Standard deviation of each noise coordinate under this recipe (0 without noise).
+    pub fn noise_std(&self, cfg: &DpGdConfig, n: usize) -> f64 {
+        if cfg.sigma == 0.0 {
+            return 0.0;
         }
+        (self.noise_std)(cfg, n)
     }
 
-    /// A configuration whose fault-free noise std at n samples equals this one's under
-    /// `fault` (sigma rescaled): how a fault of the shared noise formula reaches an
-    /// engine that only calls [`Self::noise_std`] (the reduced engine,
-    /// [`crate::train::reduced`]). The configuration itself when `fault` does not change
-    /// the formula.
-    pub fn with_noise_fault(&self, n: usize, fault: Fault) -> DpGdConfig {
-        let (right, wrong) = (self.noise_std(n), self.noise_std_with(n, fault));
-        if right.to_bits() == wrong.to_bits() || right == 0.0 {
-            return self.clone();
+    /// A configuration whose paper noise std ([`DpGdConfig::noise_std`]) at n samples
+    /// equals this recipe's (sigma rescaled): how the recipe's noise formula reaches an
+    /// engine that implements only the paper's (the reduced engine,
+    /// [`crate::train::reduced`]). The configuration itself when the two agree.
+    pub fn as_paper_config(&self, cfg: &DpGdConfig, n: usize) -> DpGdConfig {
+        let (paper, own) = (cfg.noise_std(n), self.noise_std(cfg, n));
+        if paper.to_bits() == own.to_bits() || paper == 0.0 {
+            return cfg.clone();
         }
         DpGdConfig {
-            sigma: self.sigma * (wrong / right),
-            ..self.clone()
+            sigma: cfg.sigma * (own / paper),
+            ..cfg.clone()
         }
     }
+}
 
-    /// The clip rule a core with `fault` applies when this configuration asks for
-    /// `clip_rule` (`clip-multiply` and `clip-skipped` replace the standard division).
-    pub fn clip_rule_with(&self, fault: Fault) -> ClipRule {
-        match (fault, self.clip_rule) {
-            (Fault::ClipMultiply, ClipRule::Divide) => ClipRule::Multiply,
-            (Fault::ClipSkipped, ClipRule::Divide) => ClipRule::None,
-            (_, rule) => rule,
-        }
+impl Default for DpGdRecipe {
+    fn default() -> Self {
+        Self::PAPER
     }
+}
+
+fn same_rule(rule: ClipRule) -> ClipRule {
+    rule
+}
+
+fn per_sample_only(_: &DpGdConfig, _: &mut Array1<f64>, _: &mut StepStats) {}
+
+fn same_value(lambda: f64) -> f64 {
+    lambda
+}
+
+fn same_steps(steps: usize) -> usize {
+    steps
+}
+
+fn always(_: usize) -> bool {
+    true
 }
 
 /// Noise level of privacy-for-free Prop. 2.2 (Eq. 5):
-/// `sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / eps`, valid for `0 < eps < 8 ln(1/delta)`.
-pub fn prop22_sigma(eta: f64, steps: usize, eps: f64, delta: f64) -> Result<f64, TrainError> {
-    prop22_sigma_with(eta, steps, eps, delta, Fault::None)
-}
-
-/// [`prop22_sigma`] as computed by a core with `fault`: `sigma-inverse-epsilon` drops
-/// the `sqrt(8 ln(1/delta))` factor (`sigma = sqrt(eta T)/eps`).
-pub fn prop22_sigma_with(
+/// `sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / eps`, valid for `0 < eps < 8 ln(1/delta)`
+/// (checked here), by the recipe's formula ([`DpGdRecipe::sigma`]; paper:
+/// [`prop22_formula`]).
+pub fn prop22_sigma(
     eta: f64,
     steps: usize,
     eps: f64,
     delta: f64,
-    fault: Fault,
+    recipe: &DpGdRecipe,
 ) -> Result<f64, TrainError> {
     if !(delta > 0.0 && delta < 1.0) {
         return Err(TrainError::InvalidConfig(format!(
@@ -182,10 +232,14 @@ pub fn prop22_sigma_with(
             8.0 * l
         )));
     }
-    if fault == Fault::SigmaInverseEpsilon {
-        return Ok((eta * steps as f64).sqrt() / eps);
-    }
-    Ok((eta * steps as f64).sqrt() * (8.0 * l).sqrt() / eps)
+    Ok((recipe.sigma)(eta, steps, eps, delta))
+}
+
+/// The formula of privacy-for-free Prop. 2.2 (Eq. 5), unchecked:
+/// `sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / eps`. The paper's [`DpGdRecipe::sigma`].
+pub fn prop22_formula(eta: f64, steps: usize, eps: f64, delta: f64) -> f64 {
+    let l = (1.0 / delta).ln();
+    (eta * steps as f64).sqrt() * (8.0 * l).sqrt() / eps
 }
 
 /// What one step saw at the current parameters (before its update).
@@ -375,8 +429,12 @@ pub struct DpGdRun {
     pub trajectory: Trajectory,
 }
 
-/// Runs T steps of full-batch DP-GD from `theta0`. Noise draws come from `noise_rng`:
-/// p standard normals per step, in coordinate order, only when sigma > 0.
+/// Runs T steps of full-batch DP-GD from `theta0` with the formulas of `recipe`
+/// ([`DpGdRecipe::PAPER`]: the module docs). Noise draws come from `noise_rng`: p
+/// standard normals per fresh draw, in coordinate order, only when sigma > 0.
+///
+/// When the recipe runs another number of updates than the configured T, the plan's
+/// final step T is recorded after the last update run.
 ///
 /// Errors: an invalid configuration, or a non-finite parameter or loss (the step at
 /// which it happened is named; callers add the claim and sweep point).
@@ -386,25 +444,7 @@ pub fn run(
     cfg: &DpGdConfig,
     plan: &RecordPlan,
     noise_rng: &mut impl Rng,
-) -> Result<DpGdRun, TrainError> {
-    run_with_fault(problem, theta0, cfg, plan, noise_rng, Fault::None)
-}
-
-/// [`run`] as executed by a core with `fault` ([`crate::faults`]). The faults of this
-/// loop: the noise formula ([`DpGdConfig::noise_std_with`]), `clip-multiply`,
-/// `clip-skipped` ([`DpGdConfig::clip_rule_with`]), `clip-mean` (the per-sample
-/// gradients are averaged unclipped and the mean is clipped at C; the recorded clip
-/// fraction of a step is then 1 when the mean was clipped, else 0), `noise-reused`
-/// (xi drawn at the first noisy step only), `steps-off-by-one` (T + 1 updates; the
-/// plan's final step T is recorded at T + 1) and `ridge-left-out` (lambda = 0 in the
-/// per-sample gradients).
-pub fn run_with_fault(
-    problem: &Problem<'_>,
-    theta0: Array1<f64>,
-    cfg: &DpGdConfig,
-    plan: &RecordPlan,
-    noise_rng: &mut impl Rng,
-    fault: Fault,
+    recipe: &DpGdRecipe,
 ) -> Result<DpGdRun, TrainError> {
     cfg.validate()?;
     crate::linalg::pin_blas_threads();
@@ -417,19 +457,10 @@ pub fn run_with_fault(
         )));
     }
     let phi_sq = crate::linalg::row_norms_sq(&problem.phi);
-    let noise_std = cfg.noise_std_with(n, fault);
-    let clip_mean = fault == Fault::ClipMean && cfg.clip_rule == ClipRule::Divide;
-    let rule = if clip_mean {
-        ClipRule::None
-    } else {
-        cfg.clip_rule_with(fault)
-    };
-    let ridge = if fault == Fault::RidgeLeftOut {
-        0.0
-    } else {
-        cfg.ridge
-    };
-    let steps = cfg.steps + usize::from(fault == Fault::StepsOffByOne);
+    let noise_std = recipe.noise_std(cfg, n);
+    let rule = (recipe.clip_rule)(cfg.clip_rule);
+    let ridge = (recipe.per_sample_ridge)(cfg.ridge);
+    let steps = (recipe.steps)(cfg.steps);
     let record = |t: usize| {
         plan.loss_at
             .iter()
@@ -454,15 +485,7 @@ pub fn run_with_fault(
             rule,
             ridge,
         );
-        if clip_mean {
-            let ratio = g.dot(&g).sqrt() / cfg.clip;
-            stats.clip_fraction = if ratio > 1.0 {
-                g /= ratio;
-                1.0
-            } else {
-                0.0
-            };
-        }
+        (recipe.clipped_mean)(cfg, &mut g, &mut stats);
         if !stats.train_mse.is_finite() {
             return Err(TrainError::Diverged {
                 step: t,
@@ -489,8 +512,8 @@ pub fn run_with_fault(
         }
         traj.clip_fraction.push(stats.clip_fraction);
         traj.max_grad_ratio.push(stats.max_grad_ratio);
-        if drawn && fault == Fault::NoiseReused {
-            // Fault `noise-reused`: the first step's xi again, no new draws.
+        if drawn && !(recipe.fresh_noise)(t) {
+            // The last xi drawn again, no new draws.
             theta.scaled_add(-cfg.eta, &g);
             if noise_std > 0.0 {
                 theta.scaled_add(noise_std, &xi);

@@ -15,10 +15,13 @@
 //!   (`W1 = W0 - eta_W sum_i g_W(x_i)`), while the loss L is a mean; `mean` uses
 //!   `G = grad_W (1/n) sum_i (f(x_i) - y_i)^2`, `sum` uses n times that;
 //! * clip rule and kappa of the second layer live in its [`DpGdConfig`].
+//!
+//! The formulas an implementation could get wrong come from the caller's [`Recipe`]: the
+//! normalisation of step 3 ([`FirstLayerRecipe`]) and the second layer's DP-GD
+//! ([`dpgd::DpGdRecipe`]).
 use super::dpgd::{self, DpGdConfig, DpGdRun, Problem, RecordPlan};
-use super::TrainError;
+use super::{Recipe, TrainError};
 use crate::data::{gaussian_matrix, gaussian_vector, Dataset};
-use crate::faults::Fault;
 use crate::models::TwoLayer;
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, Zip};
 use rand::{Rng, RngExt};
@@ -136,19 +139,45 @@ pub struct FeatureLearningData {
     pub test: Dataset,
 }
 
-/// Steps 2-3 of Algorithm 1 before the noise: `W1 = W0 - eta_W G`, then, if `normalise`,
-/// every neuron `w_j <- w_j/||w_j||`. The audit of the first layer
-/// ([`crate::privacy::audit::canary`]) runs this same function. With the fault
-/// `first-layer-not-normalised` the normalisation is skipped.
+/// The formulas of the first layer of Algorithm 1 that a configuration can replace;
+/// [`FirstLayerRecipe::PAPER`] (the [`Default`]) is Algorithm 1 as printed.
+#[derive(Clone, Copy, Debug)]
+pub struct FirstLayerRecipe {
+    /// Whether the neurons are normalised after the gradient step when the
+    /// configuration asks for it (`normalise`). Paper: as asked (step 3, `w_j/||w_j||`,
+    /// which bounds the first layer's sensitivity).
+    pub normalise: fn(normalise: bool) -> bool,
+}
+
+impl FirstLayerRecipe {
+    /// Algorithm 1 as printed.
+    pub const PAPER: FirstLayerRecipe = FirstLayerRecipe {
+        normalise: as_asked,
+    };
+}
+
+impl Default for FirstLayerRecipe {
+    fn default() -> Self {
+        Self::PAPER
+    }
+}
+
+fn as_asked(normalise: bool) -> bool {
+    normalise
+}
+
+/// Steps 2-3 of Algorithm 1 before the noise: `W1 = W0 - eta_W G`, then, if `normalise`
+/// (as the recipe applies it), every neuron `w_j <- w_j/||w_j||`. The audit of the first
+/// layer ([`crate::privacy::audit::canary`]) runs this same function.
 pub fn first_layer_step(
     w: &mut Array2<f64>,
     gradient: &Array2<f64>,
     eta_w: f64,
     normalise: bool,
-    fault: Fault,
+    recipe: &FirstLayerRecipe,
 ) {
     w.scaled_add(-eta_w, gradient);
-    if normalise && fault != Fault::FirstLayerNotNormalised {
+    if (recipe.normalise)(normalise) {
         for mut col in w.axis_iter_mut(Axis(1)) {
             let norm = col.dot(&col).sqrt();
             if norm > 0.0 {
@@ -158,9 +187,10 @@ pub fn first_layer_step(
     }
 }
 
-/// Runs Algorithm 1. Random draws, in order: `init_rng` gives W0 (d x p, row by row),
-/// b (p), then a0's signs if any; `noise_w_rng` gives the first-layer noise (d x p);
-/// `noise_a_rng` the second-layer DP-GD noise.
+/// Runs Algorithm 1 with the formulas of `recipe` (its first layer and DP-GD parts).
+/// Random draws, in order: `init_rng` gives W0 (d x p, row by row), b (p), then a0's
+/// signs if any; `noise_w_rng` gives the first-layer noise (d x p); `noise_a_rng` the
+/// second-layer DP-GD noise.
 pub fn run(
     data: &FeatureLearningData,
     p: usize,
@@ -168,35 +198,20 @@ pub fn run(
     init_rng: &mut impl Rng,
     noise_w_rng: &mut impl Rng,
     noise_a_rng: &mut impl Rng,
-) -> Result<FeatureLearningRun, TrainError> {
-    run_with_fault(
-        data,
-        p,
-        cfg,
-        init_rng,
-        noise_w_rng,
-        noise_a_rng,
-        Fault::None,
-    )
-}
-
-/// [`run`] as executed by a core with `fault` ([`first_layer_step`] and
-/// [`dpgd::run_with_fault`] for the second layer).
-pub fn run_with_fault(
-    data: &FeatureLearningData,
-    p: usize,
-    cfg: &FeatureLearningConfig,
-    init_rng: &mut impl Rng,
-    noise_w_rng: &mut impl Rng,
-    noise_a_rng: &mut impl Rng,
-    fault: Fault,
+    recipe: &Recipe,
 ) -> Result<FeatureLearningRun, TrainError> {
     crate::linalg::pin_blas_threads();
     let (first, second, test) = (&data.first, &data.second, &data.test);
     let d = first.x.ncols();
     let mut net = init_network(d, p, cfg.a0_init, init_rng);
     let gradient = first_layer_gradient(&net, &first.x.view(), &first.y.view(), cfg.grad_reduction);
-    first_layer_step(&mut net.w, &gradient, cfg.eta_w, cfg.normalise, fault);
+    first_layer_step(
+        &mut net.w,
+        &gradient,
+        cfg.eta_w,
+        cfg.normalise,
+        &recipe.first_layer,
+    );
     if cfg.sigma_w > 0.0 {
         let noise = gaussian_matrix(d, p, noise_w_rng);
         net.w.scaled_add(cfg.sigma_w, &noise);
@@ -215,13 +230,13 @@ pub fn run_with_fault(
         test: Some((phi_test.view(), test.y.view())),
     };
     let plan = RecordPlan::ends(cfg.second.steps);
-    let run = dpgd::run_with_fault(
+    let run = dpgd::run(
         &problem,
         net.a.clone(),
         &cfg.second,
         &plan,
         noise_a_rng,
-        fault,
+        &recipe.dpgd,
     )?;
     net.a = run.theta.clone();
     let test_risk = problem

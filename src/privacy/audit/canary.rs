@@ -75,13 +75,13 @@
 //! target epsilon at all.
 use super::AuditError;
 use crate::data::{self, gaussian_matrix, gaussian_vector, Dataset, InputDist, Target};
-use crate::faults::Fault;
 use crate::models::{RandomFeatures, TwoLayer};
 use crate::rng::{SeedPath, StreamRng};
-use crate::train::dpgd::{self, ClipRule, DpGdConfig, Problem, RecordPlan};
+use crate::train::dpgd::{self, ClipRule, DpGdConfig, DpGdRecipe, Problem, RecordPlan};
 use crate::train::feature_learning::{
-    first_layer_gradient, first_layer_step, A0Init, GradReduction,
+    first_layer_gradient, first_layer_step, A0Init, FirstLayerRecipe, GradReduction,
 };
+use crate::train::Recipe;
 use ndarray::{Array1, Array2, ArrayView2};
 use rand_distr::{Distribution, StandardNormal};
 
@@ -189,10 +189,10 @@ pub struct DpgdCanaryProblem {
     pub canary_label: f64,
     /// Canary feature norm s.
     pub canary_norm: f64,
-    /// The fault of the core the runs execute ([`crate::faults`]; `None` normally):
-    /// the direct engine runs [`dpgd::run_with_fault`], the fast engine's noise std is
-    /// [`DpGdConfig::noise_std_with`].
-    pub fault: Fault,
+    /// The DP-GD formulas the runs execute ([`DpGdRecipe::PAPER`] normally): the
+    /// direct engine runs [`dpgd::run`] with them, the fast engine's noise std is
+    /// [`DpGdRecipe::noise_std`].
+    pub recipe: DpGdRecipe,
 }
 
 impl DpgdCanaryProblem {
@@ -204,7 +204,7 @@ impl DpgdCanaryProblem {
         theta0: Array1<f64>,
         config: DpGdConfig,
         rng: &mut StreamRng,
-        fault: Fault,
+        recipe: &DpGdRecipe,
     ) -> Result<Self, AuditError> {
         let (m, p) = phi_rest.dim();
         let n = m + 1;
@@ -221,7 +221,7 @@ impl DpgdCanaryProblem {
         let nf = n as f64;
         let c = config.clip;
         let rho = 1f64.max((1.0 - 2.0 * config.eta * config.ridge).abs());
-        let step = config.eta * c / nf + NOISE_BOUND_SDS * config.noise_std_with(n, fault);
+        let step = config.eta * c / nf + NOISE_BOUND_SDS * recipe.noise_std(&config, n);
         let mut bound = theta0.dot(&e).abs();
         for _ in 0..config.steps {
             bound = rho * bound + step;
@@ -261,32 +261,21 @@ impl DpgdCanaryProblem {
             config,
             canary_label,
             canary_norm: s,
-            fault,
+            recipe: *recipe,
         })
     }
 
     /// Random-features problem (privacy-for-free Sec. 2.2 and Fig. 2): x ~ N(0, I_d),
     /// `phi = tanh(Vx)`, `y = sign(u^T x)`, `theta_0 = 0`. Draws, in order, from
     /// `path/"data"`: u (d), the n - 1 inputs; from `path/"features"`: V; from
-    /// `path/"canary"`: the direction e.
+    /// `path/"canary"`: the direction e. The runs use the DP-GD formulas of `recipe`.
     pub fn random_features(
         d: usize,
         n: usize,
         p: usize,
         config: DpGdConfig,
         path: &SeedPath,
-    ) -> Result<Self, AuditError> {
-        Self::random_features_with_fault(d, n, p, config, path, Fault::None)
-    }
-
-    /// [`Self::random_features`] whose runs execute a core with `fault`.
-    pub fn random_features_with_fault(
-        d: usize,
-        n: usize,
-        p: usize,
-        config: DpGdConfig,
-        path: &SeedPath,
-        fault: Fault,
+        recipe: &DpGdRecipe,
     ) -> Result<Self, AuditError> {
         let mut rng = path.rng_for("data");
         let u = data::unit_vector(d, &mut rng);
@@ -306,7 +295,7 @@ impl DpgdCanaryProblem {
             Array1::zeros(p),
             config,
             &mut path.rng_for("canary"),
-            fault,
+            recipe,
         )
     }
 
@@ -315,6 +304,7 @@ impl DpgdCanaryProblem {
     /// [`first_layer_network`]; the ordinary second-layer samples are x ~ N(0, I_d) with
     /// single-index labels; `a_0 = (1/sqrt p) 1`. Draws: `path/"first-layer"` (see
     /// [`first_layer_network`]), `path/"data"`: the n - 1 inputs, `path/"canary"`: e.
+    /// The first layer and the runs use the formulas of `recipe`.
     pub fn second_layer(
         d: usize,
         n: usize,
@@ -322,22 +312,16 @@ impl DpgdCanaryProblem {
         sigma_w: f64,
         config: DpGdConfig,
         path: &SeedPath,
+        recipe: &Recipe,
     ) -> Result<Self, AuditError> {
-        Self::second_layer_with_fault(d, n, p, sigma_w, config, path, Fault::None)
-    }
-
-    /// [`Self::second_layer`] with a core with `fault` (first layer and runs).
-    pub fn second_layer_with_fault(
-        d: usize,
-        n: usize,
-        p: usize,
-        sigma_w: f64,
-        config: DpGdConfig,
-        path: &SeedPath,
-        fault: Fault,
-    ) -> Result<Self, AuditError> {
-        let (net, target) =
-            first_layer_network_with_fault(d, n, p, sigma_w, &path.child("first-layer"), fault)?;
+        let (net, target) = first_layer_network(
+            d,
+            n,
+            p,
+            sigma_w,
+            &path.child("first-layer"),
+            &recipe.first_layer,
+        )?;
         let ds = Dataset::sample(
             n - 1,
             d,
@@ -353,7 +337,7 @@ impl DpgdCanaryProblem {
             net.a.clone(),
             config,
             &mut path.rng_for("canary"),
-            fault,
+            &recipe.dpgd,
         )
     }
 
@@ -394,10 +378,11 @@ impl DpgdCanaryProblem {
         let z: f64 = StandardNormal.sample(rng);
         self.theta0.dot(&self.direction)
             + world.sign() * t * self.drift()
-            + self.config.noise_std_with(self.n(), self.fault) * t.sqrt() * z
+            + self.recipe.noise_std(&self.config, self.n()) * t.sqrt() * z
     }
 
-    /// Direct engine: a full DP-GD run ([`crate::train::dpgd::run`]) on the world's data
+    /// Direct engine: a full DP-GD run ([`crate::train::dpgd::run`], with the problem's
+    /// recipe) on the world's data
     /// set, noise from `rng`; returns `(e^T theta_T, max over steps of the clip
     /// fraction of the ordinary samples)`.
     pub fn direct_score(
@@ -415,13 +400,13 @@ impl DpgdCanaryProblem {
             test: None,
         };
         let plan = RecordPlan { loss_at: vec![] };
-        let run = dpgd::run_with_fault(
+        let run = dpgd::run(
             &problem,
             self.theta0.clone(),
             &self.config,
             &plan,
             rng,
-            self.fault,
+            &self.recipe,
         )?;
         let nf = self.n() as f64;
         // The canary is always clipped (1/n of the fraction); the rest are ordinary.
@@ -472,35 +457,25 @@ fn normalised_first_step(
     x: &ArrayView2<f64>,
     y: &Array1<f64>,
     normalise: bool,
-    fault: Fault,
+    recipe: &FirstLayerRecipe,
 ) -> Array2<f64> {
     let g = first_layer_gradient(net, x, &y.view(), GradReduction::Mean);
     let mut w = net.w.clone();
-    first_layer_step(&mut w, &g, (net.p() as f64).sqrt(), normalise, fault);
+    first_layer_step(&mut w, &g, (net.p() as f64).sqrt(), normalise, recipe);
     w
 }
 
 /// The blog's first layer run once on n ordinary samples (steps 1-3 of Algorithm 1),
 /// giving the network whose hidden features the second-layer audit uses. Draws: see
 /// `public_init`, then `path/"data"`: the n inputs, `path/"noise"`: the d x p noise.
+/// The step follows `recipe`.
 pub fn first_layer_network(
     d: usize,
     n: usize,
     p: usize,
     sigma_w: f64,
     path: &SeedPath,
-) -> Result<(TwoLayer, Target), AuditError> {
-    first_layer_network_with_fault(d, n, p, sigma_w, path, Fault::None)
-}
-
-/// [`first_layer_network`] run by a core with `fault`.
-pub fn first_layer_network_with_fault(
-    d: usize,
-    n: usize,
-    p: usize,
-    sigma_w: f64,
-    path: &SeedPath,
-    fault: Fault,
+    recipe: &FirstLayerRecipe,
 ) -> Result<(TwoLayer, Target), AuditError> {
     let (mut net, target) = public_init(d, p, path);
     let ds = Dataset::sample(
@@ -511,7 +486,7 @@ pub fn first_layer_network_with_fault(
         0.0,
         &mut path.rng_for("data"),
     );
-    net.w = normalised_first_step(&net, &ds.x.view(), &ds.y, true, fault);
+    net.w = normalised_first_step(&net, &ds.x.view(), &ds.y, true, recipe);
     if sigma_w > 0.0 {
         net.w
             .scaled_add(sigma_w, &gaussian_matrix(d, p, &mut path.rng_for("noise")));
@@ -540,29 +515,18 @@ pub struct FirstLayerCanaryProblem {
 }
 
 impl FirstLayerCanaryProblem {
-    /// Builds the problem. Draws: `public_init` at `path`, `path/"data"`: the n - 1
+    /// Builds the problem with the first layer of `recipe`, without the per-neuron
+    /// normalisation if `normalise` is false (the sensitivity is then unbounded: a
+    /// negative control). Draws: `public_init` at `path`, `path/"data"`: the n - 1
     /// ordinary inputs, `path/"canary"`: the canary direction u (d).
     pub fn new(
         d: usize,
         n: usize,
         p: usize,
         sigma_w: f64,
-        path: &SeedPath,
-    ) -> Result<Self, AuditError> {
-        Self::new_with_fault(d, n, p, sigma_w, true, path, Fault::None)
-    }
-
-    /// [`Self::new`] with the first layer of a core with `fault`, and without the
-    /// per-neuron normalisation if `normalise` is false (the sensitivity is then
-    /// unbounded: a negative control).
-    pub fn new_with_fault(
-        d: usize,
-        n: usize,
-        p: usize,
-        sigma_w: f64,
         normalise: bool,
         path: &SeedPath,
-        fault: Fault,
+        recipe: &FirstLayerRecipe,
     ) -> Result<Self, AuditError> {
         let (net, target) = public_init(d, p, path);
         let ds = Dataset::sample(
@@ -580,9 +544,9 @@ impl FirstLayerCanaryProblem {
         let mut y = Array1::<f64>::zeros(n);
         y.slice_mut(ndarray::s![..n - 1]).assign(&ds.y);
         y[n - 1] = FIRST_LAYER_CANARY_LABEL;
-        let mean_canary = normalised_first_step(&net, &x.view(), &y, normalise, fault);
+        let mean_canary = normalised_first_step(&net, &x.view(), &y, normalise, recipe);
         y[n - 1] = -FIRST_LAYER_CANARY_LABEL;
-        let mean_replaced = normalised_first_step(&net, &x.view(), &y, normalise, fault);
+        let mean_replaced = normalised_first_step(&net, &x.view(), &y, normalise, recipe);
         let delta = &mean_canary - &mean_replaced;
         let gap = delta.iter().map(|v| v * v).sum::<f64>().sqrt();
         if !(gap.is_finite() && gap > 0.0) {

@@ -85,12 +85,11 @@
 pub mod canary;
 pub mod stats;
 
-use crate::faults::Fault;
 use crate::fit::FitError;
 use crate::privacy::{calibrate, gdp_epsilon, Accountant, PrivacyError};
 use crate::rng::SeedPath;
-use crate::train::dpgd::{prop22_sigma_with, ClipRule, DpGdConfig};
-use crate::train::TrainError;
+use crate::train::dpgd::{prop22_sigma, ClipRule, DpGdConfig};
+use crate::train::{Recipe, TrainError};
 use canary::{DpgdCanaryProblem, FirstLayerCanaryProblem, World};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -464,19 +463,20 @@ pub struct AuditResult {
 }
 
 /// Noise level of a DP-GD system: `(sigma as run, sigma_calibrated / sigma_exact)`.
-fn calibrate_dpgd(cfg: &AuditConfig, eta: f64, fault: Fault) -> Result<(f64, f64), AuditError> {
+fn calibrate_dpgd(cfg: &AuditConfig, eta: f64, recipe: &Recipe) -> Result<(f64, f64), AuditError> {
     let cal = calibrate(
         Accountant::Gdp,
         cfg.epsilon,
         cfg.delta,
         1.0,
         cfg.steps as u64,
+        &recipe.accounting,
     )?;
     // z = sigma / sqrt(eta) for kappa = 2 (module docs).
     let sigma_exact = cal.noise_multiplier * eta.sqrt();
     let sigma_cal = match cfg.calibration {
         Calibration::Exact => sigma_exact,
-        Calibration::Prop22 => prop22_sigma_with(eta, cfg.steps, cfg.epsilon, cfg.delta, fault)?,
+        Calibration::Prop22 => prop22_sigma(eta, cfg.steps, cfg.epsilon, cfg.delta, &recipe.dpgd)?,
     };
     Ok((sigma_cal * cfg.noise_scale, sigma_cal / sigma_exact))
 }
@@ -517,7 +517,7 @@ enum Mechanism {
     FirstLayer(Box<FirstLayerCanaryProblem>),
 }
 
-fn build(cfg: &AuditConfig, seed: u64, fault: Fault) -> Result<Mechanism, AuditError> {
+fn build(cfg: &AuditConfig, seed: u64, recipe: &Recipe) -> Result<Mechanism, AuditError> {
     cfg.validate()?;
     crate::linalg::pin_blas_threads();
     let path = problem_path(seed, cfg.system);
@@ -529,7 +529,7 @@ fn build(cfg: &AuditConfig, seed: u64, fault: Fault) -> Result<Mechanism, AuditE
             // Blog second layer: eta_a = 1/p (Assumption 4's eta_a = ln^2 d / p makes
             // the ridge step unstable at small d), C_a per Assumption 4 (eps_n = 0).
             let eta = 1.0 / pf;
-            let (sigma, overnoise_ratio) = calibrate_dpgd(cfg, eta, fault)?;
+            let (sigma, overnoise_ratio) = calibrate_dpgd(cfg, eta, recipe)?;
             let rf = cfg.system == AuditSystem::RfDpgd;
             let config = DpGdConfig {
                 eta,
@@ -546,10 +546,10 @@ fn build(cfg: &AuditConfig, seed: u64, fault: Fault) -> Result<Mechanism, AuditE
             };
             config.validate()?;
             let problem = if rf {
-                DpgdCanaryProblem::random_features_with_fault(d, n, p, config, &path, fault)?
+                DpgdCanaryProblem::random_features(d, n, p, config, &path, &recipe.dpgd)?
             } else {
                 let sigma_w = canary::assumption4_sigma_w(d, n, cfg.eps_b);
-                DpgdCanaryProblem::second_layer_with_fault(d, n, p, sigma_w, config, &path, fault)?
+                DpgdCanaryProblem::second_layer(d, n, p, sigma_w, config, &path, recipe)?
             };
             Ok(Mechanism::Dpgd {
                 problem: Box::new(problem),
@@ -566,14 +566,14 @@ fn build(cfg: &AuditConfig, seed: u64, fault: Fault) -> Result<Mechanism, AuditE
                 });
             }
             Ok(Mechanism::FirstLayer(Box::new(
-                FirstLayerCanaryProblem::new_with_fault(
+                FirstLayerCanaryProblem::new(
                     d,
                     n,
                     p,
                     sigma_w,
                     cfg.normalise,
                     &path,
-                    fault,
+                    &recipe.first_layer,
                 )?,
             )))
         }
@@ -603,16 +603,11 @@ fn world_scores(
     engine: AuditEngine,
     world: World,
     seed: u64,
-    fault: Fault,
+    recipe: &Recipe,
 ) -> Result<(Vec<f64>, usize), AuditError> {
+    let data = problem_path(seed, cfg.system).child("data");
     let one = |i: usize| -> Result<(f64, bool), AuditError> {
-        // Fault `shared-rng`: the noise generator is seeded like the data generator of
-        // the problem, so every run replays the same draws.
-        let mut rng = if fault == Fault::SharedRng {
-            problem_path(seed, cfg.system).rng_for("data")
-        } else {
-            trial_path(seed, cfg.system, world, i).rng()
-        };
+        let mut rng = recipe.noise_rng(&trial_path(seed, cfg.system, world, i), &data);
         let (score, clipped) = match (mech, engine) {
             (Mechanism::Dpgd { problem, .. }, AuditEngine::Direct) => {
                 let (s, others) =
@@ -652,11 +647,11 @@ fn scores_of(
     cfg: &AuditConfig,
     mech: &Mechanism,
     seed: u64,
-    fault: Fault,
+    recipe: &Recipe,
 ) -> Result<AuditScores, AuditError> {
     let engine = resolve_engine(cfg, mech)?;
-    let (canary, c1) = world_scores(cfg, mech, engine, World::Canary, seed, fault)?;
-    let (replaced, c2) = world_scores(cfg, mech, engine, World::Replaced, seed, fault)?;
+    let (canary, c1) = world_scores(cfg, mech, engine, World::Canary, seed, recipe)?;
+    let (replaced, c2) = world_scores(cfg, mech, engine, World::Replaced, seed, recipe)?;
     let runs_with_ordinary_clipping = match (mech, engine) {
         (Mechanism::Dpgd { .. }, AuditEngine::Direct) => {
             Some((c1 + c2) as f64 / (2 * cfg.trials) as f64)
@@ -671,11 +666,15 @@ fn scores_of(
     })
 }
 
-/// The raw scores of an audit (both worlds, index order), for cross-checks between
-/// engines. Same seed, same scores.
-pub fn audit_scores(cfg: &AuditConfig, seed: u64) -> Result<AuditScores, AuditError> {
-    let mech = build(cfg, seed, Fault::None)?;
-    scores_of(cfg, &mech, seed, Fault::None)
+/// The raw scores of an audit (both worlds, index order) of the mechanism with the
+/// formulas of `recipe`, for cross-checks between engines. Same seed, same scores.
+pub fn audit_scores(
+    cfg: &AuditConfig,
+    seed: u64,
+    recipe: &Recipe,
+) -> Result<AuditScores, AuditError> {
+    let mech = build(cfg, seed, recipe)?;
+    scores_of(cfg, &mech, seed, recipe)
 }
 
 /// Threshold on the first `floor(trials/2)` runs of each world, bound on the rest
@@ -698,26 +697,19 @@ pub fn bound_from_scores(
     stats::evaluate(&canary[hc..], &replaced[hr..], t, delta, confidence)
 }
 
-/// Runs the audit described by `cfg` from the master seed `seed` (module docs).
-/// Deterministic: the same `(cfg, seed)` gives the same result, bit for bit, whatever
-/// the number of threads.
-pub fn run_audit(cfg: &AuditConfig, seed: u64) -> Result<AuditResult, AuditError> {
-    run_audit_with_fault(cfg, seed, Fault::None)
-}
-
-/// [`run_audit`] of the mechanism as executed by a core with `fault`
-/// ([`crate::faults`]): the problem, the calibration and every run go through the
-/// faulty code paths. The fast engine only sees faults of the noise formula (it is a
-/// closed-form model of the correct training loop); pass [`AuditEngine::Direct`] to
-/// audit the real loop. The reported `mu` and `epsilon_achieved` are what the
-/// configuration claims, not what the faulty core does.
-pub fn run_audit_with_fault(
-    cfg: &AuditConfig,
-    seed: u64,
-    fault: Fault,
-) -> Result<AuditResult, AuditError> {
-    let mech = build(cfg, seed, fault)?;
-    let scores = scores_of(cfg, &mech, seed, fault)?;
+/// Runs the audit described by `cfg` from the master seed `seed` (module docs), of the
+/// mechanism with the formulas of `recipe` ([`Recipe::PAPER`]: as published): the
+/// problem, the calibration and every run go through them. The fast engine is a
+/// closed-form model of the paper's training loop: of the recipe it only sees the
+/// noise std; pass [`AuditEngine::Direct`] to audit the real loop. The reported `mu`
+/// and `epsilon_achieved` are what the configuration claims, not what another recipe
+/// does.
+///
+/// Deterministic: the same `(cfg, seed, recipe)` gives the same result, bit for bit,
+/// whatever the number of threads.
+pub fn run_audit(cfg: &AuditConfig, seed: u64, recipe: &Recipe) -> Result<AuditResult, AuditError> {
+    let mech = build(cfg, seed, recipe)?;
+    let scores = scores_of(cfg, &mech, seed, recipe)?;
     let out = bound_from_scores(&scores.canary, &scores.replaced, cfg.delta, cfg.confidence)?;
     let (sigma, noise_multiplier, mu, mu_canary, overnoise_ratio, calibration) = match &mech {
         Mechanism::Dpgd {

@@ -25,16 +25,19 @@
 //! in increasing index order. Inactive coordinates consume no draws, so changing a
 //! gradient outside S changes nothing at all.
 //!
-//! [`ClipOrder::ClipThenMask`] is the deliberately wrong order (clip the full gradient,
-//! mask afterwards): clip factors then depend on inactive coordinates. It exists as the
-//! negative control of the masking tests and is never used by a method (except under
-//! the fault `topk-mask-after-clip`).
-//!
-//! Fault injection ([`crate::faults`]): [`privatize_with_fault`] and
-//! [`dp_step_with_fault`]; the plain functions pass [`Fault::None`].
+//! The structure of the step is the caller's [`DpSgdRecipe`] ([`StepParams::recipe`]);
+//! [`DpSgdRecipe::PAPER`] is the step above. Its alternatives are deliberately wrong
+//! mechanisms, kept so that tests and the claim suite can show they are caught:
+//! * [`ClipOrder::ClipThenMask`] clips the full gradient and masks afterwards: clip
+//!   factors then depend on inactive coordinates (the negative control of the masking
+//!   tests);
+//! * [`NoiseSupport::All`] adds noise on all P coordinates and updates them all, so
+//!   inactive coordinates random-walk instead of staying frozen (noise energy
+//!   `P (zC/(qN))^2` instead of `k (zC/(qN))^2`);
+//! * [`ScoreSource::PreNoise`] lets the support scores read the clipped gradients
+//!   before the noise: the support then leaks the data (not DP).
 use super::model::Model;
 use super::DpSgdError;
-use crate::faults::Fault;
 use crate::privacy::Phase;
 use ndarray::{Array1, ArrayView1, ArrayView2, Axis, Zip};
 use rand::{Rng, RngExt};
@@ -132,8 +135,53 @@ impl Mask {
 pub enum ClipOrder {
     /// Mask, then clip (paper Sec. 3.2; what every method uses).
     MaskThenClip,
-    /// Clip, then mask: wrong, negative control for tests only.
+    /// Clip, then mask: wrong, a negative control.
     ClipThenMask,
+}
+
+/// The coordinates a masked step adds noise to and updates; see the module docs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum NoiseSupport {
+    /// The active coordinates only; inactive ones are frozen (paper Sec. 3.2, Phase 2).
+    Active,
+    /// All P coordinates (wrong: inactive coordinates random-walk).
+    All,
+}
+
+/// What the support scores of a method read; see the module docs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum ScoreSource {
+    /// The privatised gradients `g~` (paper Sec. 3.2: selection is post-processing).
+    Privatized,
+    /// The averaged clipped gradients before the noise (wrong: not DP).
+    PreNoise,
+}
+
+/// The structure of the DP-SGD step that a configuration can replace;
+/// [`DpSgdRecipe::PAPER`] (the [`Default`]) is the paper's (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct DpSgdRecipe {
+    /// Order of masking and clipping. Paper: mask, then clip.
+    pub clip_order: ClipOrder,
+    /// Coordinates a masked step adds noise to and updates. Paper: the active ones.
+    pub noise_support: NoiseSupport,
+    /// What the methods' support scores read. Paper: the privatised gradients.
+    pub scores: ScoreSource,
+}
+
+impl DpSgdRecipe {
+    /// The fewer-coordinates paper's step (Sec. 3.1-3.2).
+    pub const PAPER: DpSgdRecipe = DpSgdRecipe {
+        clip_order: ClipOrder::MaskThenClip,
+        noise_support: NoiseSupport::Active,
+        scores: ScoreSource::Privatized,
+    };
+}
+
+impl Default for DpSgdRecipe {
+    fn default() -> Self {
+        Self::PAPER
+    }
 }
 
 /// Hyper-parameters of one step.
@@ -147,7 +195,8 @@ pub struct StepParams {
     pub noise_multiplier: f64,
     /// Learning rate.
     pub lr: f64,
-    pub order: ClipOrder,
+    /// The structure of the step ([`DpSgdRecipe::PAPER`]: the module docs).
+    pub recipe: DpSgdRecipe,
 }
 
 /// What one privatised gradient computation produced (the recorder's input).
@@ -164,7 +213,8 @@ pub struct Privatized {
     /// Mean loss of the batch (before the update).
     pub batch_loss: f64,
     /// The averaged clipped gradient before the noise, `(sum_i c_i g_i^m)/(qN)`: only
-    /// computed under the fault `topk-scores-pre-noise` (a DP method must never use it).
+    /// computed when the recipe's scores read it ([`ScoreSource::PreNoise`]; a DP method
+    /// must never use it).
     pub pre_noise: Option<Array1<f64>>,
 }
 
@@ -183,7 +233,9 @@ pub fn poisson_sample(n: usize, q: f64, rng: &mut impl Rng) -> Vec<usize> {
 }
 
 /// The privatised averaged gradient `g~` of a given batch (module docs), without the
-/// update. Draws k normals (active coordinates in increasing order) when `z > 0`.
+/// update. Draws k normals (active coordinates in increasing order) when `z > 0`; with
+/// [`NoiseSupport::All`] on a sparse mask, P normals (every coordinate, increasing
+/// index), keeping the noise of the inactive coordinates in `g~`.
 #[allow(clippy::too_many_arguments)]
 pub fn privatize(
     model: &Model,
@@ -195,39 +247,10 @@ pub fn privatize(
     params: &StepParams,
     rng: &mut impl Rng,
 ) -> Privatized {
-    privatize_with_fault(
-        model,
-        theta,
-        x,
-        y,
-        expected_batch,
-        mask,
-        params,
-        rng,
-        Fault::None,
-    )
-}
-
-/// [`privatize`] as computed by a mechanism with `fault`: `topk-noise-on-inactive`
-/// draws P normals (every coordinate, increasing index) on a sparse mask and keeps the
-/// noise of the inactive coordinates in `g~`; `topk-scores-pre-noise` also returns
-/// [`Privatized::pre_noise`].
-#[allow(clippy::too_many_arguments)]
-pub fn privatize_with_fault(
-    model: &Model,
-    theta: &ArrayView1<f64>,
-    x: &ArrayView2<f64>,
-    y: &[usize],
-    expected_batch: f64,
-    mask: &Mask,
-    params: &StepParams,
-    rng: &mut impl Rng,
-    fault: Fault,
-) -> Privatized {
     let bw = model.backward(theta, x, y);
     let m = mask.weights();
     let mask_opt = if mask.is_dense() { None } else { Some(&m) };
-    let sq = match params.order {
+    let sq = match params.recipe.clip_order {
         ClipOrder::MaskThenClip => model.per_example_sq_norms(&bw, mask_opt),
         ClipOrder::ClipThenMask => model.per_example_sq_norms(&bw, None),
     };
@@ -245,14 +268,14 @@ pub fn privatize_with_fault(
     let scale = 1.0 / expected_batch;
     let sd = params.noise_multiplier * params.clip;
     let mut noise_sq = 0.0;
-    let pre_noise = (fault == Fault::TopkScoresPreNoise).then(|| {
+    let pre_noise = (params.recipe.scores == ScoreSource::PreNoise).then(|| {
         let mut g = Array1::zeros(sum.len());
         for &j in mask.support() {
             g[j] = sum[j] * scale;
         }
         g
     });
-    if fault == Fault::TopkNoiseOnInactive && !mask.is_dense() {
+    if params.recipe.noise_support == NoiseSupport::All && !mask.is_dense() {
         for (j, v) in sum.iter_mut().enumerate() {
             if !mask.is_active(j) {
                 *v = 0.0;
@@ -343,8 +366,8 @@ impl PrivacyLedger {
 }
 
 /// One DP-SGD step on the training set `(x, y)` (module docs): Poisson sample, privatise
-/// (mask, clip, sum, noise, divide by qN), update the active coordinates, charge the
-/// ledger.
+/// (mask, clip, sum, noise, divide by qN), update the active coordinates (all of them
+/// with [`NoiseSupport::All`]), charge the ledger.
 #[allow(clippy::too_many_arguments)]
 pub fn dp_step(
     model: &Model,
@@ -356,30 +379,13 @@ pub fn dp_step(
     ledger: &mut PrivacyLedger,
     rng: &mut impl Rng,
 ) -> StepOutcome {
-    dp_step_with_fault(model, theta, x, y, mask, params, ledger, rng, Fault::None)
-}
-
-/// [`dp_step`] by a mechanism with `fault` ([`privatize_with_fault`]; under
-/// `topk-noise-on-inactive` the update also moves the inactive coordinates).
-#[allow(clippy::too_many_arguments)]
-pub fn dp_step_with_fault(
-    model: &Model,
-    theta: &mut Array1<f64>,
-    x: &ArrayView2<f64>,
-    y: &[usize],
-    mask: &Mask,
-    params: &StepParams,
-    ledger: &mut PrivacyLedger,
-    rng: &mut impl Rng,
-    fault: Fault,
-) -> StepOutcome {
     let n = y.len();
     let q = params.sampling_rate;
     let idx = poisson_sample(n, q, rng);
     let bx = x.select(Axis(0), &idx);
     let by: Vec<usize> = idx.iter().map(|&i| y[i]).collect();
     let expected = q * n as f64;
-    let privatized = privatize_with_fault(
+    let privatized = privatize(
         model,
         &theta.view(),
         &bx.view(),
@@ -388,9 +394,8 @@ pub fn dp_step_with_fault(
         mask,
         params,
         rng,
-        fault,
     );
-    if fault == Fault::TopkNoiseOnInactive {
+    if params.recipe.noise_support == NoiseSupport::All {
         masked_update(
             theta,
             &privatized.gradient.view(),

@@ -37,16 +37,13 @@
 //! the order of [`super::mechanism`]), `support` (random supports). TP-TopK and TP-Rand
 //! with the same seed therefore have bit-identical warm-ups.
 use super::diagnostics::proxy_concentration;
-use super::mechanism::{dp_step_with_fault, ClipOrder, Mask, PrivacyLedger, StepParams};
+use super::mechanism::{dp_step, Mask, PrivacyLedger, StepParams};
 use super::model::{Model, ModelKind};
 use super::support::{active_dimension, random_support, top_k, ScoreAccumulator};
 use super::{Classification, DpSgdError};
-use crate::faults::Fault;
-use crate::privacy::{
-    calibrate_two_phase_with_fault, calibrate_with_fault, epsilon_with_fault, Accountant, Phase,
-    PhasePlan,
-};
+use crate::privacy::{calibrate, calibrate_two_phase, epsilon, Accountant, Phase, PhasePlan};
 use crate::rng::SeedPath;
+use crate::train::Recipe;
 use ndarray::Array1;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -331,20 +328,14 @@ struct Plan {
     phases: Vec<(PhaseReport, StepParams)>,
 }
 
-fn plan(cfg: &MethodConfig, q: f64, spe: usize, fault: Fault) -> Result<Plan, DpSgdError> {
+fn plan(cfg: &MethodConfig, q: f64, spe: usize, recipe: &Recipe) -> Result<Plan, DpSgdError> {
     let total = (cfg.epochs * spe) as u64;
-    // Fault `topk-mask-after-clip`: clip, then mask (identical on the dense steps).
-    let order = if fault == Fault::TopkMaskAfterClip {
-        ClipOrder::ClipThenMask
-    } else {
-        ClipOrder::MaskThenClip
-    };
     let step = |z: f64, clip: f64| StepParams {
         sampling_rate: q,
         clip,
         noise_multiplier: z,
         lr: cfg.lr,
-        order,
+        recipe: recipe.dpsgd,
     };
     let report = |name, steps, z, clip| PhaseReport {
         name,
@@ -357,7 +348,7 @@ fn plan(cfg: &MethodConfig, q: f64, spe: usize, fault: Fault) -> Result<Plan, Dp
     let phases = if cfg.method.is_two_phase() {
         let t1 = (cfg.phase1_epochs * spe) as u64;
         let t2 = total - t1;
-        let cal = calibrate_two_phase_with_fault(
+        let cal = calibrate_two_phase(
             Accountant::Rdp,
             cfg.epsilon,
             cfg.delta,
@@ -370,7 +361,7 @@ fn plan(cfg: &MethodConfig, q: f64, spe: usize, fault: Fault) -> Result<Plan, Dp
                 sampling_rate: q,
                 steps: t2,
             },
-            fault,
+            &recipe.accounting,
         )?;
         let (z1, z2) = (cal.noise_multiplier_1, cal.noise_multiplier_2);
         vec![
@@ -381,7 +372,14 @@ fn plan(cfg: &MethodConfig, q: f64, spe: usize, fault: Fault) -> Result<Plan, Dp
             ),
         ]
     } else {
-        let cal = calibrate_with_fault(Accountant::Rdp, cfg.epsilon, cfg.delta, q, total, fault)?;
+        let cal = calibrate(
+            Accountant::Rdp,
+            cfg.epsilon,
+            cfg.delta,
+            q,
+            total,
+            &recipe.accounting,
+        )?;
         let z = cal.noise_multiplier;
         let name = if cfg.method.is_online() {
             "online"
@@ -454,13 +452,17 @@ fn checkpoint(
     })
 }
 
-/// Runs `cfg.method` on `data` with the streams under `seed_path` (module docs).
+/// Runs `cfg.method` on `data` with the streams under `seed_path` (module docs) and the
+/// formulas of `recipe`: the step's structure ([`super::mechanism::DpSgdRecipe`]) and
+/// the RDP accountant of the calibration and of the final report
+/// ([`crate::privacy::AccountantRecipe`]).
 pub fn run_method(
     data: &Classification,
     cfg: &MethodConfig,
     seed_path: &SeedPath,
+    recipe: &Recipe,
 ) -> Result<MethodRun, DpSgdError> {
-    run_method_observed(data, cfg, seed_path, &mut |_, _| {})
+    run_method_observed(data, cfg, seed_path, &mut |_, _| {}, recipe)
 }
 
 /// [`run_method`] with a progress callback `observer(steps_done, steps_total)` called
@@ -470,21 +472,7 @@ pub fn run_method_observed(
     cfg: &MethodConfig,
     seed_path: &SeedPath,
     observer: &mut dyn FnMut(usize, usize),
-) -> Result<MethodRun, DpSgdError> {
-    run_method_with_fault(data, cfg, seed_path, observer, Fault::None)
-}
-
-/// [`run_method_observed`] by a core with `fault` ([`crate::faults`]): the mechanism
-/// ([`dp_step_with_fault`]), the order of masking and clipping, the warm-up scores
-/// (`topk-scores-pre-noise` accumulates [`super::mechanism::Privatized::pre_noise`])
-/// and the RDP accountant ([`epsilon_with_fault`]) of the calibration and of the
-/// final report.
-pub fn run_method_with_fault(
-    data: &Classification,
-    cfg: &MethodConfig,
-    seed_path: &SeedPath,
-    observer: &mut dyn FnMut(usize, usize),
-    fault: Fault,
+    recipe: &Recipe,
 ) -> Result<MethodRun, DpSgdError> {
     crate::linalg::pin_blas_threads();
     data.validate()?;
@@ -497,7 +485,7 @@ pub fn run_method_with_fault(
     } else {
         active_dimension(cfg.active_ratio, p)?
     };
-    let mut plan = plan(cfg, q, spe, fault)?;
+    let mut plan = plan(cfg, q, spe, recipe)?;
     let total_steps = cfg.epochs * spe;
     let expected_batch = q * n as f64;
     let noise_sd = |sp: &StepParams| sp.noise_multiplier * sp.clip / expected_batch;
@@ -524,17 +512,7 @@ pub fn run_method_with_fault(
                     ledger: &mut PrivacyLedger,
                     done: &mut usize|
      -> Result<(), DpSgdError> {
-        let out = dp_step_with_fault(
-            &model,
-            theta,
-            &x,
-            y,
-            mask,
-            sp,
-            ledger,
-            &mut train_rng,
-            fault,
-        );
+        let out = dp_step(&model, theta, &x, y, mask, sp, ledger, &mut train_rng);
         if let Some(acc) = acc {
             match &out.privatized.pre_noise {
                 Some(pre) => acc.add(&pre.view()),
@@ -668,13 +646,18 @@ pub fn run_method_with_fault(
             planned
         )));
     }
-    let composed = epsilon_with_fault(Accountant::Rdp, ledger.phases(), cfg.delta, fault)?;
+    let composed = epsilon(
+        Accountant::Rdp,
+        ledger.phases(),
+        cfg.delta,
+        &recipe.accounting,
+    )?;
     for (r, _) in &mut plan.phases {
-        r.epsilon_alone = epsilon_with_fault(
+        r.epsilon_alone = epsilon(
             Accountant::Rdp,
             &[Phase::new(r.sampling_rate, r.noise_multiplier, r.steps)],
             cfg.delta,
-            fault,
+            &recipe.accounting,
         )?
         .epsilon;
     }

@@ -25,12 +25,12 @@ pub use diagnostics::{
     misranking_bound, misranking_monte_carlo, proxy_concentration, MisrankingEstimate,
 };
 pub use mechanism::{
-    dp_step, dp_step_with_fault, poisson_sample, privatize, privatize_with_fault, ClipOrder, Mask,
-    PrivacyLedger, StepParams,
+    dp_step, poisson_sample, privatize, ClipOrder, DpSgdRecipe, Mask, NoiseSupport, PrivacyLedger,
+    ScoreSource, StepParams,
 };
 pub use methods::{
-    run_method, run_method_observed, run_method_with_fault, Diagnostics, Method, MethodConfig,
-    MethodRun, NoiseEnergy, PhaseReport, PrivacyReport, StepRecord,
+    run_method, run_method_observed, Diagnostics, Method, MethodConfig, MethodRun, NoiseEnergy,
+    PhaseReport, PrivacyReport, StepRecord,
 };
 pub use model::{Activation, Model, ModelKind};
 
