@@ -5,7 +5,7 @@
 //!   any change of the training core that moves a result (under `CI=true` a changed
 //!   snapshot fails). `dpclaims run` compares with the same snapshots.
 use dpclaims::report::snapshot::snapshot;
-use dpclaims::runner;
+use dpclaims::execute;
 use dpclaims::spec::{self, Profile};
 use dpclaims::train::Recipe;
 
@@ -13,7 +13,7 @@ use dpclaims::train::Recipe;
 fn every_claim_at_the_quick_profile() {
     insta::glob!("../claims", "*.yaml", |path| {
         let claim = spec::load_claim(path).unwrap();
-        let out = runner::run_claim(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
+        let out = execute::run_claim(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
         let snap = snapshot(&out);
         insta::with_settings!({info => &serde_json::json!({"seed": 0, "profile": "quick"})}, {
             insta::assert_yaml_snapshot!(snap);

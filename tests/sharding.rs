@@ -3,7 +3,7 @@
 //! naming the unit or file); a complete shard is skipped on re-run; the Slurm script is
 //! valid bash, and runs end to end against a stand-in `sbatch`.
 use crate::util::dpclaims_in;
-use dpclaims::shard::{self, Bits, Manifest, Partial, PartialUnit, Shard};
+use dpclaims::execute::shard::{self, Bits, Manifest, Partial, PartialUnit, Shard};
 use dpclaims::spec::{self, Profile};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! conclusion of a run (reports, summary lines, exit status).
 use crate::judge::Tally;
 use crate::report::{self, baseline};
-use crate::runner::ClaimOutcome;
+use crate::judge::ClaimOutcome;
 use crate::spec::Profile;
 use clap::Args;
 use std::io::IsTerminal;

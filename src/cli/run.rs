@@ -1,7 +1,7 @@
 //! `dpclaims list` and `dpclaims run` (`run --shard` continues in `shard.rs`).
 use super::conclude::{conclude, print_verdicts, progress_bar, BaselineArgs};
-use crate::runner;
-use crate::shard::Shard;
+use crate::{execute, plan};
+use crate::execute::shard::Shard;
 use crate::spec::{self, Profile};
 use crate::train::Recipe;
 use clap::Args;
@@ -67,14 +67,14 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     let total: usize = claims
         .iter()
-        .map(|c| runner::unit_count(c, a.profile))
+        .map(|c| plan::unit_count(c, a.profile))
         .sum();
     let bar = progress_bar(total);
     let mut outcomes = Vec::new();
     for c in &claims {
         bar.set_message(c.id.clone());
         let tick = || bar.inc(1);
-        let o = runner::run_claim(c, a.profile, a.seed, &Recipe::PAPER, &tick)?;
+        let o = execute::run_claim(c, a.profile, a.seed, &Recipe::PAPER, &tick)?;
         if !a.json {
             bar.suspend(|| print_verdicts(&o));
         }

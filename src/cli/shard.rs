@@ -1,11 +1,11 @@
 //! `dpclaims run --shard I/N --partial-out DIR` and `dpclaims merge`: a claim suite run
 //! as N independent shards (e.g. a Slurm job array) and merged into the reports an
 //! unsharded `dpclaims run` writes, byte for byte. The format and the checks are in
-//! [`crate::shard`].
+//! [`crate::execute::shard`].
 use super::conclude::{conclude, print_verdicts, progress_bar, BaselineArgs};
 use crate::report;
-use crate::runner;
-use crate::shard::{self, Manifest, Partial, Shard};
+use crate::execute;
+use crate::execute::shard::{self, Manifest, Partial, Shard};
 use crate::spec::{self, Claim, Profile};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -128,7 +128,7 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
     }
     let mut outcomes = Vec::new();
     for (c, values) in &merged.claims {
-        let o = runner::judge(c, merged.profile, merged.seed, values)?;
+        let o = execute::judge(c, merged.profile, merged.seed, values)?;
         if !a.json {
             print_verdicts(&o);
         }

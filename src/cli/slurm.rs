@@ -12,8 +12,8 @@
 //!
 //! The shard and merge command lines are fixed when the script is generated (paths are
 //! shell-quoted); the binary is `$DPCLAIMS` (default `dpclaims` on `PATH`).
-use crate::runner;
-use crate::shard;
+use crate::plan;
+use crate::execute::shard;
 use crate::spec::{self, Profile};
 use clap::Args;
 use std::fmt::Write as _;
@@ -108,7 +108,7 @@ pub fn slurm(a: &SlurmArgs) -> anyhow::Result<ExitCode> {
     let n = a.shards;
     let mut per_shard = vec![0usize; n];
     for c in &claims {
-        for j in 0..runner::unit_count(c, a.profile) {
+        for j in 0..plan::unit_count(c, a.profile) {
             per_shard[shard::shard_of(&c.id, j, n)] += 1;
         }
     }

@@ -4,7 +4,7 @@
 use super::conclude::progress_bar;
 use super::run::default_paths;
 use crate::report::stability::{SeedVerdicts, Stability};
-use crate::runner;
+use crate::{execute, plan};
 use crate::spec::{self, Profile};
 use crate::train::Recipe;
 use clap::Args;
@@ -35,7 +35,7 @@ pub fn run(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
     let claims = spec::load_claims(&default_paths(&a.paths))?;
     let per_seed: usize = claims
         .iter()
-        .map(|c| runner::unit_count(c, a.profile))
+        .map(|c| plan::unit_count(c, a.profile))
         .sum();
     let bar = progress_bar(per_seed * a.seeds as usize);
     let mut seeds = Vec::new();
@@ -45,7 +45,7 @@ pub fn run(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
         for c in &claims {
             bar.set_message(format!("seed {seed}: {}", c.id));
             let tick = || bar.inc(1);
-            outcomes.push(runner::run_claim(
+            outcomes.push(execute::run_claim(
                 c,
                 a.profile,
                 seed,

@@ -16,7 +16,7 @@
 //! * `skipped` — the fault cannot reach the claim's system ([`super::FaultInfo::systems`];
 //!   `tests/faults.rs` checks the declaration), so the fault-free outcome stands.
 //!
-//! Each row runs the suite through the door every run uses — [`runner::run_claim`] with
+//! Each row runs the suite through the door every run uses — [`execute::run_claim`] with
 //! the fault's [`super::Fault::recipe`] instead of [`crate::train::Recipe::PAPER`] — and
 //! the audit column runs [`crate::privacy::audit::run_audit`] with it and the direct
 //! engine (the real training loop) on the three audited mechanisms, correctly
@@ -30,7 +30,9 @@ use super::{Fault, FaultInfo};
 use crate::fit::Verdict;
 use crate::privacy::audit::{self, AuditConfig, AuditEngine, AuditSystem};
 use crate::report::snapshot::snapshot;
-use crate::runner::{self, ClaimOutcome, RunError};
+use crate::execute::{self, RunError};
+use crate::judge::ClaimOutcome;
+use crate::plan;
 use crate::spec::{Claim, Profile};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -235,7 +237,7 @@ pub fn tick_count(claims: &[Claim], faults: &[Fault], cfg: &MatrixConfig) -> usi
         let units: usize = claims
             .iter()
             .filter(|c| f.affects(c.system.name()))
-            .map(|c| runner::unit_count(c, cfg.profile))
+            .map(|c| plan::unit_count(c, cfg.profile))
             .sum();
         units + audit_mechanisms(f, cfg).len()
     };
@@ -304,7 +306,7 @@ fn run_claims(
         .par_iter()
         .map(|c| {
             f.affects(c.system.name())
-                .then(|| runner::run_claim(c, cfg.profile, cfg.seed, &recipe, &tick))
+                .then(|| execute::run_claim(c, cfg.profile, cfg.seed, &recipe, &tick))
         })
         .collect()
 }

@@ -9,7 +9,7 @@
 //! snapshot's header records the same profile and seed; numbers compare as numbers
 //! (insta writes `0` where the rendering holds `0.0`).
 use super::snapshot::snapshot;
-use crate::runner::ClaimOutcome;
+use crate::judge::ClaimOutcome;
 use crate::spec::Profile;
 use std::path::Path;
 

@@ -5,7 +5,7 @@
 //! `dpclaims run`, which compares it with the committed snapshots (the regression
 //! baseline, [`super::baseline`]).
 use crate::judge::ControlStatus;
-use crate::runner::ClaimOutcome;
+use crate::judge::ClaimOutcome;
 use serde::Serialize;
 
 /// One judged prediction, rounded.

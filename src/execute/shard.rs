@@ -3,7 +3,7 @@
 //! files merged back into exactly the values an unsharded run would judge.
 //!
 //! **Assignment.** The units of a claim, in plan order `u_0, u_1, …`
-//! ([`runner::planned_units`]), are dealt round robin to the shards, starting at an
+//! ([`plan::planned_units`]), are dealt round robin to the shards, starting at an
 //! offset derived from the claim id:
 //! `shard(u_j) = (offset(id) + j) mod N`, `offset(id)` = the first 8 bytes of
 //! SHA-256(id) read big-endian, mod N. A unit's shard depends only on its own claim (id,
@@ -27,8 +27,9 @@
 //! assignment, profile, seed and claims (ids and spec hashes), that the specs given to it
 //! have those hashes, that every unit belongs to the shard its file says, and that every
 //! unit of every claim is present exactly once; it returns the values in plan order,
-//! ready for [`runner::judge`].
-use crate::runner::{self, RunError, UnitKey, UnitPlan, UnitValues};
+//! ready for [`execute::judge`].
+use crate::execute::{self, RunError};
+use crate::plan::{self, UnitKey, UnitPlan, UnitValues};
 use crate::spec::{Claim, Profile};
 use crate::train::Recipe;
 use serde::{Deserialize, Serialize};
@@ -201,7 +202,7 @@ impl Manifest {
                     id: c.id.clone(),
                     file: c.file.display().to_string(),
                     spec_hash: c.spec_hash.clone(),
-                    units: runner::unit_count(c, profile),
+                    units: plan::unit_count(c, profile),
                 })
                 .collect(),
         }
@@ -366,7 +367,7 @@ pub fn shard_units(claims: &[Claim], profile: Profile, shard: Shard) -> Vec<(Str
     claims
         .iter()
         .flat_map(|c| {
-            runner::planned_units(c, profile)
+            plan::planned_units(c, profile)
                 .into_iter()
                 .enumerate()
                 .filter(|(j, _)| shard.owns(&c.id, *j))
@@ -387,7 +388,7 @@ pub fn run_shard(
     for c in claims {
         let keep = |j: usize, _: &UnitKey| shard.owns(&c.id, j);
         for (key, metrics) in
-            runner::run_units_where(c, profile, seed, &Recipe::PAPER, &keep, tick)?
+            execute::run_units_where(c, profile, seed, &Recipe::PAPER, &keep, tick)?
         {
             units.push(PartialUnit {
                 claim: c.id.clone(),
@@ -437,7 +438,7 @@ pub fn check_existing(
 }
 
 /// What [`merge`] returns: the run's profile and seed, and per claim (in run order) the
-/// unit values in plan order, ready for [`runner::judge`].
+/// unit values in plan order, ready for [`execute::judge`].
 pub struct Merged {
     pub profile: Profile,
     pub seed: u64,
@@ -504,7 +505,7 @@ pub fn merge(partials: &[(PathBuf, Partial)], specs: &[Claim]) -> Result<Merged,
     }
     let plans: BTreeMap<&str, Vec<UnitPlan>> = claims
         .iter()
-        .map(|c| (c.id.as_str(), runner::planned_units(c, profile)))
+        .map(|c| (c.id.as_str(), plan::planned_units(c, profile)))
         .collect();
     let positions: BTreeMap<(&str, UnitKey), usize> = plans
         .iter()

@@ -1,0 +1,149 @@
+//! Execution: the planned units of a claim run in parallel on this machine (rayon,
+//! collected in plan order, so results do not depend on the thread count or on
+//! execution order), or a shard of them ([`shard`]: Slurm job arrays, merged back into
+//! exactly the same values). The values are grouped into point records and handed to
+//! [`crate::judge`].
+//!
+//! Every entry point takes the [`Recipe`] of the run (the formulas of the core: the
+//! papers' with [`Recipe::PAPER`]) and hands it to the systems in [`UnitInput::recipe`];
+//! execution does not look into it.
+pub mod shard;
+
+use crate::judge::{ClaimOutcome, PointRecord};
+use crate::plan::{plan, unit_location, Planned, UnitKey, UnitValue, UnitValues};
+use crate::spec::{Claim, Profile};
+use crate::systems::UnitInput;
+use crate::train::Recipe;
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+
+/// A run that could not complete: names the claim, variant and sweep point.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// `location` reads "claim `c`, variant `v`, sweep `s` point p, replicate r".
+    #[error("{location}: {message}")]
+    Unit { location: String, message: String },
+    #[error("claim `{claim}`: {message}")]
+    Claim { claim: String, message: String },
+}
+
+
+/// Runs every unit of a claim with `recipe` (in parallel; `tick` is called once per
+/// finished unit).
+pub fn run_units(
+    claim: &Claim,
+    profile: Profile,
+    seed: u64,
+    recipe: &Recipe,
+    tick: &(dyn Fn() + Sync),
+) -> Result<UnitValues, RunError> {
+    run_units_where(claim, profile, seed, recipe, &|_, _| true, tick)
+}
+
+/// Runs the units of a claim for which `keep(index in plan order, key)` is true, in
+/// plan order (a shard of a sharded run), with `recipe`. A unit's numbers do not depend
+/// on which other units run: each draws from its own seed path.
+pub fn run_units_where(
+    claim: &Claim,
+    profile: Profile,
+    seed: u64,
+    recipe: &Recipe,
+    keep: &(dyn Fn(usize, &UnitKey) -> bool + Sync),
+    tick: &(dyn Fn() + Sync),
+) -> Result<UnitValues, RunError> {
+    crate::linalg::pin_blas_threads();
+    let planned: Vec<Planned> = plan(claim, profile, seed)?
+        .into_iter()
+        .enumerate()
+        .filter(|(i, u)| keep(*i, &u.key))
+        .map(|(_, u)| u)
+        .collect();
+    let results: Vec<Result<UnitValue, RunError>> = planned
+        .par_iter()
+        .map(|u| {
+            let variant = &claim.variants[u.variant_idx];
+            let input = UnitInput {
+                vars: &u.vars,
+                options: &variant.options,
+                data: &variant.data,
+                metrics: &u.metrics,
+                seeds: u.seeds.clone(),
+                recipe,
+            };
+            let err = |message: String| RunError::Unit {
+                location: unit_location(
+                    &claim.id,
+                    &variant.name,
+                    &u.key.sweep,
+                    &u.label,
+                    u.key.replicate,
+                ),
+                message,
+            };
+            let metrics = claim.system.run(&input).map_err(|e| err(e.to_string()))?;
+            for m in &u.metrics {
+                match metrics.get(m) {
+                    None => return Err(err(format!("system did not produce metric `{m}`"))),
+                    Some(v) if !v.is_finite() => {
+                        return Err(err(format!("run diverged: metric `{m}` = {v}")))
+                    }
+                    _ => {}
+                }
+            }
+            tick();
+            Ok((u.key.clone(), metrics))
+        })
+        .collect();
+    results.into_iter().collect()
+}
+
+/// Runs a claim with `recipe` and judges it.
+pub fn run_claim(
+    claim: &Claim,
+    profile: Profile,
+    seed: u64,
+    recipe: &Recipe,
+    tick: &(dyn Fn() + Sync),
+) -> Result<ClaimOutcome, RunError> {
+    let values = run_units(claim, profile, seed, recipe, tick)?;
+    judge(claim, profile, seed, &values)
+}
+
+/// Fits and judges from unit values (the part of a run that does no simulation).
+pub fn judge(
+    claim: &Claim,
+    profile: Profile,
+    seed: u64,
+    values: &UnitValues,
+) -> Result<ClaimOutcome, RunError> {
+    let planned = plan(claim, profile, seed)?;
+    // Group into point records.
+    let mut points: BTreeMap<(String, String, usize), PointRecord> = BTreeMap::new();
+    for (u, (key, metrics)) in planned.iter().zip(values) {
+        if &u.key != key {
+            return Err(RunError::Claim {
+                claim: claim.id.clone(),
+                message: format!("unit values out of order at {key:?}"),
+            });
+        }
+        let rec = points
+            .entry((key.sweep.clone(), key.variant.clone(), key.point))
+            .or_insert_with(|| PointRecord {
+                sweep: key.sweep.clone(),
+                variant: key.variant.clone(),
+                index: key.point,
+                label: u.label.clone(),
+                vars: u.vars.clone(),
+                metrics: BTreeMap::new(),
+            });
+        for m in &u.metrics {
+            rec.metrics.entry(m.clone()).or_default().push(metrics[m]);
+        }
+    }
+    crate::judge::judge(claim, profile, seed, points.into_values().collect()).map_err(|message| {
+        RunError::Claim {
+            claim: claim.id.clone(),
+            message,
+        }
+    })
+}

@@ -1,0 +1,167 @@
+//! Planning: a validated claim expanded into work units, in a fixed order.
+//!
+//! A work unit is (sweep, variant, sweep point, replicate): every (prediction, variant)
+//! pair a prediction judges (every main variant, and the negative controls that name it
+//! in `caught_by`, unless such a control is identical to a main variant on the sweep),
+//! at every point of the sweep's profile, `replicates` times. Its randomness comes from
+//! the seed path `master / claim id / sweep / point label / rep<r>` — the variant is not
+//! part of it, so variants of a claim see the same data, features and noise (common
+//! random numbers: differences between variants are the variants' doing). The plan
+//! order is the order of [`UnitValues`], which [`crate::execute`] fills and
+//! [`crate::judge`] reads.
+use crate::execute::RunError;
+use crate::rng::SeedPath;
+use crate::spec::{point_label, Claim, Profile};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// "claim `c`, variant `v`, sweep `s` point <label>, replicate r".
+pub fn unit_location(
+    claim: &str,
+    variant: &str,
+    sweep: &str,
+    point: &str,
+    replicate: usize,
+) -> String {
+    format!("claim `{claim}`, variant `{variant}`, sweep `{sweep}` point {point}, replicate {replicate}")
+}
+
+/// A planned unit's key, variant index and axis values.
+type PlannedKey = (UnitKey, usize, Vec<(String, f64)>);
+
+/// Identifies one work unit.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct UnitKey {
+    pub sweep: String,
+    pub variant: String,
+    pub point: usize,
+    pub replicate: usize,
+}
+
+/// A planned unit with what it must compute.
+pub(crate) struct Planned {
+    pub key: UnitKey,
+    pub variant_idx: usize,
+    pub label: String,
+    pub vars: BTreeMap<String, f64>,
+    pub metrics: BTreeSet<String>,
+    pub seeds: SeedPath,
+}
+
+/// Number of work units of a claim at a profile (for progress bars).
+pub fn unit_count(claim: &Claim, profile: Profile) -> usize {
+    plan_keys(claim, profile).len()
+}
+
+/// (sweep, variant index) pairs that some prediction judges, with the metrics needed.
+/// A negative control identical to a main variant on a sweep is not run there
+/// ([`crate::judge::regime::identical_main`]).
+fn needs(claim: &Claim, profile: Profile) -> BTreeMap<(String, usize), BTreeSet<String>> {
+    let mut m: BTreeMap<(String, usize), BTreeSet<String>> = BTreeMap::new();
+    for p in &claim.predictions {
+        for (vi, v) in claim.variants.iter().enumerate() {
+            if !p.judges(v)
+                || (v.negative_control
+                    && crate::judge::regime::identical_main(claim, &v.name, &p.sweep, profile)
+                        .is_some())
+            {
+                continue;
+            }
+            let e = m.entry((p.sweep.clone(), vi)).or_default();
+            e.extend(p.metrics_needed(claim.system));
+            e.extend(claim.report_metrics.iter().cloned());
+        }
+    }
+    m
+}
+
+fn plan_keys(claim: &Claim, profile: Profile) -> Vec<PlannedKey> {
+    let mut keys = Vec::new();
+    for ((sweep, vi), _) in needs(claim, profile) {
+        let prof = claim.sweep(&sweep).profile(profile);
+        for (pi, pt) in prof.axis_points().into_iter().enumerate() {
+            for r in 0..prof.replicates {
+                keys.push((
+                    UnitKey {
+                        sweep: sweep.clone(),
+                        variant: claim.variants[vi].name.clone(),
+                        point: pi,
+                        replicate: r,
+                    },
+                    vi,
+                    pt.clone(),
+                ));
+            }
+        }
+    }
+    keys
+}
+
+pub(crate) fn plan(claim: &Claim, profile: Profile, seed: u64) -> Result<Vec<Planned>, RunError> {
+    let needs = needs(claim, profile);
+    let root = SeedPath::new(seed).child(&claim.id);
+    let mut out = Vec::new();
+    for (key, vi, pt) in plan_keys(claim, profile) {
+        let prof = claim.sweep(&key.sweep).profile(profile);
+        let label = point_label(&pt);
+        let vars = claim
+            .resolve(&claim.variants[vi], prof, &pt)
+            .map_err(|m| RunError::Unit {
+                location: unit_location(&claim.id, &key.variant, &key.sweep, &label, key.replicate),
+                message: m,
+            })?;
+        let seeds = root
+            .child(&key.sweep)
+            .child(&label)
+            .child(format!("rep{}", key.replicate));
+        out.push(Planned {
+            metrics: needs[&(key.sweep.clone(), vi)].clone(),
+            key,
+            variant_idx: vi,
+            label,
+            vars,
+            seeds,
+        });
+    }
+    Ok(out)
+}
+
+/// One unit's key and metric values.
+pub type UnitValue = (UnitKey, BTreeMap<String, f64>);
+
+/// Raw metric values of every unit, in plan order.
+pub type UnitValues = Vec<UnitValue>;
+
+/// A unit as a sharded run sees it: key, point label and the metrics [`judge`] reads.
+#[derive(Clone, Debug)]
+pub struct UnitPlan {
+    pub key: UnitKey,
+    pub label: String,
+    pub metrics: BTreeSet<String>,
+}
+
+impl UnitPlan {
+    /// "claim `c`, variant `v`, sweep `s` point <label>, replicate r" (as run errors say).
+    pub fn location(&self, claim: &str) -> String {
+        unit_location(
+            claim,
+            &self.key.variant,
+            &self.key.sweep,
+            &self.label,
+            self.key.replicate,
+        )
+    }
+}
+
+/// Every unit of a claim in plan order (the order of [`UnitValues`]).
+pub fn planned_units(claim: &Claim, profile: Profile) -> Vec<UnitPlan> {
+    let needs = needs(claim, profile);
+    plan_keys(claim, profile)
+        .into_iter()
+        .map(|(key, vi, pt)| UnitPlan {
+            metrics: needs[&(key.sweep.clone(), vi)].clone(),
+            label: point_label(&pt),
+            key,
+        })
+        .collect()
+}
