@@ -4,8 +4,8 @@
 //! * the regression baseline: insta snapshots of rounded estimates and verdicts catch
 //!   any change of the training core that moves a result (under `CI=true` a changed
 //!   snapshot fails). `dpclaims run` compares with the same snapshots.
-use dpclaims::report::snapshot::snapshot;
 use dpclaims::execute;
+use dpclaims::report::snapshot::snapshot;
 use dpclaims::spec::{self, Profile};
 use dpclaims::train::Recipe;
 
@@ -51,7 +51,11 @@ fn every_neutered_negative_control_is_detected() {
                 continue;
             }
             // Nothing is identical as written.
-            for p in c.predictions.iter().filter(|p| ctrl.caught_by.contains(&p.name)) {
+            for p in c
+                .predictions
+                .iter()
+                .filter(|p| ctrl.caught_by.contains(&p.name))
+            {
                 for profile in [Profile::Quick, Profile::Full] {
                     assert_eq!(
                         identical_main(c, &ctrl.name, &p.sweep, profile),
@@ -68,7 +72,11 @@ fn every_neutered_negative_control_is_detected() {
                 .iter()
                 .filter(|m| !m.negative_control)
                 .min_by_key(|m| {
-                    let opts = m.options.iter().filter(|(k, v)| ctrl.options.get(*k) != Some(v)).count();
+                    let opts = m
+                        .options
+                        .iter()
+                        .filter(|(k, v)| ctrl.options.get(*k) != Some(v))
+                        .count();
                     let params = m.params.len() + ctrl.params.len();
                     opts * 100 + params
                 })
@@ -80,7 +88,11 @@ fn every_neutered_negative_control_is_detected() {
                 v.options = main.options.clone();
                 v.data = main.data.clone();
             }
-            for p in c.predictions.iter().filter(|p| ctrl.caught_by.contains(&p.name)) {
+            for p in c
+                .predictions
+                .iter()
+                .filter(|p| ctrl.caught_by.contains(&p.name))
+            {
                 assert_eq!(
                     identical_main(&neutered, &ctrl.name, &p.sweep, Profile::Quick).as_deref(),
                     Some(main.name.as_str()),

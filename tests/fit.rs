@@ -335,10 +335,7 @@ fn judge_exponent_branches() {
 #[test]
 fn judge_rate_at_most_branches() {
     // Holds: the whole CI lies below bound + tolerance.
-    assert_eq!(
-        judge_rate_at_most((-1.2, -0.8), -0.5, 0.05),
-        Verdict::Holds
-    );
+    assert_eq!(judge_rate_at_most((-1.2, -0.8), -0.5, 0.05), Verdict::Holds);
     // Inconclusive: the point estimate (-0.48) is within the bound but the CI reaches
     // above it (the rule judges the interval, not the point estimate).
     assert_eq!(

@@ -66,7 +66,10 @@ fn a_neutered_negative_control_exits_1_naming_it() {
         &GOOD.replace("    options: {calibration: inverse_epsilon}\n", ""),
     );
     assert_eq!(code, 1, "{out}{err}");
-    assert!(err.contains("broken") && err.contains("identical to main variant `base`"), "{err}");
+    assert!(
+        err.contains("broken") && err.contains("identical to main variant `base`"),
+        "{err}"
+    );
     assert!(out.contains("negative controls 0/1 caught"), "{out}");
 }
 
@@ -82,7 +85,10 @@ fn an_uncaught_negative_control_exits_1_naming_it() {
         ),
     );
     assert_eq!(code, 1, "{out}{err}");
-    assert!(err.contains("`broken`") && err.contains("not caught"), "{err}");
+    assert!(
+        err.contains("`broken`") && err.contains("not caught"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -94,7 +100,10 @@ fn a_refuted_main_variant_needs_a_finding() {
     );
     let (code, out, err) = run_spec(dir.path(), &refuted);
     assert_eq!(code, 1, "{out}{err}");
-    assert!(err.contains("`kappa1`") && err.contains("without a `finding`"), "{err}");
+    assert!(
+        err.contains("`kappa1`") && err.contains("without a `finding`"),
+        "{err}"
+    );
     assert!(out.contains("1 refuted WITHOUT a finding"), "{out}");
     let explained = refuted.replace(
         "    params: {kappa: \"0.5\"}\n",
@@ -316,5 +325,8 @@ fn run_json_is_one_document_in_the_documented_shape() {
     }
     assert_eq!(v["claims"][0]["id"], "sigma-a-calibration");
     assert!(v["tally"]["holds"].is_u64(), "{v}");
-    assert!(v["baseline"].as_str().unwrap().starts_with("baseline"), "{v}");
+    assert!(
+        v["baseline"].as_str().unwrap().starts_with("baseline"),
+        "{v}"
+    );
 }

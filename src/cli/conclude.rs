@@ -1,8 +1,8 @@
 //! What `run`, `merge` and `stability` share: the progress bar, the verdict lines and the
 //! conclusion of a run (reports, summary lines, exit status).
+use crate::judge::ClaimOutcome;
 use crate::judge::Tally;
 use crate::report::{self, baseline};
-use crate::judge::ClaimOutcome;
 use crate::spec::Profile;
 use clap::Args;
 use std::io::IsTerminal;

@@ -1,9 +1,9 @@
 //! `dpclaims list` and `dpclaims run` (`run --shard` continues in `shard.rs`).
 use super::conclude::{conclude, print_verdicts, progress_bar, BaselineArgs};
-use crate::{execute, plan};
 use crate::execute::shard::Shard;
 use crate::spec::{self, Profile};
 use crate::train::Recipe;
+use crate::{execute, plan};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -65,10 +65,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     if let (Some(shard), Some(dir)) = (a.shard, &a.partial_out) {
         return super::shard::run_shard(&claims, a.profile, a.seed, shard, dir, a.json);
     }
-    let total: usize = claims
-        .iter()
-        .map(|c| plan::unit_count(c, a.profile))
-        .sum();
+    let total: usize = claims.iter().map(|c| plan::unit_count(c, a.profile)).sum();
     let bar = progress_bar(total);
     let mut outcomes = Vec::new();
     for c in &claims {

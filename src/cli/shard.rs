@@ -3,9 +3,9 @@
 //! unsharded `dpclaims run` writes, byte for byte. The format and the checks are in
 //! [`crate::execute::shard`].
 use super::conclude::{conclude, print_verdicts, progress_bar, BaselineArgs};
-use crate::report;
 use crate::execute;
 use crate::execute::shard::{self, Manifest, Partial, Shard};
+use crate::report;
 use crate::spec::{self, Claim, Profile};
 use clap::Args;
 use std::path::{Path, PathBuf};

@@ -12,8 +12,8 @@
 //!
 //! The shard and merge command lines are fixed when the script is generated (paths are
 //! shell-quoted); the binary is `$DPCLAIMS` (default `dpclaims` on `PATH`).
-use crate::plan;
 use crate::execute::shard;
+use crate::plan;
 use crate::spec::{self, Profile};
 use clap::Args;
 use std::fmt::Write as _;

@@ -4,9 +4,9 @@
 use super::conclude::progress_bar;
 use super::run::default_paths;
 use crate::report::stability::{SeedVerdicts, Stability};
-use crate::{execute, plan};
 use crate::spec::{self, Profile};
 use crate::train::Recipe;
+use crate::{execute, plan};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,10 +33,7 @@ pub fn run(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--seeds must be at least 1");
     }
     let claims = spec::load_claims(&default_paths(&a.paths))?;
-    let per_seed: usize = claims
-        .iter()
-        .map(|c| plan::unit_count(c, a.profile))
-        .sum();
+    let per_seed: usize = claims.iter().map(|c| plan::unit_count(c, a.profile)).sum();
     let bar = progress_bar(per_seed * a.seeds as usize);
     let mut seeds = Vec::new();
     for seed in a.first_seed..a.first_seed + a.seeds {

@@ -27,7 +27,6 @@ pub enum RunError {
     Claim { claim: String, message: String },
 }
 
-
 /// Runs every unit of a claim with `recipe` (in parallel; `tick` is called once per
 /// finished unit).
 pub fn run_units(

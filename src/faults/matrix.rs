@@ -27,12 +27,12 @@
 //! A fault is *detected* when some cell is `verdict`, `error` or `snapshot`, or the audit
 //! shows a violation (or cannot run).
 use super::{Fault, FaultInfo};
-use crate::fit::Verdict;
-use crate::privacy::audit::{self, AuditConfig, AuditEngine, AuditSystem};
-use crate::report::snapshot::snapshot;
 use crate::execute::{self, RunError};
+use crate::fit::Verdict;
 use crate::judge::ClaimOutcome;
 use crate::plan;
+use crate::privacy::audit::{self, AuditConfig, AuditEngine, AuditSystem};
+use crate::report::snapshot::snapshot;
 use crate::spec::{Claim, Profile};
 use rayon::prelude::*;
 use serde::Serialize;

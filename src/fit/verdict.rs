@@ -88,11 +88,7 @@ pub fn judge_exponent(
 /// 2. `holds` if `hi <= bound` (the whole interval respects the bound);
 /// 3. `refuted` if `lo > bound` (the whole interval lies above it);
 /// 4. `inconclusive` otherwise (the interval straddles the bound).
-pub fn judge_rate_at_most(
-    fit_ci: (f64, f64),
-    predicted: f64,
-    tolerance: f64,
-) -> Verdict {
+pub fn judge_rate_at_most(fit_ci: (f64, f64), predicted: f64, tolerance: f64) -> Verdict {
     let (lo, hi) = fit_ci;
     if [lo, hi, predicted, tolerance].iter().any(|v| v.is_nan()) {
         return Verdict::Inconclusive;

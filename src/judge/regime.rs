@@ -3,8 +3,8 @@
 //! main variant there at all.
 use super::PointRecord;
 use crate::spec::{Assumption, Claim, Profile, Variant, Violation};
-use std::collections::BTreeMap;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// How a prediction's sweep points stand against its hypotheses.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -113,12 +113,20 @@ pub fn filter<'a>(
 /// options, same data and the same resolved variables at every point of the sweep at
 /// this profile. Variants share their random streams, so such a control computes
 /// exactly what the main variant does. Needs no simulation (the runner skips its units).
-pub fn identical_main(claim: &Claim, control: &str, sweep: &str, profile: Profile) -> Option<String> {
+pub fn identical_main(
+    claim: &Claim,
+    control: &str,
+    sweep: &str,
+    profile: Profile,
+) -> Option<String> {
     let ctrl = claim.variants.iter().find(|v| v.name == control)?;
     let prof = claim.sweep(sweep).profile(profile);
     let points = prof.axis_points();
     let resolved = |v: &Variant| -> Option<Vec<BTreeMap<String, f64>>> {
-        points.iter().map(|pt| claim.resolve(v, prof, pt).ok()).collect()
+        points
+            .iter()
+            .map(|pt| claim.resolve(v, prof, pt).ok())
+            .collect()
     };
     let mine = resolved(ctrl)?;
     claim
@@ -126,9 +134,7 @@ pub fn identical_main(claim: &Claim, control: &str, sweep: &str, profile: Profil
         .iter()
         .filter(|m| !m.negative_control && m.options == ctrl.options && m.data == ctrl.data)
         .find(|m| {
-            resolved(m).is_some_and(|theirs| {
-                theirs.iter().zip(&mine).all(|(a, b)| same_vars(a, b))
-            })
+            resolved(m).is_some_and(|theirs| theirs.iter().zip(&mine).all(|(a, b)| same_vars(a, b)))
         })
         .map(|m| m.name.clone())
 }

@@ -70,7 +70,11 @@ pub fn compare(dir: &Path, outcomes: &[ClaimOutcome], profile: Profile, seed: u6
             continue;
         };
         let Some((header, body)) = split(&text) else {
-            changed.push(format!("{}: unreadable snapshot {}", o.claim.id, file.display()));
+            changed.push(format!(
+                "{}: unreadable snapshot {}",
+                o.claim.id,
+                file.display()
+            ));
             continue;
         };
         let info = |key: &str| header.get("info").and_then(|i| i.get(key)).cloned();

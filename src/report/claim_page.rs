@@ -38,7 +38,11 @@ pub fn prediction_text(p: &Prediction, r: &PredictionResult) -> String {
             format!("P({} = 1) >= {}", p.metric, fmt_num(1.0 - alpha))
         }
         PredictionKind::Inequality { op, rhs } => {
-            format!("{} {} {rhs} at every point and replicate", p.metric, op.symbol())
+            format!(
+                "{} {} {rhs} at every point and replicate",
+                p.metric,
+                op.symbol()
+            )
         }
     }
 }
@@ -79,7 +83,11 @@ pub fn result_line(r: &PredictionResult) -> String {
             if r.kind == "exponent" { "=" } else { "<=" },
             fmt_opt(r.predicted),
             r.tolerance
-                .map(|t| format!("{} {}", if r.kind == "exponent" { "±" } else { "+" }, fmt_num(t)))
+                .map(|t| format!(
+                    "{} {}",
+                    if r.kind == "exponent" { "±" } else { "+" },
+                    fmt_num(t)
+                ))
                 .unwrap_or_default()
         ),
         "event" => format!(
@@ -167,11 +175,8 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
             let _ = writeln!(s, "* {p}");
         }
     }
-    let findings: Vec<&PredictionResult> = o
-        .results
-        .iter()
-        .filter(|r| r.finding.is_some())
-        .collect();
+    let findings: Vec<&PredictionResult> =
+        o.results.iter().filter(|r| r.finding.is_some()).collect();
     if !findings.is_empty() {
         let _ = writeln!(s, "\n## Findings\n");
         for r in findings {
@@ -307,7 +312,12 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
             if let Some(e) = f.predicted.expr() {
                 let _ = writeln!(s, "  Predicted exponent = least-squares log-log slope of `{e}` over the judged sweep points.");
             }
-            let _ = writeln!(s, "  Tolerance {}: {}.", fmt_num(f.tolerance), f.tolerance_reason);
+            let _ = writeln!(
+                s,
+                "  Tolerance {}: {}.",
+                fmt_num(f.tolerance),
+                f.tolerance_reason
+            );
         }
         for v in r.detail.violations.iter().take(200) {
             let _ = writeln!(s, "  - {v}");

@@ -4,8 +4,8 @@
 //! core: a fault that changes this rendering fails the snapshot test; and with
 //! `dpclaims run`, which compares it with the committed snapshots (the regression
 //! baseline, [`super::baseline`]).
-use crate::judge::ControlStatus;
 use crate::judge::ClaimOutcome;
+use crate::judge::ControlStatus;
 use serde::Serialize;
 
 /// One judged prediction, rounded.

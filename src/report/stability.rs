@@ -132,7 +132,9 @@ impl Stability {
             .iter()
             .filter(|s| {
                 s.rows.len() == first.rows.len()
-                    && s.rows.iter().all(|(k, v)| first.rows.get(k).map(|f| f.0) == Some(v.0))
+                    && s.rows
+                        .iter()
+                        .all(|(k, v)| first.rows.get(k).map(|f| f.0) == Some(v.0))
             })
             .count()
     }
@@ -204,7 +206,11 @@ impl Stability {
                     key.0,
                     key.1,
                     key.2,
-                    if self.is_control(key) { " (control)" } else { "" },
+                    if self.is_control(key) {
+                        " (control)"
+                    } else {
+                        ""
+                    },
                     ORDER
                         .iter()
                         .zip(c)
@@ -218,7 +224,11 @@ impl Stability {
         let problems: Vec<String> = self
             .seeds
             .iter()
-            .flat_map(|sv| sv.problems.iter().map(move |p| format!("seed {}: {p}", sv.seed)))
+            .flat_map(|sv| {
+                sv.problems
+                    .iter()
+                    .map(move |p| format!("seed {}: {p}", sv.seed))
+            })
             .collect();
         if !problems.is_empty() {
             let _ = writeln!(s, "\n## Problems at some seeds\n");

@@ -25,7 +25,8 @@ pub fn claim_in_words(o: &ClaimOutcome) -> String {
         .iter()
         .filter(|v| !v.negative_control)
         .map(|v| {
-            let mine: Vec<&&PredictionResult> = main.iter().filter(|r| r.variant == v.name).collect();
+            let mine: Vec<&&PredictionResult> =
+                main.iter().filter(|r| r.variant == v.name).collect();
             let counts: Vec<String> = [Holds, Refuted, Inconclusive, OutOfRegime]
                 .iter()
                 .filter_map(|k| {
@@ -43,7 +44,10 @@ pub fn claim_in_words(o: &ClaimOutcome) -> String {
         })
         .collect();
     let ctrl: Vec<&PredictionResult> = o.results.iter().filter(|r| r.negative_control).collect();
-    let caught = ctrl.iter().filter(|r| r.control == Some(ControlStatus::Caught)).count();
+    let caught = ctrl
+        .iter()
+        .filter(|r| r.control == Some(ControlStatus::Caught))
+        .count();
     format!(
         "{head}: {}; negative controls {caught}/{} caught",
         per_variant.join("; "),
@@ -82,7 +86,10 @@ pub fn summary_markdown(outcomes: &[ClaimOutcome]) -> String {
             "| [{}]({}.md) | {} | {} |",
             o.claim.id,
             o.claim.id,
-            cell(&format!("{}, {}", o.claim.source.section, o.claim.source.equation)),
+            cell(&format!(
+                "{}, {}",
+                o.claim.source.section, o.claim.source.equation
+            )),
             claim_in_words(o)
         );
     }

@@ -54,9 +54,11 @@ pub(super) fn prediction(
             ),
         ));
     }
-    if let Some(m) = system.metrics().iter().find(|m| {
-        m.name == common.metric.as_str() && system.self_checks().contains(&m.name)
-    }) {
+    if let Some(m) = system
+        .metrics()
+        .iter()
+        .find(|m| m.name == common.metric.as_str() && system.self_checks().contains(&m.name))
+    {
         return Err(ctx.err(
             format!("{field}.metric"),
             format!(
@@ -94,27 +96,26 @@ pub(super) fn prediction(
                 ),
             ));
         }
-        let predicted = match (&f.predicted, &f.predicted_rate_of, &f.predicted_value_of) {
-            (Some(v), None, None) if v.is_finite() => Predicted::Value(*v),
-            (None, Some(e), None) => Predicted::RateOf(e.clone()),
-            (None, None, Some(e)) => Predicted::ValueOf(e.clone()),
-            _ => return Err(ctx.err(
-                format!("{field}.predicted"),
-                "give exactly one of `predicted` (a number), `predicted_rate_of` (a bound's \
+        let predicted =
+            match (&f.predicted, &f.predicted_rate_of, &f.predicted_value_of) {
+                (Some(v), None, None) if v.is_finite() => Predicted::Value(*v),
+                (None, Some(e), None) => Predicted::RateOf(e.clone()),
+                (None, None, Some(e)) => Predicted::ValueOf(e.clone()),
+                _ => return Err(ctx.err(
+                    format!("{field}.predicted"),
+                    "give exactly one of `predicted` (a number), `predicted_rate_of` (a bound's \
                  expression) or `predicted_value_of` (an exact finite-size value)",
-            )),
-        };
+                )),
+            };
         if !(f.tolerance.is_finite() && f.tolerance >= 0.0) {
             return Err(ctx.err(format!("{field}.tolerance"), "must be finite and >= 0"));
         }
         let tolerance_reason = match &f.tolerance_reason {
             Some(r) if !r.trim().is_empty() => r.trim().to_string(),
-            _ => {
-                return Err(ctx.err(
-                    format!("{field}.tolerance_reason"),
-                    "every tolerance needs a one-line reason (CI width, a known log correction, ...)",
-                ))
-            }
+            _ => return Err(ctx.err(
+                format!("{field}.tolerance_reason"),
+                "every tolerance needs a one-line reason (CI width, a known log correction, ...)",
+            )),
         };
         if let Predicted::Value(v) = predicted {
             let rate = matches!(p, RawPrediction::RateAtMost(_));

@@ -15,9 +15,9 @@
 
 mod axis;
 
-use axis::{tick_text, Axis};
 #[cfg(test)]
 use axis::nice_step;
+use axis::{tick_text, Axis};
 use std::fmt::Write as _;
 
 /// Width of the SVG in pixels.
