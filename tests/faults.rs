@@ -315,7 +315,7 @@ fn every_fault_changes_a_system_it_declares_and_no_other() {
 /// second, engine-equivalence and the tp-topk claims in a few; the rf-dpgd claims and the
 /// privacy audit take tens of seconds per fault and are left to `dpclaims faults`).
 const SENTINELS: &[(&str, &str, CellStatus)] = &[
-    ("noise-missing-sqrt-eta", "engine-equivalence", Verdict),
+    ("noise-missing-sqrt-eta", "noise-term-scaling", Verdict),
     ("noise-c-over-n", "final-risk-bound-blog", Snapshot),
     ("noise-2c-over-n", "final-risk-bound-blog", Verdict),
     ("clip-multiply", "final-risk-bound-blog", Error),

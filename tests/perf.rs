@@ -207,16 +207,19 @@ fn criterion_results_are_read_with_ratios_to_the_floor() {
         )
         .unwrap();
     }
-    let rows = report::bench::criterion_estimates(dir.path(), "perf");
+    let rows = dpclaims::report::bench::criterion_estimates(dir.path(), "perf");
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[0].id, "perf/direct_step/n2000_p40000");
     assert!((rows[1].median_s - 0.1).abs() < 1e-12);
-    let md = report::bench::criterion_markdown(&rows);
+    let md = dpclaims::report::bench::criterion_markdown(&rows);
     assert!(
         md.contains(
             "| `perf/direct_step/n2000_p40000` | 103.00 ms | 92.70 ms – 113.30 ms | 1.03 |"
         ),
         "{md}"
     );
-    assert!(report::bench::criterion_estimates(&dir.path().join("nothing"), "perf").is_empty());
+    assert!(
+        dpclaims::report::bench::criterion_estimates(&dir.path().join("nothing"), "perf")
+            .is_empty()
+    );
 }
