@@ -56,14 +56,16 @@ impl RegimeCheck {
     }
 }
 
+/// Per assumption: how many points fail it, and the farthest (distance, violation, label).
+type PerAssumption = (usize, Option<(f64, Violation, String)>);
+
 /// Splits `recs` into the points inside every assumption and the regime summary.
 pub fn filter<'a>(
     assumptions: &[Assumption],
     recs: &[&'a PointRecord],
 ) -> Result<(Vec<&'a PointRecord>, RegimeCheck), String> {
     let mut inside = Vec::new();
-    let mut per: Vec<(usize, Option<(f64, Violation, String)>)> =
-        vec![(0, None); assumptions.len()];
+    let mut per: Vec<PerAssumption> = vec![(0, None); assumptions.len()];
     for r in recs {
         let mut ok = true;
         for (i, a) in assumptions.iter().enumerate() {

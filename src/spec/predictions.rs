@@ -261,7 +261,7 @@ pub(super) fn check_roles(
         for n in v.caught_by.iter().chain(v.findings.keys()) {
             if !known(n) {
                 return Err(ctx.err(
-                    format!("{field}"),
+                    field.to_string(),
                     format!("unknown prediction `{n}` (known: {})", names()),
                 ));
             }
