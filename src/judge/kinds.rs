@@ -2,8 +2,8 @@
 //! `exponent` (equality of a log-log slope within a tolerance), `rate_at_most` (an upper
 //! bound, O() or O~(): judged on the slope's confidence interval), `event` (probability
 //! with a Clopper-Pearson interval) and `inequality` (at every point and replicate).
-use super::{Detail, PointRecord, PredictionResult};
-use crate::fit::{self, Verdict};
+use super::{PointRecord, PredictionResult};
+use crate::fit;
 use crate::rng::SeedPath;
 use crate::spec::{CmpOp, FitSpec, Predicted, Prediction, PredictionKind};
 use std::collections::BTreeMap;
@@ -14,28 +14,7 @@ pub fn evaluate(
     recs: &[&PointRecord],
     boot_seed: &SeedPath,
 ) -> Result<PredictionResult, String> {
-    let mut res = PredictionResult {
-        prediction_name: p.name.clone(),
-        variant: String::new(),
-        negative_control: false,
-        metric: p.metric.clone(),
-        kind: p.kind.name(),
-        sweep: p.sweep.clone(),
-        x: None,
-        estimate: None,
-        ci: None,
-        predicted: None,
-        tolerance: None,
-        verdict: Verdict::Inconclusive,
-        points: recs.len(),
-        regime: Default::default(),
-        control: None,
-        finding: None,
-        problem: None,
-        note: p.note.clone(),
-        detail: Detail::default(),
-        prediction: 0,
-    };
+    let mut res = PredictionResult::unjudged(p, 0, recs.len());
     match &p.kind {
         PredictionKind::Exponent(f) | PredictionKind::RateAtMost(f) => {
             let fit = fit_records(recs, &p.metric, f, boot_seed)?;

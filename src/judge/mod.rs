@@ -218,30 +218,43 @@ fn identical_control(
     variant: &crate::spec::Variant,
     main: String,
 ) -> PredictionResult {
-    PredictionResult {
-        prediction_name: p.name.clone(),
-        variant: variant.name.clone(),
-        negative_control: true,
-        metric: p.metric.clone(),
-        kind: p.kind.name(),
-        sweep: p.sweep.clone(),
-        x: None,
-        estimate: None,
-        ci: None,
-        predicted: None,
-        tolerance: None,
-        verdict: Verdict::Inconclusive,
-        points: 0,
-        regime: RegimeCheck::default(),
-        problem: Some(format!(
-            "negative control is identical to main variant `{main}` on sweep `{}` (same options, data and variables at every point): it cannot be caught",
-            p.sweep
-        )),
-        control: Some(ControlStatus::IdenticalTo(main)),
-        finding: None,
-        note: p.note.clone(),
-        detail: Detail::default(),
-        prediction: pi,
+    let mut r = PredictionResult::unjudged(p, pi, 0);
+    r.variant = variant.name.clone();
+    r.negative_control = true;
+    r.problem = Some(format!(
+        "negative control is identical to main variant `{main}` on sweep `{}` (same options, data and variables at every point): it cannot be caught",
+        p.sweep
+    ));
+    r.control = Some(ControlStatus::IdenticalTo(main));
+    r
+}
+
+impl PredictionResult {
+    /// A result of prediction `p` (index `pi`) over `points` points, before any
+    /// measurement: inconclusive, no estimate, no variant yet.
+    pub fn unjudged(p: &crate::spec::Prediction, pi: usize, points: usize) -> PredictionResult {
+        PredictionResult {
+            prediction_name: p.name.clone(),
+            variant: String::new(),
+            negative_control: false,
+            metric: p.metric.clone(),
+            kind: p.kind.name(),
+            sweep: p.sweep.clone(),
+            x: None,
+            estimate: None,
+            ci: None,
+            predicted: None,
+            tolerance: None,
+            verdict: Verdict::Inconclusive,
+            points,
+            regime: RegimeCheck::default(),
+            control: None,
+            finding: None,
+            problem: None,
+            note: p.note.clone(),
+            detail: Detail::default(),
+            prediction: pi,
+        }
     }
 }
 
