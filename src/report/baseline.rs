@@ -235,3 +235,48 @@ fn field_changes(old: &serde_yaml::Value, new: &serde_yaml::Value) -> String {
         .collect::<Vec<_>>()
         .join("; ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::result_changes;
+
+    fn body(results: &str) -> serde_yaml::Value {
+        serde_yaml::from_str(&format!("id: c\nresults:\n{results}")).unwrap()
+    }
+
+    #[test]
+    fn the_results_that_changed_are_named_with_what_changed() {
+        let a = "  - {prediction: p, variant: v, verdict: holds, estimate: 0.5}\n";
+        let b = "  - {prediction: p, variant: w, verdict: holds, estimate: 0.5}\n";
+        let old = body(&format!("{a}{b}"));
+        assert!(result_changes(&old, &old).is_empty());
+        let new = body(&format!(
+            "{}{}",
+            "  - {prediction: p, variant: v, verdict: refuted, estimate: 0.7}\n",
+            "  - {prediction: q, variant: v, verdict: holds, estimate: 0.1}\n"
+        ));
+        let ch = result_changes(&old, &new);
+        let lines: Vec<(String, String, String, bool)> = ch
+            .into_iter()
+            .map(|c| (c.prediction, c.variant, c.what, c.in_run))
+            .collect();
+        assert_eq!(
+            lines,
+            vec![
+                (
+                    "p".into(),
+                    "v".into(),
+                    "verdict holds -> refuted; estimate 0.5 -> 0.7".into(),
+                    true
+                ),
+                ("q".into(), "v".into(), "not in the baseline".into(), true),
+                (
+                    "p".into(),
+                    "w".into(),
+                    "in the baseline, no longer produced".into(),
+                    false
+                ),
+            ]
+        );
+    }
+}

@@ -217,3 +217,45 @@ pub fn prediction_line(spec_text: &str, name: &str) -> usize {
     }
     lines.iter().position(|l| names(l)).map_or(1, |i| i + 1)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::prediction_line;
+
+    const SPEC: &str = "\
+id: x
+variants:
+  - name: eps-bound
+    findings:
+      eps-bound: >
+        a finding, not the prediction
+predictions:
+  - kind: inequality
+    name: eps-bound
+    metric: m
+  - {kind: event, name: \"quoted\", metric: m}
+  - kind: exponent
+    rhs_name: late
+    name: 'late'   # a comment
+discussion: >
+  name: not-a-prediction
+";
+
+    #[test]
+    fn the_line_naming_a_prediction_is_found_in_the_predictions_section() {
+        // The variant of the same name (line 3) comes first in the file: not it.
+        assert_eq!(prediction_line(SPEC, "eps-bound"), 9);
+        assert_eq!(prediction_line(SPEC, "quoted"), 11);
+        // `rhs_name: late` is not a `name:` key.
+        assert_eq!(prediction_line(SPEC, "late"), 14);
+    }
+
+    #[test]
+    fn a_prediction_not_found_falls_back_to_anywhere_then_line_1() {
+        assert_eq!(prediction_line(SPEC, "not-a-prediction"), 16);
+        assert_eq!(prediction_line(SPEC, "absent"), 1);
+        assert_eq!(prediction_line("", "absent"), 1);
+        let flow = "id: y\npredictions: [{kind: event, name: a}, {kind: event, name: b}]\n";
+        assert_eq!(prediction_line(flow, "b"), 2);
+    }
+}

@@ -308,3 +308,40 @@ pub fn runs_note(old: &VerdictsDoc, new: &VerdictsDoc) -> Option<String> {
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{moved, ResultDoc};
+
+    fn r(estimate: Option<f64>, ci: Option<(f64, f64)>) -> ResultDoc {
+        ResultDoc {
+            prediction: "p".into(),
+            variant: "v".into(),
+            negative_control: false,
+            kind: "exponent".into(),
+            estimate,
+            ci,
+            verdict: "holds".into(),
+            problem: None,
+        }
+    }
+
+    #[test]
+    fn an_estimate_moved_when_neither_interval_covers_the_other_estimate() {
+        let old = r(Some(1.0), Some((0.8, 1.2)));
+        assert!(!moved(&old, &old));
+        // Inside the old interval: no move.
+        assert!(!moved(&old, &r(Some(1.1), Some((0.9, 1.3)))));
+        // Outside the old interval but the new (wide) one covers the old estimate.
+        assert!(!moved(&old, &r(Some(1.3), Some((0.5, 2.0)))));
+        // Each outside the other's interval.
+        assert!(moved(&old, &r(Some(1.5), Some((1.3, 1.7)))));
+        assert!(moved(&old, &r(Some(0.5), Some((0.4, 0.6)))));
+        // Without intervals: a change visible at 4 significant digits.
+        assert!(!moved(&r(Some(0.12341), None), &r(Some(0.12342), None)));
+        assert!(moved(&r(Some(0.1234), None), &r(Some(0.1236), None)));
+        // An estimate that appears or disappears.
+        assert!(moved(&r(None, None), &r(Some(0.1), None)));
+        assert!(!moved(&r(None, None), &r(None, None)));
+    }
+}

@@ -97,3 +97,28 @@ pub fn step_summary(
     );
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{command, escape_data, escape_property};
+
+    #[test]
+    fn workflow_commands_escape_percent_line_breaks_and_property_separators() {
+        assert_eq!(escape_data("50% a\r\nb: c, d"), "50%25 a%0D%0Ab: c, d");
+        assert_eq!(escape_property("a: b, c%"), "a%3A b%2C c%25");
+        assert_eq!(
+            command(
+                "error",
+                "claims/x,y.yaml",
+                12,
+                "dpclaims: x p/v",
+                "line 1\nline 2"
+            ),
+            "::error file=claims/x%2Cy.yaml,line=12,title=dpclaims%3A x p/v::line 1%0Aline 2"
+        );
+        assert_eq!(
+            command("warning", "claims/x.yaml", 1, "t", "out_of_regime: 0/3"),
+            "::warning file=claims/x.yaml,line=1,title=t::out_of_regime: 0/3"
+        );
+    }
+}

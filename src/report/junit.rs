@@ -173,3 +173,26 @@ pub fn junit_xml(
     s.push_str("</testsuites>\n");
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn escaped_text_round_trips_through_an_xml_parser() {
+        let nasty = "a < b && c > \"d\" 'e'\ttab\nnew line\r\u{1b}[31m\u{0} ]]> \u{FFFF} ≤ ε";
+        let xml = format!(
+            "<r a=\"{}\">{}</r>",
+            escape(nasty, true),
+            escape(nasty, false)
+        );
+        let doc = roxmltree::Document::parse(&xml).expect("well-formed");
+        let r = doc.root_element();
+        // Forbidden characters become U+FFFD; everything else survives, in attributes
+        // too (tab and line breaks as character references).
+        let expected = nasty.replace(['\u{1b}', '\u{0}', '\u{FFFF}'], "\u{FFFD}");
+        assert_eq!(r.attribute("a"), Some(expected.as_str()));
+        // Text content: XML parsers normalise a literal CR, but we write it as &#13;.
+        assert_eq!(r.text(), Some(expected.as_str()));
+    }
+}
