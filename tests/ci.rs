@@ -183,7 +183,7 @@ fn junit_has_one_testcase_per_verdict_and_fails_exactly_where_the_run_exits_1() 
     assert!(xml.contains("out_of_regime"), "the skip says why: {xml}");
     let eps_line = line_of(CALIBRATION, "name: eps-bound");
     assert_eq!(eps_line, 21);
-    assert!(xml.contains(&format!("name=\"eps-bound/base\" time=\"")));
+    assert!(xml.contains("name=\"eps-bound/base\" time=\""));
     assert!(xml.contains(&format!(" line=\"{eps_line}\">")), "{xml}");
     let big_line = line_of(CALIBRATION, "name: \"big-delta\"");
     assert!(xml.contains(&format!(" line=\"{big_line}\">")), "{xml}");
@@ -530,4 +530,51 @@ fn sigma_a_calibration_under_github_actions() {
     }
     let md = std::fs::read_to_string(&summary).unwrap();
     assert!(md.contains("| `sigma-a-calibration` |"), "{md}");
+}
+
+/// The workflow runs what the README says, through the Makefile (whose `run` passes
+/// RUN_FLAGS on), and publishes the JUnit file it asks for.
+#[test]
+fn the_github_workflow_runs_make_test_and_make_run_with_junit() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join(".github/workflows/claims.yml")).unwrap();
+    let wf: serde_yaml::Value = serde_yaml::from_str(&text).expect("valid YAML");
+    let steps = wf["jobs"]["claims"]["steps"].as_sequence().expect("steps");
+    let run = |needle: &str| {
+        steps.iter().position(|s| {
+            s.get("run")
+                .and_then(|r| r.as_str())
+                .is_some_and(|r| r.contains(needle))
+        })
+    };
+    let uses = |needle: &str| {
+        steps.iter().position(|s| {
+            s.get("uses")
+                .and_then(|r| r.as_str())
+                .is_some_and(|r| r.starts_with(needle))
+        })
+    };
+    let junit = wf["jobs"]["claims"]["env"]["JUNIT"].as_str().unwrap();
+    let apt = run("apt-get install").expect("apt step");
+    let test = run("make test").expect("make test");
+    let make_run = run("make run RUN_FLAGS=\"--junit $JUNIT\"").expect("make run --junit");
+    assert!(uses("actions/checkout").unwrap() < apt && apt < test && test < make_run);
+    assert!(uses("actions/cache").is_some());
+    for (action, key) in [
+        ("actions/upload-artifact", "path"),
+        ("mikepenz/action-junit-report", "report_paths"),
+    ] {
+        let s = &steps[uses(action).expect(action)];
+        assert_eq!(s["if"].as_str(), Some("always()"), "{action}");
+        assert!(
+            s["with"][key].as_str().unwrap().contains("env.JUNIT"),
+            "{action} gets {junit}"
+        );
+    }
+    for pkg in ["libopenblas-dev", "liblapack-dev"] {
+        assert!(steps[apt]["run"].as_str().unwrap().contains(pkg));
+    }
+    let make = std::fs::read_to_string(root.join("Makefile")).unwrap();
+    assert!(make.contains("run --profile quick --out reports $(RUN_FLAGS)"));
+    assert!(make.contains("install -y -qq libopenblas-dev liblapack-dev"));
 }

@@ -79,7 +79,17 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         let start = std::time::Instant::now();
         let (o, units) = execute::run_claim_timed(c, a.profile, a.seed, &Recipe::PAPER, &tick)?;
         let wall = start.elapsed().as_secs_f64();
-        times.insert(c.id.clone(), ClaimTime { wall, units });
+        let mut by_pair = BTreeMap::new();
+        for (k, t) in units {
+            *by_pair.entry((k.sweep, k.variant)).or_insert(0.0) += t;
+        }
+        times.insert(
+            c.id.clone(),
+            ClaimTime {
+                wall,
+                units: by_pair,
+            },
+        );
         if !a.json {
             bar.suspend(|| print_verdicts(&o));
         }

@@ -14,18 +14,17 @@
 //! claim's wall time). Unknown times (`dpclaims merge`) are 0. This file is the only
 //! output of a run that holds times: the reports and snapshots never do.
 use super::ci::{prediction_line, Case};
-use crate::execute::UnitTimes;
 use crate::judge::ClaimOutcome;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-/// Wall times of one claim's run.
+/// Wall times of one claim's run, in seconds.
 #[derive(Clone, Debug, Default)]
 pub struct ClaimTime {
-    /// The claim's wall time, seconds.
+    /// The claim's wall time.
     pub wall: f64,
-    /// Every unit's wall time.
-    pub units: UnitTimes,
+    /// (sweep, variant) -> the summed wall time of its units.
+    pub units: BTreeMap<(String, String), f64>,
 }
 
 /// Text with the characters XML 1.0 cannot hold (control characters other than tab,
@@ -63,10 +62,9 @@ fn case_time(case: &Case, times: Option<&ClaimTime>) -> f64 {
         return 0.0;
     };
     t.units
-        .iter()
-        .filter(|(k, _)| k.sweep == r.sweep && k.variant == r.variant)
-        .map(|(_, s)| s)
-        .sum()
+        .get(&(r.sweep.clone(), r.variant.clone()))
+        .copied()
+        .unwrap_or(0.0)
 }
 
 /// The JUnit XML document of a run's cases (`outcomes` gives the suites and their
