@@ -12,7 +12,7 @@ use super::baseline::Baseline;
 use super::{prediction_text, result_line};
 use crate::fit::Verdict;
 use crate::judge::{ClaimOutcome, PredictionResult};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Why a case fails.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -166,12 +166,6 @@ pub fn cases<'a>(
     out
 }
 
-/// The spec file of a claim as given on the command line (relative paths stay relative,
-/// as CI tools expect paths from the repository root).
-pub fn spec_file(o: &ClaimOutcome) -> PathBuf {
-    o.claim.file.clone()
-}
-
 /// The 1-based line of a spec where prediction `name` is named (`name: <name>`, in
 /// block or flow style, quoted or not), looked up in the `predictions:` section first,
 /// then anywhere; 1 when it is not found (CI annotations then point at the file).
@@ -199,9 +193,7 @@ pub fn prediction_line(spec_text: &str, name: &str) -> usize {
         false
     };
     let lines: Vec<&str> = spec_text.lines().collect();
-    let start = lines
-        .iter()
-        .position(|l| l.trim_end() == "predictions:" || l.starts_with("predictions:"));
+    let start = lines.iter().position(|l| l.starts_with("predictions:"));
     if let Some(s) = start {
         // The section ends at the next top-level key.
         for (i, l) in lines.iter().enumerate().skip(s) {
