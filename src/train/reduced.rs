@@ -40,11 +40,35 @@
 //! the same stream see the same draws `w_t` (common random numbers: each run's law is
 //! exact, runs are coupled), runs on different streams are independent.
 //!
+//! **Kernels.** With [`Kernels::Faer`] (the default) the Gram computation and the
+//! per-step products run on faer, whose speed does not depend on whether the system
+//! OpenBLAS recognises the CPU, and a step does less work:
+//!
+//! * *sparse product updates*: a clipped sample contributes `c_i r_i = sign(r_i) C /
+//!   (2 sqrt(K_ii))` (written exactly so), which does not change while the sample stays
+//!   clipped on the same side. Once the noise has grown, most samples of most runs
+//!   are (the longest runs of the Fig. 2 heat map, which make most of its steps, keep
+//!   about 95% of the entries of `c o r` from one step to the next), so a run whose `c o r` changed in at most n/[`SPARSE_DIV`]
+//!   entries gets `K (c o r)_t = K (c o r)_{t-1} + sum_i delta_i K_i` over the changed
+//!   entries i (K is symmetric: its rows), in `|changed| n` instead of `n^2` flops; the
+//!   other runs share one matrix product, and every run is recomputed in full every
+//!   [`REFRESH_STEPS`] steps, so rounding does not accumulate;
+//! * *blocked noise*: each stream draws [`NOISE_BLOCK`] steps of `w` at once and maps
+//!   them through `L_train` in one matrix product instead of one matrix-vector pass over
+//!   the factor per step (same draws in the same order; the last block's unused draws
+//!   are discarded).
+//!
+//! Both are exact rewritings: the same recursion, with other rounding.
+//! [`Kernels::Blas`] is the engine as it was before, step for step (OpenBLAS: one
+//! product of every moving run per step, one matrix-vector product per stream and step,
+//! `c_i r_i` as `r_i C / ||g_i||`), kept as the reference: the two agree to 1e-10 and
+//! better (tests/reduced.rs).
+//!
 //! [`TestNoise::SpanOnly`] drops the null-space part of the test noise: a deliberately
 //! wrong engine, the negative control of the `engine-equivalence` claim.
-use super::dpgd::{DpGdConfig, LossPoint};
+use super::dpgd::{ClipRule, DpGdConfig, LossPoint};
 use super::TrainError;
-use crate::linalg::{self, LinalgError};
+use crate::linalg::{self, Kernels, LinalgError};
 use crate::models::RandomFeatures;
 use crate::rng::SeedPath;
 use ndarray::linalg::general_mat_mul;
@@ -54,6 +78,20 @@ use rand_distr::{Distribution, StandardNormal};
 /// Eigenvalues of G below this fraction of the largest are dropped from the noise
 /// factor (their total variance is below n * 1e-14 of the largest direction's).
 const NOISE_RCOND: f64 = 1e-14;
+
+/// Steps of noise drawn and mapped through `L_train` at once per stream with
+/// [`Kernels::Faer`] (a 64 x r by r x n product; always whole blocks, so the bits of a
+/// step's noise do not depend on how long the stream runs).
+pub const NOISE_BLOCK: usize = 64;
+
+/// With [`Kernels::Faer`], a run's product `K g_t` is updated from `K g_{t-1}` through
+/// the entries of `g` that changed when at most `n / SPARSE_DIV` did (see the module
+/// docs)...
+pub const SPARSE_DIV: usize = 4;
+
+/// ... and recomputed in full at every step that is a multiple of this (and at step 0),
+/// so rounding never accumulates over more than this many steps.
+pub const REFRESH_STEPS: usize = 128;
 
 /// Which law the noise seen by the test points follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,6 +118,10 @@ pub struct KernelProblem {
     l_test_t: Array2<f64>,
     y: Array1<f64>,
     y_test: Array1<f64>,
+    /// Kernels of the per-step products.
+    kernels: Kernels,
+    /// `1 / (2 sqrt(K_ii))`: a clipped sample's `c_i r_i` is `sign(r_i) C / (2 sqrt(K_ii))`.
+    half_inv_sqrt_k: Array1<f64>,
 }
 
 impl KernelProblem {
@@ -125,6 +167,7 @@ impl KernelProblem {
                 l_train_t.dot(&kplus_knt)
             }
         };
+        let half_inv_sqrt_k = k.diag().mapv(|v| 0.5 / v.sqrt());
         Ok(Self {
             p,
             k,
@@ -133,7 +176,21 @@ impl KernelProblem {
             l_test_t,
             y,
             y_test,
+            kernels: Kernels::default(),
+            half_inv_sqrt_k,
         })
+    }
+
+    /// The same problem with other kernels for the per-step products (the Gram matrix
+    /// and its factor are kept: [`Self::random_features_with`] chooses the Gram's).
+    pub fn with_kernels(mut self, kernels: Kernels) -> Self {
+        self.kernels = kernels;
+        self
+    }
+
+    /// Kernels of the per-step products.
+    pub fn kernels(&self) -> Kernels {
+        self.kernels
     }
 
     /// From explicit feature matrices (small problems and tests).
@@ -151,7 +208,7 @@ impl KernelProblem {
     }
 
     /// For the random-features model: one blocked Gram computation over the train and
-    /// test inputs (the n x p feature matrix is never held).
+    /// test inputs (the n x p feature matrix is never held), with the default kernels.
     pub fn random_features(
         model: &RandomFeatures,
         x: &ArrayView2<f64>,
@@ -160,13 +217,33 @@ impl KernelProblem {
         y_test: Array1<f64>,
         test_noise: TestNoise,
     ) -> Result<Self, TrainError> {
+        Self::random_features_with(model, x, y, x_test, y_test, test_noise, Kernels::default())
+    }
+
+    /// [`Self::random_features`] with the given kernels, for the Gram computation and
+    /// for the per-step products. The eigendecomposition of G is LAPACK's `dsyevd`
+    /// whatever the kernels: the factor `L` is not unique (signs, rotations within
+    /// clusters of eigenvalues), and another eigensolver would change the noise each
+    /// run sees — still exactly N(0, s^2 G), but not the same draws.
+    pub fn random_features_with(
+        model: &RandomFeatures,
+        x: &ArrayView2<f64>,
+        y: Array1<f64>,
+        x_test: &ArrayView2<f64>,
+        y_test: Array1<f64>,
+        test_noise: TestNoise,
+        kernels: Kernels,
+    ) -> Result<Self, TrainError> {
         let xa = concatenate(Axis(0), &[x.view(), x_test.view()])
             .map_err(|e| TrainError::InvalidConfig(format!("input shapes: {e}")))?;
         if model.p() <= xa.nrows() {
             // Few features: the feature matrix itself is a factor of G (L = [Phi; Phi_test],
             // r = p), no eigendecomposition needed.
             let a = model.features(&xa.view());
-            let g = a.dot(&a.t());
+            let g = match kernels {
+                Kernels::Blas => a.dot(&a.t()),
+                Kernels::Faer => linalg::matmul(kernels, &a.view(), &a.t()),
+            };
             let (n, m) = (y.len(), y_test.len());
             if g.dim() != (n + m, n + m) {
                 return Err(TrainError::InvalidConfig(format!(
@@ -174,17 +251,18 @@ impl KernelProblem {
                     xa.nrows()
                 )));
             }
-            return Self::with_factor(
+            return Ok(Self::with_factor(
                 &g.view(),
                 a.reversed_axes().as_standard_layout().into_owned(),
                 model.p(),
                 y,
                 y_test,
                 test_noise,
-            );
+            )?
+            .with_kernels(kernels));
         }
-        let g = model.gram(&xa.view())?;
-        Self::from_gram(&g.view(), model.p(), y, y_test, test_noise)
+        let g = model.gram_with(&xa.view(), kernels)?;
+        Ok(Self::from_gram(&g.view(), model.p(), y, y_test, test_noise)?.with_kernels(kernels))
     }
 
     /// Training samples n.
@@ -370,6 +448,11 @@ pub fn run_batch(
         }
     }
     let mut rngs: Vec<_> = streams.iter().map(SeedPath::rng).collect();
+    let kernels = kp.kernels;
+    // Faer: per stream, the current block of draws and their images L_train w (allocated
+    // when the stream first draws).
+    let mut w_block: Vec<Option<Array2<f64>>> = vec![None; streams.len()];
+    let mut z_block: Vec<Option<Array2<f64>>> = vec![None; streams.len()];
     let mut u = Array2::<f64>::zeros((b, n));
     let mut cr = Array2::<f64>::zeros((b, n));
     let mut acc_cr = Array2::<f64>::zeros((b, n));
@@ -379,6 +462,14 @@ pub fn run_batch(
     // L_train w per stream; rows of streams that stopped drawing are never read (a
     // moving noisy run's stream always draws).
     let mut z = Array2::<f64>::zeros((streams.len(), n));
+    // Faer: the g (= c o r) each run's row of kcr was computed from, and the sparse
+    // updates' scratch.
+    let mut g_prev = match kernels {
+        Kernels::Faer => Array2::<f64>::zeros((b, n)),
+        Kernels::Blas => Array2::<f64>::zeros((0, n)),
+    };
+    let clipped_value = (kernels == Kernels::Faer).then(|| kp.half_inv_sqrt_k.view());
+    let mut sparse = SparseScratch::default();
     let mut out: Vec<ReducedRun> = order
         .iter()
         .map(|&j| ReducedRun {
@@ -393,8 +484,14 @@ pub fn run_batch(
         let moving = steps.iter().take_while(|&&s| s > t).count();
         for jj in 0..alive {
             let cfg = &runs[order[jj]].cfg;
-            let stats =
-                clipped_residuals(&u.row(jj), &kp.y.view(), &kp.k.diag(), cfg, cr.row_mut(jj));
+            let stats = clipped_residuals(
+                &u.row(jj),
+                &kp.y.view(),
+                &kp.k.diag(),
+                clipped_value.as_ref(),
+                cfg,
+                cr.row_mut(jj),
+            );
             if !stats.train_mse.is_finite() {
                 return Err(TrainError::Diverged {
                     step: t,
@@ -434,28 +531,58 @@ pub fn run_batch(
             break;
         }
         // K (c o r) for every moving run: one GEMM (K is symmetric).
-        if moving == 1 {
-            kcr.row_mut(0).assign(&kp.k.dot(&cr.row(0)));
-        } else {
-            general_mat_mul(
+        match kernels {
+            Kernels::Blas if moving == 1 => kcr.row_mut(0).assign(&kp.k.dot(&cr.row(0))),
+            Kernels::Blas => general_mat_mul(
                 1.0,
                 &cr.slice(s![..moving, ..]),
                 &kp.k,
                 0.0,
                 &mut kcr.slice_mut(s![..moving, ..]),
-            );
+            ),
+            Kernels::Faer => {
+                sparse.products(kp, t, moving, &cr, &g_prev, &mut kcr);
+                g_prev
+                    .slice_mut(s![..moving, ..])
+                    .assign(&cr.slice(s![..moving, ..]));
+            }
         }
         // Noise draws of the streams still in use, and their train-side images L_train w.
         let drawing: Vec<usize> = (0..streams.len())
             .filter(|&s| stream_until[s] > t)
             .collect();
         for &s in &drawing {
-            for v in w.row_mut(s).iter_mut() {
-                *v = StandardNormal.sample(&mut rngs[s]);
+            match kernels {
+                Kernels::Blas => {
+                    for v in w.row_mut(s).iter_mut() {
+                        *v = StandardNormal.sample(&mut rngs[s]);
+                    }
+                    z.row_mut(s).assign(&kp.l_train_t.t().dot(&w.row(s)));
+                }
+                Kernels::Faer => {
+                    // Streams draw from step 0 on, so blocks start at multiples of
+                    // NOISE_BLOCK; within a block, row i holds step t's draws.
+                    let i = t % NOISE_BLOCK;
+                    let wb = w_block[s].get_or_insert_with(|| Array2::zeros((NOISE_BLOCK, r_rank)));
+                    let zb = z_block[s].get_or_insert_with(|| Array2::zeros((NOISE_BLOCK, n)));
+                    if i == 0 {
+                        // Row by row: the same draws, in the same order, as step by step.
+                        for v in wb.iter_mut() {
+                            *v = StandardNormal.sample(&mut rngs[s]);
+                        }
+                        linalg::matmul_into(
+                            kernels,
+                            &wb.view(),
+                            &kp.l_train_t.view(),
+                            zb.view_mut(),
+                        );
+                    }
+                    w.row_mut(s).assign(&wb.row(i));
+                    z.row_mut(s).assign(&zb.row(i));
+                }
             }
             let mut ws = w_sum.row_mut(s);
             ws += &w.row(s);
-            z.row_mut(s).assign(&kp.l_train_t.t().dot(&w.row(s)));
         }
         for jj in 0..moving {
             let cfg = &runs[order[jj]].cfg;
@@ -476,6 +603,100 @@ pub fn run_batch(
     Ok(res.into_iter().map(|o| o.expect("every run")).collect())
 }
 
+/// The per-step products `K g` of the moving runs with [`Kernels::Faer`]: runs whose
+/// `g` changed in at most `n / SPARSE_DIV` entries since the last step get
+/// `K g_t = K g_{t-1} + sum_i (g_t - g_{t-1})_i K_i` (K symmetric: its rows), the others
+/// one matrix product; all of them every [`REFRESH_STEPS`] steps.
+#[derive(Default)]
+struct SparseScratch {
+    dense: Vec<usize>,
+    rows: Vec<usize>,
+    offs: Vec<usize>,
+    idx: Vec<usize>,
+    delta: Vec<f64>,
+    gathered: Array2<f64>,
+    product: Array2<f64>,
+}
+
+impl SparseScratch {
+    /// Rows `..moving` of `kcr` become `K cr` (row by row), given that they hold
+    /// `K g_prev`.
+    fn products(
+        &mut self,
+        kp: &KernelProblem,
+        t: usize,
+        moving: usize,
+        cr: &Array2<f64>,
+        g_prev: &Array2<f64>,
+        kcr: &mut Array2<f64>,
+    ) {
+        let n = kp.n();
+        self.dense.clear();
+        self.rows.clear();
+        self.offs.clear();
+        self.idx.clear();
+        self.delta.clear();
+        self.offs.push(0);
+        for jj in 0..moving {
+            if t % REFRESH_STEPS == 0 {
+                self.dense.push(jj);
+                continue;
+            }
+            let start = self.idx.len();
+            for (i, (&g, &gp)) in cr.row(jj).iter().zip(g_prev.row(jj)).enumerate() {
+                if g.to_bits() != gp.to_bits() {
+                    self.idx.push(i);
+                    self.delta.push(g - gp);
+                }
+            }
+            if (self.idx.len() - start) * SPARSE_DIV > n {
+                self.idx.truncate(start);
+                self.delta.truncate(start);
+                self.dense.push(jj);
+            } else if self.idx.len() > start {
+                self.rows.push(jj);
+                self.offs.push(self.idx.len());
+            }
+        }
+        let nd = self.dense.len();
+        if nd == moving {
+            linalg::matmul_into(
+                Kernels::Faer,
+                &cr.slice(s![..moving, ..]),
+                &kp.k.view(),
+                kcr.slice_mut(s![..moving, ..]),
+            );
+        } else if nd > 0 {
+            if self.gathered.nrows() < nd {
+                self.gathered = Array2::zeros((cr.nrows(), n));
+                self.product = Array2::zeros((cr.nrows(), n));
+            }
+            for (row, &jj) in self.dense.iter().enumerate() {
+                self.gathered.row_mut(row).assign(&cr.row(jj));
+            }
+            linalg::matmul_into(
+                Kernels::Faer,
+                &self.gathered.slice(s![..nd, ..]),
+                &kp.k.view(),
+                self.product.slice_mut(s![..nd, ..]),
+            );
+            for (row, &jj) in self.dense.iter().enumerate() {
+                kcr.row_mut(jj).assign(&self.product.row(row));
+            }
+        }
+        if !self.rows.is_empty() {
+            linalg::add_sparse_combinations(
+                &kp.k.view(),
+                &self.rows,
+                &self.offs,
+                &self.idx,
+                &self.delta,
+                &mut kcr.view_mut(),
+            );
+        }
+    }
+}
+
 /// What [`clipped_residuals`] saw.
 struct Seen {
     clip_fraction: f64,
@@ -485,14 +706,47 @@ struct Seen {
 
 /// Writes `c_i r_i` (clip scale times residual) into `out` and returns the step's
 /// statistics; `||g_i|| = 2 |r_i| sqrt(K_ii)` (ridge 0), the clip rule as in
-/// [`super::dpgd::clipped_mean_gradient`].
+/// [`super::dpgd::clipped_mean_gradient`]. With `clipped_value` (`1 / (2 sqrt(K_ii))`)
+/// and the rule [`ClipRule::Divide`], a clipped sample's `c_i r_i = r_i C / ||g_i||` is
+/// written as `sign(r_i) C / (2 sqrt(K_ii))`: equal up to rounding, and the same bits at
+/// every step the sample stays clipped on the same side (which the sparse product
+/// updates of [`SparseScratch`] rely on).
 fn clipped_residuals(
     u: &ArrayView1<f64>,
     y: &ArrayView1<f64>,
     k_diag: &ArrayView1<f64>,
+    clipped_value: Option<&ArrayView1<f64>>,
     cfg: &DpGdConfig,
     mut out: ndarray::ArrayViewMut1<f64>,
 ) -> Seen {
+    if let (Some(half_inv_sqrt_k), ClipRule::Divide) = (clipped_value, cfg.clip_rule) {
+        let mut clipped = 0usize;
+        let mut max_r = 0.0f64;
+        let mut sse = 0.0f64;
+        Zip::from(&mut out)
+            .and(u)
+            .and(y)
+            .and(k_diag)
+            .and(half_inv_sqrt_k)
+            .for_each(|o, &ui, &yi, &kii, &h| {
+                let r = ui - yi;
+                sse += r * r;
+                max_r = max_r.max(r.abs());
+                let gnorm = (4.0 * r * r * kii).max(0.0).sqrt();
+                *o = if gnorm / cfg.clip > 1.0 {
+                    clipped += 1;
+                    (cfg.clip * h).copysign(r)
+                } else {
+                    r
+                };
+            });
+        let nf = y.len() as f64;
+        return Seen {
+            clip_fraction: clipped as f64 / nf,
+            max_abs_residual: max_r,
+            train_mse: sse / nf,
+        };
+    }
     let mut clipped = 0usize;
     let mut max_r = 0.0f64;
     let mut sse = 0.0f64;
