@@ -106,7 +106,7 @@ impl PerfProblem {
             steps,
             clip: 0.5 * (p as f64).sqrt(),
             clip_rule: ClipRule::Divide,
-            sigma: dpgd::prop22_sigma(eta, steps, 4.0, 1.0 / n as f64)?,
+            sigma: dpgd::prop22_sigma(eta, steps, 4.0, 1.0 / n as f64, &dpgd::DpGdRecipe::PAPER)?,
             kappa: 2.0,
             ridge: 0.0,
         };

@@ -322,7 +322,13 @@ pub fn measure_reduced(sizes: &PerfSizes, seed: &SeedPath) -> BTreeMap<String, f
             continue;
         };
         let eta = 1.0 / p as f64;
-        let Ok(sigma) = dpgd::prop22_sigma(eta, REDUCED_STEPS, 4.0, 1.0 / n as f64) else {
+        let Ok(sigma) = dpgd::prop22_sigma(
+            eta,
+            REDUCED_STEPS,
+            4.0,
+            1.0 / n as f64,
+            &dpgd::DpGdRecipe::PAPER,
+        ) else {
             continue;
         };
         let cfg = DpGdConfig {
