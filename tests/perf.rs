@@ -3,7 +3,6 @@
 //! `make bench`) and reported as ratios, never tested.
 use crate::util::{dpclaims, ok_json};
 use dpclaims::perf::{self, PerfProblem, PerfSizes};
-use dpclaims::report;
 use dpclaims::rng::SeedPath;
 use dpclaims::train::dpgd::{self, DpGdRecipe, Problem, RecordPlan};
 use ndarray::Array1;
