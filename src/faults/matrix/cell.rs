@@ -19,10 +19,10 @@
 //!   so the fault-free outcome stands;
 //! * `not_run` — the fault reaches the claim, but its row stopped at an earlier (cheaper)
 //!   detection ([`super`] docs, "early stop").
-use crate::fit::Verdict;
-use crate::report::snapshot::snapshot;
 use crate::execute::RunError;
+use crate::fit::Verdict;
 use crate::judge::ClaimOutcome;
+use crate::report::snapshot::snapshot;
 use serde::Serialize;
 
 /// What a fault did to one claim.

@@ -4,11 +4,11 @@
 use super::cell::{compare, AuditCell, Cell, CellStatus};
 use super::order::{self, Detector, DetectorCost, AUDIT};
 use super::{FaultRow, Matrix, MatrixConfig, MatrixError, Progress};
-use crate::faults::{Fault, FaultInfo};
-use crate::privacy::audit::{self, AuditConfig, AuditEngine, AuditSystem};
 use crate::execute::{self, RunError};
+use crate::faults::{Fault, FaultInfo};
 use crate::judge::ClaimOutcome;
 use crate::plan;
+use crate::privacy::audit::{self, AuditConfig, AuditEngine, AuditSystem};
 use crate::spec::Claim;
 use rayon::prelude::*;
 use std::time::Instant;
@@ -248,10 +248,7 @@ pub fn fault_row(
                 }
                 (Detector::Claim(i), true) => {
                     cells[i].status = CellStatus::NotRun;
-                    progress(Progress::Skipped(plan::unit_count(
-                        &claims[i],
-                        cfg.profile,
-                    )));
+                    progress(Progress::Skipped(plan::unit_count(&claims[i], cfg.profile)));
                 }
                 (Detector::Audit, true) => {
                     audit_not_run = true;
