@@ -4,16 +4,15 @@
 //! * the regression baseline: insta snapshots of rounded estimates and verdicts catch
 //!   any change of the training core that moves a result (under `CI=true` a changed
 //!   snapshot fails). `dpclaims run` compares with the same snapshots.
-use dpclaims::execute;
+use crate::util::fault_free_quick;
 use dpclaims::report::snapshot::snapshot;
 use dpclaims::spec::{self, Profile};
-use dpclaims::train::Recipe;
 
 #[test]
 fn every_claim_at_the_quick_profile() {
     insta::glob!("../claims", "*.yaml", |path| {
         let claim = spec::load_claim(path).unwrap();
-        let out = execute::run_claim(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
+        let out = fault_free_quick(&claim);
         let snap = snapshot(&out);
         insta::with_settings!({info => &serde_json::json!({"seed": 0, "profile": "quick"})}, {
             insta::assert_yaml_snapshot!(snap);
