@@ -46,12 +46,12 @@ fig2: build
 # kernels side by side and writes reports/BENCH.md atomically, criterion's medians appended.
 CRITERION_DIR := $(or $(CARGO_TARGET_DIR),target)/criterion
 bench: deps
-	$(CARGO) bench --locked
+	$(CARGO) bench --locked --features bench
 	$(CARGO) run --release --locked --quiet -- perf --markdown reports/BENCH.md --criterion $(CRITERION_DIR)
 
 lint: deps
 	$(CARGO) fmt --check
-	$(CARGO) clippy --release --locked --all-targets -- -D warnings
+	$(CARGO) clippy --release --locked --all-targets --features bench -- -D warnings
 
 fmt:
 	$(CARGO) fmt

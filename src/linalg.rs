@@ -1,8 +1,10 @@
 //! Small dense linear-algebra helpers on top of ndarray / ndarray-linalg / LAPACK.
 //!
 //! Products go through `ndarray::dot`, which calls BLAS (`ndarray` feature `blas`, with
-//! the system OpenBLAS linked by `ndarray-linalg`'s `openblas-system` backend).
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
+//! the system OpenBLAS linked by `ndarray-linalg`'s `openblas-system` backend), except
+//! the hot products of the reduced engine, which take a [`Kernels`]: faer by default.
+use ndarray::linalg::general_mat_mul;
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ArrayViewMut2, Axis};
 use std::ffi::{c_char, c_int};
 
 extern "C" {
@@ -168,6 +170,252 @@ pub fn syrk_lower_accumulate(a: &ArrayView2<f64>, c: &mut Array2<f64>) -> Result
     Ok(())
 }
 
+/// Which implementation runs the hot dense products of the reduced engine (the Gram
+/// computation and the per-step matrix products of [`crate::train::reduced`]).
+///
+/// Debian's OpenBLAS 0.3.21 picks its GEMM kernels by CPU model: where it does not
+/// recognise the processor it falls back to generic SSE3 (Prescott) kernels, about 3x
+/// slower than its AVX-512 ones on the same machine. faer (pure Rust) picks AVX-512 or
+/// AVX2 + FMA kernels from the CPU's feature flags at run time, so its speed does not
+/// depend on that recognition. Both are called sequentially (one thread per call;
+/// dpclaims parallelises across independent units), so the bits do not depend on any
+/// thread count; they may differ between the two, in the last bits. The reduced engine
+/// also does less work with faer (sparse product updates, blocked noise: see
+/// [`crate::train::reduced`]); [`Kernels::Blas`] keeps the engine as it was.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Kernels {
+    /// faer, sequential (`Par::Seq`): the engine's default.
+    #[default]
+    Faer,
+    /// The system BLAS (OpenBLAS pinned to one thread, [`pin_blas_threads`]): the
+    /// reduced engine as it was before faer, kept as the reference the faer path is
+    /// tested against.
+    Blas,
+}
+
+impl Kernels {
+    /// What runs the products on this machine: `"faer avx512"`, `"faer avx2"`,
+    /// `"faer generic"` (faer's portable kernels) or `"openblas <core>"`.
+    pub fn describe(self) -> String {
+        match self {
+            Kernels::Faer => format!("faer {}", faer_simd_level()),
+            Kernels::Blas => format!(
+                "openblas {}",
+                crate::perf::blas_core().unwrap_or_else(|| "unknown".into())
+            ),
+        }
+    }
+}
+
+/// The instruction set faer's matrix products dispatch to on this CPU (the same test
+/// faer 0.24 makes before calling its x86 kernels).
+pub fn faer_simd_level() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return "avx512";
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            return "avx2";
+        }
+    }
+    "generic"
+}
+
+/// A faer view of an ndarray view (any strides).
+fn faer_ref<'a>(a: &ArrayView2<'a, f64>) -> faer::MatRef<'a, f64> {
+    let (r, c) = a.dim();
+    let s = a.strides();
+    // SAFETY: the pointer, shape and strides describe exactly the elements of `a`, which
+    // are initialised and borrowed immutably for 'a.
+    unsafe { faer::MatRef::from_raw_parts(a.as_ptr(), r, c, s[0], s[1]) }
+}
+
+/// A mutable faer view of an ndarray view (any strides, no aliasing: ndarray's mutable
+/// views never alias).
+fn faer_mut<'a>(a: &'a mut ArrayViewMut2<'_, f64>) -> faer::MatMut<'a, f64> {
+    let (r, c) = a.dim();
+    let (s0, s1) = (a.strides()[0], a.strides()[1]);
+    // SAFETY: as in `faer_ref`, with the unique borrow of `a` for 'a.
+    unsafe { faer::MatMut::from_raw_parts_mut(a.as_mut_ptr(), r, c, s0, s1) }
+}
+
+/// `C = A B` with the given kernels (`c` is overwritten; any layouts).
+pub fn matmul_into(
+    kernels: Kernels,
+    a: &ArrayView2<f64>,
+    b: &ArrayView2<f64>,
+    mut c: ArrayViewMut2<f64>,
+) {
+    assert_eq!(a.ncols(), b.nrows(), "matmul: inner dimensions");
+    assert_eq!(c.dim(), (a.nrows(), b.ncols()), "matmul: output shape");
+    match kernels {
+        Kernels::Blas => general_mat_mul(1.0, a, b, 0.0, &mut c),
+        Kernels::Faer => faer::linalg::matmul::matmul(
+            faer_mut(&mut c),
+            faer::Accum::Replace,
+            faer_ref(a),
+            faer_ref(b),
+            1.0,
+            faer::Par::Seq,
+        ),
+    }
+}
+
+/// `A B` with the given kernels.
+pub fn matmul(kernels: Kernels, a: &ArrayView2<f64>, b: &ArrayView2<f64>) -> Array2<f64> {
+    let mut c = Array2::<f64>::zeros((a.nrows(), b.ncols()));
+    matmul_into(kernels, a, b, c.view_mut());
+    c
+}
+
+/// `C += A A^T` on the lower triangle of `C` with the given kernels (BLAS: `dsyrk`,
+/// [`syrk_lower_accumulate`]; faer: its lower-triangular matrix product, also half the
+/// flops of a GEMM). The upper triangle of `c` is not touched.
+pub fn syrk_lower_accumulate_with(
+    kernels: Kernels,
+    a: &ArrayView2<f64>,
+    c: &mut Array2<f64>,
+) -> Result<(), LinalgError> {
+    match kernels {
+        Kernels::Blas => syrk_lower_accumulate(a, c),
+        Kernels::Faer => {
+            use faer::linalg::matmul::triangular::{matmul, BlockStructure};
+            let n = a.nrows();
+            assert_eq!(c.dim(), (n, n), "syrk: C must be N x N");
+            matmul(
+                faer_mut(&mut c.view_mut()),
+                BlockStructure::TriangularLower,
+                faer::Accum::Add,
+                faer_ref(a),
+                BlockStructure::Rectangular,
+                faer_ref(a).transpose(),
+                BlockStructure::Rectangular,
+                1.0,
+                faer::Par::Seq,
+            );
+            Ok(())
+        }
+    }
+}
+
+/// Columns per block of [`add_sparse_combinations`]: a block of K (n x 32) stays in L2
+/// while every row of `h` takes its terms, and a row's 32 partial sums stay in registers.
+const SPARSE_BLOCK: usize = 32;
+
+/// Sparse combinations of the rows of `k`: for every `s`, row `rows[s]` of `h` gets
+/// `sum_p delta[p] k[idx[p], :]` over `p` in `offs[s]..offs[s + 1]`, added one term at a
+/// time in the order given (separate multiply and add, no fused multiply-add: the same
+/// bits on every instruction set). `k` (n x n) and `h` (B x n) are row-major. With K
+/// symmetric this is `h_j += K delta_j` for sparse `delta_j` at `|delta_j| n` flops
+/// instead of `n^2`.
+pub fn add_sparse_combinations(
+    k: &ArrayView2<f64>,
+    rows: &[usize],
+    offs: &[usize],
+    idx: &[usize],
+    delta: &[f64],
+    h: &mut ArrayViewMut2<f64>,
+) {
+    let n = k.ncols();
+    assert_eq!(k.nrows(), n, "K is square");
+    let k = k.as_slice().expect("row-major K");
+    let hn = h.nrows();
+    assert_eq!(h.ncols(), n, "h has n columns");
+    let h = h.as_slice_mut().expect("row-major h");
+    assert_eq!(offs.len(), rows.len() + 1, "one range per row");
+    assert!(offs.windows(2).all(|w| w[0] <= w[1]) && offs.last() <= Some(&idx.len()));
+    assert_eq!(idx.len(), delta.len());
+    assert!(rows.iter().all(|&j| j < hn) && idx.iter().all(|&i| i < n));
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F (checked just above).
+            unsafe { sparse_avx512(k, n, rows, offs, idx, delta, h) };
+            return;
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            unsafe { sparse_avx2(k, n, rows, offs, idx, delta, h) };
+            return;
+        }
+    }
+    sparse_generic(k, n, rows, offs, idx, delta, h);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn sparse_avx512(
+    k: &[f64],
+    n: usize,
+    rows: &[usize],
+    offs: &[usize],
+    idx: &[usize],
+    delta: &[f64],
+    h: &mut [f64],
+) {
+    sparse_generic(k, n, rows, offs, idx, delta, h)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sparse_avx2(
+    k: &[f64],
+    n: usize,
+    rows: &[usize],
+    offs: &[usize],
+    idx: &[usize],
+    delta: &[f64],
+    h: &mut [f64],
+) {
+    sparse_generic(k, n, rows, offs, idx, delta, h)
+}
+
+/// The body of [`add_sparse_combinations`], compiled once per instruction set.
+#[inline(always)]
+fn sparse_generic(
+    k: &[f64],
+    n: usize,
+    rows: &[usize],
+    offs: &[usize],
+    idx: &[usize],
+    delta: &[f64],
+    h: &mut [f64],
+) {
+    let mut c0 = 0;
+    while c0 < n {
+        let w = SPARSE_BLOCK.min(n - c0);
+        for (s, &j) in rows.iter().enumerate() {
+            let seg = &mut h[j * n + c0..j * n + c0 + w];
+            let terms = offs[s]..offs[s + 1];
+            if w == SPARSE_BLOCK {
+                let mut acc = [0.0f64; SPARSE_BLOCK];
+                acc.copy_from_slice(seg);
+                for p in terms {
+                    let d = delta[p];
+                    let row: &[f64; SPARSE_BLOCK] = k[idx[p] * n + c0..][..SPARSE_BLOCK]
+                        .try_into()
+                        .expect("a block");
+                    for (a, &v) in acc.iter_mut().zip(row) {
+                        *a += d * v;
+                    }
+                }
+                seg.copy_from_slice(&acc);
+            } else {
+                for p in terms {
+                    let d = delta[p];
+                    let row = &k[idx[p] * n + c0..][..w];
+                    for (a, &v) in seg.iter_mut().zip(row) {
+                        *a += d * v;
+                    }
+                }
+            }
+        }
+        c0 += w;
+    }
+}
+
 /// Copies the lower triangle of a square matrix onto its upper triangle.
 pub fn fill_upper_from_lower(c: &mut Array2<f64>) {
     let n = c.nrows();
@@ -272,6 +520,46 @@ mod tests {
         let rec = q.dot(&Array2::from_diag(&w)).dot(&q.t());
         for (x, y) in rec.iter().zip(a.iter()) {
             assert!((x - y).abs() < 1e-12);
+        }
+    }
+
+    /// The sparse row combinations add the terms one at a time, in order, on every
+    /// instruction set: bit for bit the plain loop (n = 70: two full blocks of 32 and a
+    /// partial one). And faer's products equal BLAS's to rounding.
+    #[test]
+    fn sparse_combinations_and_faer_products() {
+        let n = 70;
+        let k = Array2::from_shape_fn((n, n), |(i, j)| ((i * 31 + j * 17) % 23) as f64 / 7.0 - 1.3);
+        let mut h = Array2::from_shape_fn((3, n), |(i, j)| (i + j) as f64 * 0.25);
+        let mut want = h.clone();
+        let (rows, offs) = ([2usize, 0], [0usize, 3, 4]);
+        let (idx, delta) = ([5usize, 69, 5, 33], [0.5, -1.25, 3.0, 1e-3]);
+        for s in 0..rows.len() {
+            for p in offs[s]..offs[s + 1] {
+                for c in 0..n {
+                    want[(rows[s], c)] += delta[p] * k[(idx[p], c)];
+                }
+            }
+        }
+        add_sparse_combinations(&k.view(), &rows, &offs, &idx, &delta, &mut h.view_mut());
+        assert_eq!(h, want);
+
+        let a = Array2::from_shape_fn((40, n), |(i, j)| ((i * 7 + j * 3) % 11) as f64 - 5.0);
+        let (f, b) = (
+            matmul(Kernels::Faer, &a.view(), &k.view()),
+            matmul(Kernels::Blas, &a.view(), &k.view()),
+        );
+        for (x, y) in f.iter().zip(&b) {
+            assert!((x - y).abs() <= 1e-12 * y.abs().max(1.0));
+        }
+        let mut g1 = Array2::zeros((40, 40));
+        let mut g2 = Array2::zeros((40, 40));
+        syrk_lower_accumulate_with(Kernels::Faer, &a.view(), &mut g1).unwrap();
+        syrk_lower_accumulate_with(Kernels::Blas, &a.view(), &mut g2).unwrap();
+        for i in 0..40 {
+            for j in 0..=i {
+                assert!((g1[(i, j)] - g2[(i, j)]).abs() <= 1e-12 * g2[(i, i)]);
+            }
         }
     }
 

@@ -5,9 +5,13 @@
 //! builds the run, the same door every run uses; the catalogue lives in `src/faults/`
 //! only. These tests keep it that way:
 //! * no file of the core (`src/train`, `src/privacy`, `src/models`, `src/data`) nor of
-//!   the door the matrix shares with every run (`src/systems`, `src/runner.rs`) mentions
-//!   faults — no import of `crate::faults`, no `Fault`, no comment about one;
+//!   the door the matrix shares with every run (`src/systems`, `src/plan`,
+//!   `src/execute`) mentions faults — no import of `crate::faults`, no `Fault`, no
+//!   comment about one;
 //! * no `fn *_with_fault` twin of an entry point exists anywhere in `src/`.
+//!
+//! And one rule of size: no source file under `src/` has more than [`MAX_LINES`] lines
+//! before its inline tests, so that a file is one concern a reader can hold.
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -21,6 +25,9 @@ const FAULT_FREE: &[&str] = &[
     "src/plan",
     "src/execute",
 ];
+
+/// Most lines a file under `src/` may have before its inline tests (`#[cfg(test)]`).
+const MAX_LINES: usize = 600;
 
 /// Every file under `path` (or `path` itself), sorted.
 fn files(path: &Path) -> Vec<PathBuf> {
@@ -63,6 +70,13 @@ fn with_fault_fns(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Lines of `text` before its first `#[cfg(test)]` line (all of them without one).
+fn lines_before_tests(text: &str) -> usize {
+    text.lines()
+        .take_while(|l| l.trim() != "#[cfg(test)]")
+        .count()
+}
+
 fn line_of(text: &str, offset: usize) -> (usize, &str) {
     let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
     let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
@@ -80,6 +94,8 @@ fn the_scanners_see_what_they_look_for() {
         vec!["run_with_fault".to_string()]
     );
     assert!(with_fault_fns("fn run(fault: Fault) {}").is_empty());
+    assert_eq!(lines_before_tests("a\nb\n#[cfg(test)]\nmod tests {}\n"), 2);
+    assert_eq!(lines_before_tests("a\nb\nc\n"), 3);
 }
 
 #[test]
@@ -132,6 +148,33 @@ fn no_with_fault_entry_point_remains() {
     assert!(
         offenders.is_empty(),
         "one entry point per function, taking a recipe; no `_with_fault` twins:\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn no_source_file_exceeds_the_line_limit_before_its_tests() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut offenders = vec![];
+    let mut scanned = 0;
+    for file in files(&root.join("src")) {
+        if file.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        scanned += 1;
+        let n = lines_before_tests(&fs::read_to_string(&file).unwrap());
+        if n > MAX_LINES {
+            offenders.push(format!(
+                "{}: {n} lines",
+                file.strip_prefix(root).unwrap().display()
+            ));
+        }
+    }
+    assert!(scanned > 30, "scanned only {scanned} files: wrong root?");
+    assert!(
+        offenders.is_empty(),
+        "at most {MAX_LINES} lines before the inline tests: split the file by concern (a \
+         folder with `mod.rs` and one file per part, as src/faults/matrix/):\n{}",
         offenders.join("\n")
     );
 }

@@ -6,19 +6,22 @@
 //! * Every fault respects its declaration: it leaves one small unit of every other
 //!   system bit-for-bit unchanged (what lets the matrix skip those claims).
 //! * Every fault is detected at the quick profile. The whole matrix (`dpclaims faults`,
-//!   `reports/FAULTS.md`) takes several minutes, so this test runs a representative
-//!   subset: each fault against its *sentinel* claim, the cheapest claim that detects it
-//!   in the committed matrix, and asserts the same kind of detection (a changed verdict,
-//!   a run error, or a changed snapshot). Adding a fault means adding its sentinel here
-//!   (the completeness test fails otherwise).
-use crate::util::dpclaims;
+//!   `reports/FAULTS.md`) takes minutes, so this test runs a representative subset: each
+//!   fault against its *sentinel* claim, a cheap claim that detects it in the full
+//!   matrix (`dpclaims faults --all`), and asserts the same kind of detection (a changed
+//!   verdict, a run error, or a changed snapshot). Adding a fault means adding its
+//!   sentinel here (the completeness test fails otherwise).
+//! * The matrix runs the fault-free suite once, stops a row at its first detection in
+//!   the order of cost, and runs every cell with `--all`.
+use crate::util::{dpclaims, fault_free_quick};
 use dpclaims::faults::matrix::CellStatus::{Error, Snapshot, Verdict};
-use dpclaims::faults::matrix::{self, CellStatus, MatrixConfig};
+use dpclaims::faults::matrix::{self, CellStatus, MatrixConfig, Progress};
 use dpclaims::faults::{Fault, CATALOGUE};
 use dpclaims::rng::SeedPath;
 use dpclaims::spec::{self, DataSpec, TargetSpec};
 use dpclaims::systems::{self, UnitInput};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Every variant, written out: adding a variant to `Fault` breaks this match until the
 /// list below (and so the completeness test) is updated.
@@ -310,7 +313,7 @@ fn every_fault_changes_a_system_it_declares_and_no_other() {
 }
 
 /// The sentinel of each fault: a claim that detects it at the quick profile, and how
-/// (from `reports/FAULTS.md`), chosen among the cheapest detectors, preferring a verdict
+/// (from `dpclaims faults --all`), chosen among the cheapest detectors, preferring a verdict
 /// to a snapshot change (first-layer-audit and final-risk-bound-blog run in about a
 /// second, engine-equivalence and the tp-topk claims in a few; the rf-dpgd claims and the
 /// privacy audit take tens of seconds per fault and are left to `dpclaims faults`).
@@ -362,13 +365,16 @@ fn every_fault_is_detected_by_its_sentinel_claim_at_the_quick_profile() {
         .iter()
         .map(|id| spec::load_claim(format!("claims/{id}.yaml").as_ref()).unwrap())
         .collect();
-    let (base, _) = matrix::baseline(&claims, &cfg, &|_| {}).unwrap();
+    // The fault-free runs are the claim snapshot test's (`util::fault_free_quick`), the
+    // same outcomes `matrix::baseline` computes (the recipe of `Fault::None` is
+    // `Recipe::PAPER`; no audit here).
+    let base: Vec<_> = claims.iter().map(fault_free_quick).collect();
     for (name, claim, want) in SENTINELS {
         let fault: Fault = name.parse().unwrap();
         let i = claims.iter().position(|c| c.id == *claim).unwrap();
         let row = matrix::fault_row(
             std::slice::from_ref(&claims[i]),
-            std::slice::from_ref(&base[i]),
+            std::slice::from_ref(&*base[i]),
             fault,
             &cfg,
             &|_| {},
@@ -415,6 +421,129 @@ fn faults_command_json_lists_each_fault_with_its_detectors() {
     assert_eq!(faults[1]["name"], "compose-by-max");
     assert_eq!(faults[1]["cells"][0]["status"], "skipped");
     assert_eq!(v["detected"], 1);
+}
+
+/// Every system has a cost per unit, so the order of a row is an estimate, not a
+/// default (a new system without one would be tried last).
+#[test]
+fn every_system_has_a_cost_estimate() {
+    for s in systems::all() {
+        assert!(
+            matrix::order::UNIT_SECONDS
+                .iter()
+                .any(|(name, _)| *name == s.name()),
+            "add the system `{}` to UNIT_SECONDS in src/faults/matrix/order.rs",
+            s.name()
+        );
+    }
+}
+
+/// The fault-free suite runs once per matrix, however many rows compare with it.
+#[test]
+fn the_matrix_runs_the_fault_free_suite_once() {
+    let claims = vec![spec::load_claim("claims/sigma-a-calibration.yaml".as_ref()).unwrap()];
+    let cfg = MatrixConfig {
+        audit: false,
+        ..MatrixConfig::default()
+    };
+    let (fault_free, rows) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let m = matrix::run_matrix(
+        &claims,
+        &[Fault::SigmaInverseEpsilon, Fault::ComposeByMax],
+        &cfg,
+        &|p| match p {
+            Progress::Fault(Fault::None) => {
+                fault_free.fetch_add(1, Ordering::Relaxed);
+            }
+            Progress::Fault(_) => {
+                rows.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {}
+        },
+    )
+    .unwrap();
+    assert_eq!(fault_free.load(Ordering::Relaxed), 1);
+    assert_eq!(rows.load(Ordering::Relaxed), 2);
+    assert_eq!(m.faults.len(), 2);
+}
+
+/// A row stops at its first detection in the order of cost (the claims after it are
+/// `not_run`); `--all` runs every cell. Three cheap DP-GD claims that `clip-skipped`
+/// reaches: two of them detect it (`engine-equivalence` by a verdict,
+/// `final-risk-bound-blog` by its snapshot), `first-layer-audit` does not.
+#[test]
+fn a_row_stops_at_its_first_detection_unless_all() {
+    let run = |all: bool| -> serde_json::Value {
+        let mut args = vec![
+            "faults",
+            "claims/engine-equivalence.yaml",
+            "claims/final-risk-bound-blog.yaml",
+            "claims/first-layer-audit.yaml",
+            "--only",
+            "clip-skipped",
+            "--no-audit",
+            "--no-report",
+            "--json",
+        ];
+        if all {
+            args.push("--all");
+        }
+        let out = dpclaims(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let status = |row: &serde_json::Value, claim: &str| -> String {
+        row["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["claim"] == claim)
+            .unwrap()["status"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let early = run(false);
+    let order: Vec<String> = early["order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["detector"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(order.len(), 3, "{order:?}");
+    let row = &early["faults"][0];
+    let first = row["first_detector"].as_str().unwrap().to_string();
+    let at = order.iter().position(|c| *c == first).unwrap();
+    for (i, c) in order.iter().enumerate() {
+        let s = status(row, c);
+        if i < at {
+            assert_eq!(s, "unchanged", "`{c}` ran before the first detector");
+        } else if i == at {
+            assert!(["verdict", "snapshot"].contains(&s.as_str()), "`{c}`: {s}");
+        } else {
+            assert_eq!(s, "not_run", "`{c}` comes after the first detection");
+        }
+    }
+    assert_eq!(row["detected_by"], serde_json::json!([first]));
+    assert!(
+        at < 2,
+        "two of the three claims detect the fault: {order:?}"
+    );
+    assert_eq!(row["not_run"].as_array().unwrap().len(), 2 - at);
+
+    let full = run(true);
+    let row = &full["faults"][0];
+    assert_eq!(full["all"], true);
+    assert_eq!(status(row, "engine-equivalence"), "verdict");
+    assert_eq!(status(row, "final-risk-bound-blog"), "snapshot");
+    assert_eq!(status(row, "first-layer-audit"), "unchanged");
+    assert!(row["not_run"].as_array().unwrap().is_empty());
+    assert_eq!(row["first_detector"].as_str().unwrap(), first);
 }
 
 #[test]

@@ -63,6 +63,23 @@ fn perf_json_quick_has_every_key_with_positive_finite_numbers() {
         assert!(t.is_finite() && t > 0.0, "reduced_step_s[{p}] = {t}");
     }
     assert!(v["heatmap_cells_per_s"].is_null() || positive_finite(&v, "heatmap_cells_per_s") > 0.0);
+    if !v["heatmap_cells_per_s"].is_null() {
+        let h = &v["heatmap"];
+        assert_eq!(h["runs"], 108, "the quick profile's heat map");
+        let cells_per_s = h["runs"].as_f64().unwrap() / h["projected_s"].as_f64().unwrap();
+        assert!((cells_per_s / v["heatmap_cells_per_s"].as_f64().unwrap() - 1.0).abs() < 1e-12);
+    }
+    // Which kernels ran the reduced engine, and the per-step product with both.
+    let backend = v["machine"]["gemm_backend"].as_str().unwrap();
+    assert!(backend.starts_with("faer "), "{backend}");
+    let gemm = v["reduced_gemm"].as_array().unwrap();
+    assert_eq!(gemm.len(), 4, "two shapes, two kernel sets");
+    for g in gemm {
+        assert!(g["gflops"].as_f64().unwrap() > 0.0, "{g}");
+    }
+    assert!(gemm
+        .iter()
+        .any(|g| g["kernels"].as_str().unwrap().starts_with("openblas ")));
     assert_eq!(v["reference_samples_timed"], 200);
     assert!(v["reference_gradient_rel_diff"].as_f64().unwrap() < 1e-10);
     assert_eq!(v["quick"], true);

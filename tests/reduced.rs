@@ -264,3 +264,90 @@ fn ridge_is_rejected_with_a_clear_error() {
         "{e}"
     );
 }
+
+/// The faer kernels (the engine's default: Gram by blocked SYRK, per-step products,
+/// noise mapped through the factor in blocks of `NOISE_BLOCK` steps) agree with the
+/// OpenBLAS ones (the engine before faer) to 1e-10 relative on a batch with clipping,
+/// noise on two streams and lengths on both sides of a noise block; and give the same
+/// bytes with 1 and 2 threads (the Gram's two halves and the batch's two parts run in
+/// parallel, each product sequentially).
+#[test]
+fn faer_kernels_agree_with_blas_and_ignore_thread_count() {
+    use dpclaims::figures::fig2::batch_final_losses;
+    use dpclaims::linalg::Kernels;
+    let s = small_d(21, 20, 150, 75, 1500);
+    let kp = |kernels| {
+        KernelProblem::random_features_with(
+            &s.model,
+            &s.x.view(),
+            s.y.clone(),
+            &s.x_test.view(),
+            s.y_test.clone(),
+            TestNoise::Exact,
+            kernels,
+        )
+        .unwrap()
+    };
+    let p = 1500;
+    let mut runs = Vec::new();
+    for (k, &steps) in [5usize, 63, 64, 65, 200].iter().enumerate() {
+        for &(clip, eps) in &[(0.05, 1.0), (0.5, 4.0), (3.0, 2.0)] {
+            let c = (p as f64).sqrt() * clip;
+            let sigma =
+                dpgd::prop22_sigma(1.0 / p as f64, steps, eps, 1.0 / 150.0, &DpGdRecipe::PAPER)
+                    .unwrap();
+            runs.push(BatchRun {
+                cfg: cfg(p, steps, c, sigma),
+                loss_at: vec![steps / 2, steps],
+                stream: k % 2,
+            });
+        }
+    }
+    let streams = [SeedPath::new(31), SeedPath::new(32)];
+    let (faer, blas) = (kp(Kernels::Faer), kp(Kernels::Blas));
+    assert_eq!(faer.kernels(), Kernels::Faer);
+    let a = reduced::run_batch(&faer, &runs, &streams).unwrap();
+    let b = reduced::run_batch(&blas, &runs, &streams).unwrap();
+    let mut worst = 0.0f64;
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x.losses.len(), y.losses.len());
+        for (lx, ly) in x.losses.iter().zip(&y.losses) {
+            assert_eq!(lx.step, ly.step);
+            worst = worst
+                .max(rel(lx.train, ly.train))
+                .max(rel(lx.test.unwrap(), ly.test.unwrap()));
+        }
+        worst = worst.max(rel(x.sup_abs_residual, y.sup_abs_residual));
+        assert_eq!(x.clip_fraction_sum, y.clip_fraction_sum);
+    }
+    eprintln!("faer vs BLAS: worst relative difference {worst:e}");
+    assert!(worst < 1e-10, "faer vs BLAS: {worst:e}");
+    assert!(
+        a.iter().any(|r| r.clip_fraction_sum > 0.0),
+        "clipping active"
+    );
+
+    let one_stream: Vec<BatchRun> = runs
+        .iter()
+        .map(|r| BatchRun {
+            stream: 0,
+            ..r.clone()
+        })
+        .collect();
+    let bits = |threads: usize| -> Vec<u64> {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| {
+                let kp = kp(Kernels::Faer);
+                batch_final_losses(&kp, &one_stream, &streams[0], 2)
+                    .unwrap()
+                    .iter()
+                    .chain(&[kp.min_norm_test_loss().unwrap()])
+                    .map(|v| v.to_bits())
+                    .collect()
+            })
+    };
+    assert_eq!(bits(1), bits(2));
+}

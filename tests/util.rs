@@ -1,5 +1,12 @@
-//! Helpers shared by the test modules: running the built binary.
+//! Helpers shared by the test modules: running the built binary; the fault-free run of
+//! a claim, computed once per test process.
+use dpclaims::execute;
+use dpclaims::judge::ClaimOutcome;
+use dpclaims::spec::{Claim, Profile};
+use dpclaims::train::Recipe;
+use std::collections::HashMap;
 use std::process::{Command, Output};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Runs the built `dpclaims` binary with `args`.
 pub fn dpclaims(args: &[&str]) -> Output {
@@ -26,4 +33,29 @@ pub fn dpclaims_in(dir: &std::path::Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run dpclaims")
+}
+
+/// The outcome of `claim` on the correct core (`Recipe::PAPER`) at the quick profile and
+/// seed 0, computed once per test process (one binary: `tests/tests.rs`). The claim
+/// snapshots (`claims.rs`) and the fault sentinels (`faults.rs`) compare with the same
+/// fault-free run; computing it once for both saves the sentinel claims' second run
+/// (about a minute of CPU, half of it `noise-term-scaling`). Same spec and seed give
+/// the same bytes, so sharing the run changes no result. Keyed by claim id and spec
+/// hash; a caller that asks while another computes the same claim waits for it.
+pub fn fault_free_quick(claim: &Claim) -> Arc<ClaimOutcome> {
+    type Slot = Arc<OnceLock<Arc<ClaimOutcome>>>;
+    static RUNS: OnceLock<Mutex<HashMap<(String, String), Slot>>> = OnceLock::new();
+    let slot = RUNS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap()
+        .entry((claim.id.clone(), claim.spec_hash.clone()))
+        .or_default()
+        .clone();
+    slot.get_or_init(|| {
+        let out = execute::run_claim(claim, Profile::Quick, 0, &Recipe::PAPER, &|| {})
+            .unwrap_or_else(|e| panic!("{}: {e}", claim.id));
+        Arc::new(out)
+    })
+    .clone()
 }

@@ -39,6 +39,10 @@ pub struct FaultsArgs {
     /// Print exactly one JSON document on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Run every cell: do not stop a fault's row at its first detection (the full
+    /// matrix, several times slower).
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// Exit status: 0 when every fault run is detected, 1 when one is not, 2 on bad input
@@ -75,6 +79,7 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
         seed: a.seed,
         audit: !a.no_audit,
         audit_trials: a.audit_trials,
+        all: a.all,
         ..MatrixConfig::default()
     };
     let bar = if std::io::stderr().is_terminal() {
@@ -90,9 +95,11 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let progress = |p: Progress| match p {
+    let progress = |p: Progress| {
+        match p {
         Progress::Fault(f) => bar.set_message(f.name().to_string()),
         Progress::Tick => bar.inc(1),
+        Progress::Skipped(n) => bar.inc(n as u64),
         // One line per finished row on stderr, also with --json (stdout stays one document).
         Progress::Done(r) => bar.suspend(|| {
             let cell = |s: CellStatus| {
@@ -104,14 +111,16 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
                     .join(", ")
             };
             eprintln!(
-                "{:<28} {:<9} {:>6.1}s  verdict: [{}]  error: [{}]  snapshot: [{}]  audit: {}",
+                "{:<28} {:<9} {:>6.1}s  verdict: [{}]  error: [{}]  snapshot: [{}]  audit: {}  not run: {}",
                 r.name,
                 if r.detected { "detected" } else { "MISSED" },
                 r.seconds,
                 cell(CellStatus::Verdict),
                 cell(CellStatus::Error),
                 cell(CellStatus::Snapshot),
-                if r.audit.is_empty() {
+                if r.audit_not_run {
+                    "not run"
+                } else if r.audit.is_empty() {
                     "-"
                 } else if r.audit_violation {
                     "violation"
@@ -119,9 +128,11 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
                     "error"
                 } else {
                     "ok"
-                }
+                },
+                r.not_run.len()
             );
         }),
+    }
     };
     let m = matrix::run_matrix(&claims, &faults, &cfg, &progress)?;
     bar.finish_and_clear();
@@ -134,12 +145,13 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&m.json())?);
     } else {
         println!(
-            "{}/{} faults detected ({} claims, profile {}, seed {}, {:.0} s){}",
+            "{}/{} faults detected ({} claims, profile {}, seed {}{}, {:.0} s){}",
             m.detected,
             m.total,
             m.claims.len(),
             m.profile,
             m.seed,
+            if m.all { ", all cells" } else { "" },
             m.seconds,
             if a.no_report {
                 String::new()

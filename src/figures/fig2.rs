@@ -20,6 +20,7 @@
 //! shared noise stream: each run has exactly DP-GD's law, runs are coupled (common random
 //! numbers across the grid, which makes the heat map smoother, not biased).
 use crate::data::{unit_vector, Dataset, InputDist, Target};
+use crate::linalg::Kernels;
 use crate::models::RandomFeatures;
 use crate::rng::SeedPath;
 use crate::spec::Profile;
@@ -287,6 +288,16 @@ pub fn kernel_problem(
     seed: usize,
     p: usize,
 ) -> Result<KernelProblem, TrainError> {
+    kernel_problem_with(cfg, seed, p, Kernels::default())
+}
+
+/// [`kernel_problem`] with the given kernels for the Gram computation and the steps.
+pub fn kernel_problem_with(
+    cfg: &Fig2Config,
+    seed: usize,
+    p: usize,
+    kernels: Kernels,
+) -> Result<KernelProblem, TrainError> {
     let root = SeedPath::new(cfg.seed)
         .child("fig2")
         .child(format!("seed{seed}"));
@@ -314,38 +325,51 @@ pub fn kernel_problem(
         cfg.d,
         &mut root.child(format!("p{p}")).rng_for("features"),
     );
-    KernelProblem::random_features(
+    KernelProblem::random_features_with(
         &model,
         &train.x.view(),
         train.y,
         &test.x.view(),
         test.y,
         TestNoise::Exact,
+        kernels,
     )
 }
 
-/// Runs a batch in `parts` fixed contiguous slices in parallel, each on its own copy of
-/// the shared stream (same draws), and concatenates: the bits do not depend on the
-/// number of threads.
+/// Runs a batch in `parts` fixed parts in parallel, each on its own copy of the shared
+/// stream (same draws), and returns the final test losses in the order of `runs`. The
+/// parts are dealt round-robin from the runs sorted by length (longest first, ties in
+/// input order), so that they carry about the same work at every step: in the heat map
+/// each part gets half of the runs of every length, alternating along c_clip within
+/// each eps. The split depends only on `runs` and `parts`, so the bits do not depend on
+/// the number of threads.
 pub fn batch_final_losses(
     kp: &KernelProblem,
     runs: &[BatchRun],
     stream: &SeedPath,
     parts: usize,
 ) -> Result<Vec<f64>, TrainError> {
-    let chunk = runs.len().div_ceil(parts.max(1)).max(1);
-    let outs: Vec<Result<Vec<f64>, TrainError>> = runs
-        .par_chunks(chunk)
-        .map(|c| {
-            Ok(run_batch(kp, c, std::slice::from_ref(stream))?
+    let parts = parts.clamp(1, runs.len().max(1));
+    let mut by_length: Vec<usize> = (0..runs.len()).collect();
+    by_length.sort_by_key(|&i| std::cmp::Reverse(runs[i].cfg.steps));
+    let members: Vec<Vec<usize>> = (0..parts)
+        .map(|k| by_length.iter().skip(k).step_by(parts).copied().collect())
+        .collect();
+    let outs: Vec<Result<Vec<f64>, TrainError>> = members
+        .par_iter()
+        .map(|m| {
+            let part: Vec<BatchRun> = m.iter().map(|&i| runs[i].clone()).collect();
+            Ok(run_batch(kp, &part, std::slice::from_ref(stream))?
                 .iter()
                 .map(|r| r.final_loss().and_then(|l| l.test).expect("loss at T"))
                 .collect())
         })
         .collect();
-    let mut v = Vec::with_capacity(runs.len());
-    for o in outs {
-        v.extend(o?);
+    let mut v = vec![f64::NAN; runs.len()];
+    for (m, o) in members.iter().zip(outs) {
+        for (&i, l) in m.iter().zip(o?) {
+            v[i] = l;
+        }
     }
     Ok(v)
 }
@@ -414,8 +438,7 @@ fn run_job(cfg: &Fig2Config, job: &Job) -> Result<JobOut, TrainError> {
     }
     if job.panel4 {
         let (runs, cells) = heatmap_runs(cfg)?;
-        // Two contiguous halves: every (eps, c_clip) row has the same steps, so the
-        // halves carry the same work.
+        // Two parts, each with half of the runs of every length.
         let losses = batch_final_losses(&kp, &runs, &at_p.child("noise-heatmap"), 2)?;
         for ((eps, c, ct, steps), l) in cells.into_iter().zip(losses) {
             out.heat.push(HeatCell {

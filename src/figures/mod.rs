@@ -186,7 +186,7 @@ fn markdown(cfg: &Fig2Config, res: &Fig2Results, collapse: &[(usize, f64, f64, f
         "Random features tanh(Vx), V_ij ~ N(0, 1/d); x ~ N(0, I_d), y = sign(u^T x); d = {}, n = {}, \
          n_test = {}, delta = 1/n; DP-GD (Algorithm 1, replace-one noise sqrt(eta) 2C/n sigma) with \
          sigma from Prop. 2.2; theta_0 = 0. Every run uses the exact reduced engine \
-         (`src/train/reduced.rs`, checked against the direct engine by the `engine-equivalence` \
+         (`src/train/reduced/`, checked against the direct engine by the `engine-equivalence` \
          claim). Master seed {}. Data: `fig2-*.csv`; plots: `fig2-*.svg`.\n",
         cfg.d, cfg.n, cfg.n_test, cfg.seed
     );

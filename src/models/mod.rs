@@ -8,7 +8,7 @@
 //! Both are linear in their trained (last-layer) parameters given the features, which
 //! is what the full-batch DP-GD engine in [`crate::train::dpgd`] exploits.
 use crate::data::gaussian_matrix;
-use crate::linalg::LinalgError;
+use crate::linalg::{Kernels, LinalgError};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rand::Rng;
 
@@ -40,11 +40,21 @@ impl RandomFeatures {
 
     /// Gram matrix `Phi Phi^T` (N x N) of the rows of `x` (N x d), computed in blocks
     /// of [`GRAM_BLOCK`] features so the N x p feature matrix is never held: for each
-    /// block, `F = tanh(X V_b^T)` (N x block) and `G += F F^T` (BLAS `dsyrk`).
+    /// block, `F = tanh(X V_b^T)` (N x block) and `G += F F^T` (a SYRK), with the
+    /// default [`Kernels`] (faer).
     ///
     /// The blocks are split into two fixed halves accumulated in parallel and added in
     /// a fixed order, so the bits do not depend on the thread count.
     pub fn gram(&self, x: &ArrayView2<f64>) -> Result<Array2<f64>, LinalgError> {
+        self.gram_with(x, Kernels::default())
+    }
+
+    /// [`Self::gram`] with the given kernels for both products of a block.
+    pub fn gram_with(
+        &self,
+        x: &ArrayView2<f64>,
+        kernels: Kernels,
+    ) -> Result<Array2<f64>, LinalgError> {
         let n = x.nrows();
         let blocks: Vec<(usize, usize)> = (0..self.p())
             .step_by(GRAM_BLOCK)
@@ -54,10 +64,13 @@ impl RandomFeatures {
         let accumulate = |part: &[(usize, usize)]| -> Result<Array2<f64>, LinalgError> {
             let mut g = Array2::<f64>::zeros((n, n));
             for &(a, b) in part {
-                let f = x
-                    .dot(&self.v.slice(ndarray::s![a..b, ..]).t())
-                    .mapv_into(f64::tanh);
-                crate::linalg::syrk_lower_accumulate(&f.view(), &mut g)?;
+                let vb = self.v.slice(ndarray::s![a..b, ..]);
+                let f = match kernels {
+                    Kernels::Blas => x.dot(&vb.t()),
+                    Kernels::Faer => crate::linalg::matmul(kernels, x, &vb.t()),
+                }
+                .mapv_into(f64::tanh);
+                crate::linalg::syrk_lower_accumulate_with(kernels, &f.view(), &mut g)?;
             }
             Ok(g)
         };

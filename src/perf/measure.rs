@@ -22,6 +22,10 @@ pub struct MachineInfo {
     pub blas_threads: usize,
     /// OpenBLAS's kernel set (`openblas_get_corename`).
     pub blas_core: Option<String>,
+    /// What ran the reduced engine's products (the Gram computation and the per-step
+    /// products, hence the heat map): `"faer <simd level>"` or `"openblas <core>"`
+    /// ([`crate::linalg::Kernels::describe`]).
+    pub gemm_backend: String,
     /// Fraction of the machine's CPU time used by *other* processes while this
     /// measurement ran (Linux `/proc/stat` minus this process's own time): 0 on an idle
     /// machine, 0.5 when one of two cores was busy elsewhere.
@@ -40,8 +44,14 @@ pub struct PerfReport {
     pub reduced_step_s: BTreeMap<String, f64>,
     /// Seconds per reference-style step (median, all n samples).
     pub reference_loop_step_s: f64,
-    /// Heat-map cells (DP-GD runs) per second; `None` until [`measure_heatmap`] is filled.
+    /// Heat-map cells (DP-GD runs) per second, projected ([`measure_heatmap`]); `None`
+    /// if the heat map could not be set up.
     pub heatmap_cells_per_s: Option<f64>,
+    /// How the heat map's time was projected (its parts).
+    pub heatmap: Option<HeatmapProjection>,
+    /// The reduced engine's per-step product (`rows` runs' rows times the n x n K)
+    /// with each kernel set, interleaved: GFLOP/s.
+    pub reduced_gemm: Vec<GemmRate>,
 
     /// direct_step_s / gemv_floor_s (target: at most 1.5).
     pub direct_over_floor: f64,
@@ -249,6 +259,7 @@ pub fn measure(sizes: &PerfSizes, seed: &SeedPath, quick: bool) -> Result<PerfRe
     let gemm = median(gemm);
 
     let reduced = measure_reduced(sizes, seed);
+    let reduced_gemm = measure_reduced_gemm(sizes, seed);
     let heatmap = measure_heatmap(sizes, seed);
     let reduced_ratio = match (sizes.reduced_ps.first(), sizes.reduced_ps.last()) {
         (Some(lo), Some(hi)) if lo != hi => reduced
@@ -263,7 +274,9 @@ pub fn measure(sizes: &PerfSizes, seed: &SeedPath, quick: bool) -> Result<PerfRe
         gemv_floor_s: floor,
         reduced_step_s: reduced,
         reference_loop_step_s: reference,
-        heatmap_cells_per_s: heatmap,
+        heatmap_cells_per_s: heatmap.as_ref().map(|h| h.runs as f64 / h.projected_s),
+        heatmap,
+        reduced_gemm,
         direct_over_floor: direct / floor,
         reference_over_direct: reference / direct,
         reduced_large_over_small_p: reduced_ratio,
@@ -283,6 +296,7 @@ pub fn measure(sizes: &PerfSizes, seed: &SeedPath, quick: bool) -> Result<PerfRe
                 .unwrap_or(1),
             blas_threads: 1,
             blas_core: blas_core(),
+            gemm_backend: crate::linalg::Kernels::default().describe(),
             other_cpu_fraction: ticks_before
                 .zip(cpu_ticks())
                 .and_then(|(b, a)| other_cpu_fraction(b, a)),
@@ -356,16 +370,99 @@ pub fn measure_reduced(sizes: &PerfSizes, seed: &SeedPath) -> BTreeMap<String, f
     out
 }
 
-/// Steps of the heat map executed by [`measure_heatmap`] before extrapolating.
-const HEATMAP_PREFIX_STEPS: usize = 300;
+/// GFLOP/s of one product shape with one kernel set.
+#[derive(Clone, Debug, Serialize)]
+pub struct GemmRate {
+    /// [`crate::linalg::Kernels::describe`].
+    pub kernels: String,
+    /// Rows of the left factor (runs moving at a step of one half of the heat map).
+    pub rows: usize,
+    /// Side of K.
+    pub n: usize,
+    pub gflops: f64,
+}
 
-/// Heat-map cells per second for privacy-for-free Fig. 2's heat map (1200 runs at
-/// p = 40 000 with the full sizes; the quick profile's 108 runs with `--quick`),
-/// **projected**: the Gram computation is timed in full, then the whole batch of runs
-/// is timed for its first [`HEATMAP_PREFIX_STEPS`] steps (every run truncated there,
-/// the same two parallel halves as `dpclaims fig2`), and the rest is extrapolated at the
-/// measured run-steps per second. `dpclaims fig2 --profile full` runs the real thing.
-pub fn measure_heatmap(sizes: &PerfSizes, seed: &SeedPath) -> Option<f64> {
+/// The reduced engine's per-step product, `(rows x n) (n x n)`, with faer and with
+/// OpenBLAS, interleaved round by round (medians of `sizes.reps`): at 600 rows (half of
+/// the heat map's 1200 runs, its first steps) and 30 (its last 12 000 steps).
+pub fn measure_reduced_gemm(sizes: &PerfSizes, seed: &SeedPath) -> Vec<GemmRate> {
+    use crate::linalg::{matmul_into, Kernels};
+    let n = sizes.n;
+    let mut rng = seed.rng_for("reduced-gemm");
+    let a = crate::data::gaussian_matrix(n, n, &mut rng);
+    let k = a.dot(&a.t());
+    let kinds = [Kernels::Faer, Kernels::Blas];
+    let mut out = Vec::new();
+    for rows in [n * 3 / 10, n * 3 / 200] {
+        let cr = crate::data::gaussian_matrix(rows, n, &mut rng);
+        let mut c = ndarray::Array2::<f64>::zeros((rows, n));
+        let mut times = vec![vec![]; kinds.len()];
+        for round in 0..=sizes.reps {
+            for (i, &kern) in kinds.iter().enumerate() {
+                let t = seconds(|| matmul_into(kern, &cr.view(), &k.view(), c.view_mut()));
+                if round > 0 {
+                    times[i].push(t);
+                }
+            }
+        }
+        for (i, &kern) in kinds.iter().enumerate() {
+            out.push(GemmRate {
+                kernels: kern.describe(),
+                rows,
+                n,
+                gflops: 2.0 * (rows * n * n) as f64 / median(std::mem::take(&mut times[i])) / 1e9,
+            });
+        }
+    }
+    out
+}
+
+/// How [`measure_heatmap`] projected the heat map's wall time.
+#[derive(Clone, Debug, Serialize)]
+pub struct HeatmapProjection {
+    /// Kernels the engine ran ([`crate::linalg::Kernels::describe`]).
+    pub kernels: String,
+    /// Runs (cells) of the heat map, steps of its longest run, and run-steps (the sum
+    /// of every run's T).
+    pub runs: usize,
+    pub steps: usize,
+    pub run_steps: usize,
+    /// Seconds of the Gram computation and its factor, timed in full.
+    pub gram_s: f64,
+    /// The two timed samples: the runs (all their T, in full) of the c_clip values
+    /// with these indices, for each eps; their run counts and wall seconds.
+    pub sample_clip_indices: [Vec<usize>; 2],
+    pub sample_runs: [usize; 2],
+    pub sample_s: [f64; 2],
+    /// Fitted wall seconds `fixed_s + per_run_s x runs` of the batch (without the Gram).
+    pub fixed_s: f64,
+    pub per_run_s: f64,
+    /// `gram_s + fixed_s + per_run_s x runs`.
+    pub projected_s: f64,
+}
+
+/// The 1200-run heat map of privacy-for-free Fig. 2 (p = 40 000 with the full sizes;
+/// the quick profile's 108 runs when `sizes.n` < 2000), **projected** with the engine's
+/// default kernels; see [`measure_heatmap_with`].
+pub fn measure_heatmap(sizes: &PerfSizes, seed: &SeedPath) -> Option<HeatmapProjection> {
+    measure_heatmap_with(sizes, seed, crate::linalg::Kernels::default())
+}
+
+/// Times the heat map's Gram computation in full, then two samples of its runs in full
+/// through `dpclaims fig2`'s own batch function (two parallel parts): for each eps,
+/// all 20 T of the c_clip values with indices 2, 6, 10, 14, 18 (a quarter of the runs)
+/// and of 6, 14 (a tenth). A run's cost per step changes along the run (the reduced
+/// engine's product updates become sparse as samples get clipped, which depends on
+/// eps, c_clip and the step), so the samples run the real schedule over a spread of
+/// c_clip rather than a prefix of steps. The batch's wall time is fitted as
+/// `fixed + per_run x runs` through the two samples (the fixed part: the noise draws
+/// and the memory traffic of K that a step costs whatever the number of runs) and
+/// evaluated at all the runs. `dpclaims fig2 --profile full` runs the real thing.
+pub fn measure_heatmap_with(
+    sizes: &PerfSizes,
+    seed: &SeedPath,
+    kernels: crate::linalg::Kernels,
+) -> Option<HeatmapProjection> {
     use crate::figures::fig2;
     let profile = if sizes.n < 2000 {
         crate::spec::Profile::Quick
@@ -373,29 +470,60 @@ pub fn measure_heatmap(sizes: &PerfSizes, seed: &SeedPath) -> Option<f64> {
         crate::spec::Profile::Full
     };
     let cfg = fig2::Fig2Config::new(profile, seed.master());
-    let (runs, _) = fig2::heatmap_runs(&cfg).ok()?;
+    let (runs, cells) = fig2::heatmap_runs(&cfg).ok()?;
     let mut kp = None;
-    let t_gram = seconds(|| kp = fig2::kernel_problem(&cfg, 0, cfg.heat_p).ok());
+    let gram_s = seconds(|| kp = fig2::kernel_problem_with(&cfg, 0, cfg.heat_p, kernels).ok());
     let kp = kp?;
-    let total: usize = runs.iter().map(|r| r.cfg.steps).sum();
-    let prefix: Vec<_> = runs
-        .iter()
-        .map(|r| {
-            let mut r = r.clone();
-            r.cfg.steps = r.cfg.steps.min(HEATMAP_PREFIX_STEPS);
-            r.loss_at = vec![r.cfg.steps];
-            r
-        })
-        .collect();
-    let done: usize = prefix.iter().map(|r| r.cfg.steps).sum();
-    let mut ok = true;
-    let t_prefix = seconds(|| {
-        ok = fig2::batch_final_losses(&kp, &prefix, &seed.child("heatmap-noise"), 2).is_ok();
-    });
-    if !ok || done == 0 {
+    let nc = cfg.heat_clip.len();
+    let indices: [Vec<usize>; 2] = [(2..nc).step_by(4).collect(), (6..nc).step_by(8).collect()];
+    let mut sample_runs = [0usize; 2];
+    let mut sample_s = [0.0f64; 2];
+    for (k, idx) in indices.iter().enumerate() {
+        let sample: Vec<_> = runs
+            .iter()
+            .zip(&cells)
+            .filter(|(_, cell)| {
+                let c = cfg.heat_clip.iter().position(|&c| c == cell.1);
+                c.is_some_and(|c| idx.contains(&c))
+            })
+            .map(|(r, _)| r.clone())
+            .collect();
+        if sample.is_empty() {
+            // The quick profile's 6 c_clip values have no second sample: scale the first.
+            continue;
+        }
+        let mut ok = true;
+        sample_s[k] = seconds(|| {
+            ok = fig2::batch_final_losses(&kp, &sample, &seed.child("heatmap-noise"), 2).is_ok();
+        });
+        if !ok {
+            return None;
+        }
+        sample_runs[k] = sample.len();
+    }
+    if sample_runs[0] == 0 {
         return None;
     }
-    let projected = t_gram + t_prefix * total as f64 / done as f64;
-    Some(runs.len() as f64 / projected)
+    let (ra, rb) = (sample_runs[0] as f64, sample_runs[1] as f64);
+    let (ta, tb) = (sample_s[0], sample_s[1]);
+    let mut per_run_s = if ra != rb { (ta - tb) / (ra - rb) } else { 0.0 };
+    let mut fixed_s = tb - per_run_s * rb;
+    if !(per_run_s > 0.0 && fixed_s >= 0.0) {
+        // Timing noise (or too small a problem): scale the larger sample instead.
+        (fixed_s, per_run_s) = (0.0, ta / ra);
+    }
+    Some(HeatmapProjection {
+        kernels: kernels.describe(),
+        runs: runs.len(),
+        steps: runs.iter().map(|r| r.cfg.steps).max().unwrap_or(0),
+        run_steps: runs.iter().map(|r| r.cfg.steps).sum(),
+        gram_s,
+        sample_clip_indices: indices,
+        sample_runs,
+        sample_s,
+        fixed_s,
+        per_run_s,
+        projected_s: gram_s + fixed_s + per_run_s * runs.len() as f64,
+    })
 }
 // ---- end of the reduced engine's measurements --------------------------------------

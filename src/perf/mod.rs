@@ -26,7 +26,9 @@
 //! (`benches/perf.rs`) time exactly the same code.
 //!
 //! `reduced_step_s` and `heatmap_cells_per_s` come from the reduced (kernel-space)
-//! engine: see [`measure_reduced`] and [`measure_heatmap`].
+//! engine: see [`measure_reduced`] and [`measure_heatmap`]; `reduced_gemm` compares its
+//! per-step product on faer and on OpenBLAS ([`measure_reduced_gemm`]), and
+//! `machine.gemm_backend` names the kernels the engine ran.
 //!
 //! The kernels are in [`kernels`], the measurement in [`measure`]; the Markdown of
 //! `reports/BENCH.md` is written on the report side ([`crate::report::bench`]).

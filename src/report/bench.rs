@@ -191,18 +191,19 @@ pub fn markdown(r: &PerfReport) -> String {
             );
         }
     }
-    match r.heatmap_cells_per_s {
-        Some(v) => {
+    match (r.heatmap_cells_per_s, &r.heatmap) {
+        (Some(v), Some(h)) => {
             let _ = writeln!(
                 o,
-                "| heat map: cells/s (1200 cells take {:.1} min) | {v:.3} | ≤ 30 min |",
-                1200.0 / v / 60.0
+                "| heat map: cells/s, projected ({} cells take {:.1} min) | {v:.3} | ≤ 10 min |",
+                h.runs,
+                h.projected_s / 60.0
             );
         }
-        None => {
+        _ => {
             let _ = writeln!(
                 o,
-                "| heat map: cells/s | not measured yet | 1200 cells ≤ 30 min |"
+                "| heat map: cells/s | not measured | 1200 cells ≤ 10 min |"
             );
         }
     }
@@ -227,18 +228,62 @@ pub fn markdown(r: &PerfReport) -> String {
         s.phi_bytes() / 1e6,
         r.gemv_gb_s
     );
+    if let Some(h) = &r.heatmap {
+        let _ = writeln!(
+            o,
+            "\nHeat map ({} runs, longest {} steps, {} run-steps; `{}`): the Gram matrix and \
+             its factor took {:.1} s, timed in full. For every eps, the runs (all T, the real \
+             schedule) of the c_clip values with indices {:?} ({} runs) took {:.1} s, those \
+             of {:?} ({} runs) {:.1} s: {:.1} s + {:.3} s per run, {:.0} s for all {} runs.",
+            h.runs,
+            h.steps,
+            h.run_steps,
+            h.kernels,
+            h.gram_s,
+            h.sample_clip_indices[0],
+            h.sample_runs[0],
+            h.sample_s[0],
+            h.sample_clip_indices[1],
+            h.sample_runs[1],
+            h.sample_s[1],
+            h.fixed_s,
+            h.per_run_s,
+            h.projected_s - h.gram_s,
+            h.runs
+        );
+    }
+    if !r.reduced_gemm.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nThe reduced engine's per-step product, `(rows x n) (n x n)`, with each \
+             kernel set (interleaved, median of {} rounds):\n",
+            s.reps
+        );
+        let _ = writeln!(o, "| kernels | rows x n | GFLOP/s |");
+        let _ = writeln!(o, "|---|---|---|");
+        for g in &r.reduced_gemm {
+            let _ = writeln!(
+                o,
+                "| {} | {} x {} | {:.1} |",
+                g.kernels, g.rows, g.n, g.gflops
+            );
+        }
+    }
     let _ = writeln!(o);
     let core = r.machine.blas_core.as_deref().unwrap_or("unknown");
-    let _ = writeln!(o, "OpenBLAS kernel set: {core}.");
+    let _ = writeln!(
+        o,
+        "OpenBLAS kernel set: {core}. The reduced engine (heat map) ran on: {}.",
+        r.machine.gemm_backend
+    );
     if core == "Prescott" {
         let _ = writeln!(
             o,
             "OpenBLAS did not recognise this CPU and fell back to its generic SSE3 \
-             (Prescott) kernels. `OPENBLAS_CORETYPE=SkylakeX` (AVX-512) or `Haswell` (AVX2) \
-             selects faster GEMM kernels where the CPU has them (measured here: GEMM \
-             2000³ about 3x faster with SkylakeX); the GEMVs of the direct step are \
-             memory-bound and barely change. Results computed with other kernels may \
-             differ in the last bits."
+             (Prescott) kernels: its GEMM is about 3x slower than with its AVX-512 kernels. \
+             The reduced engine does not use them (faer picks its kernels from the CPU's \
+             feature flags); the GEMVs of the direct step are memory-bound and barely \
+             change."
         );
     }
     let _ = writeln!(o);

@@ -4,15 +4,16 @@
 //!
 //! | method  | mask schedule                                                      | accounting |
 //! |---------|--------------------------------------------------------------------|------------|
-//! | DP-SGD  | all-ones for all T steps                                           | one phase, [`calibrate`] |
-//! | TP-TopK | all-ones for T1 steps (z1, C1); then top-k of the warm-up scores   | two phases, [`calibrate_two_phase`] |
-//! | TP-Rand | same warm-up; then a uniformly random support of size k            | two phases, [`calibrate_two_phase`] |
-//! | ON-TopK | all-ones in epoch 1; then each epoch the top-k of online DP scores | one phase, [`calibrate`] |
-//! | ON-Rand | all-ones in epoch 1; then each epoch a fresh random support        | one phase, [`calibrate`] |
+//! | DP-SGD  | all-ones for all T steps                                           | one phase, [`calibrate`](crate::privacy::calibrate()) |
+//! | TP-TopK | all-ones for T1 steps (z1, C1); then top-k of the warm-up scores   | two phases, [`calibrate_two_phase`](crate::privacy::calibrate_two_phase) |
+//! | TP-Rand | same warm-up; then a uniformly random support of size k            | two phases, [`calibrate_two_phase`](crate::privacy::calibrate_two_phase) |
+//! | ON-TopK | all-ones in epoch 1; then each epoch the top-k of online DP scores | one phase, [`calibrate`](crate::privacy::calibrate()) |
+//! | ON-Rand | all-ones in epoch 1; then each epoch a fresh random support        | one phase, [`calibrate`](crate::privacy::calibrate()) |
 //!
 //! * k = floor(r P) (Sec. 3.1). Scores: [`super::support`] (Sec. 3.2).
 //! * Two-phase budget split: phase 1 alone spends `rho * epsilon`, phase 2 whatever the
-//!   composed RDP accountant leaves (rule of [`calibrate_two_phase`]). The default
+//!   composed RDP accountant leaves (rule of
+//!   [`calibrate_two_phase`](crate::privacy::calibrate_two_phase)). The default
 //!   `rho = 0.3` and the default warm-up of 30% of the epochs are the middle of the
 //!   grid {0.2, 0.3, 0.4} of the paper's split ablation (Sec. 7.3, Table 4), whose
 //!   interior optimum is not legible in our copy of the paper.
@@ -36,12 +37,19 @@
 //! Streams: `init` (model initialisation), `train` (Poisson sampling and noise, in
 //! the order of [`super::mechanism`]), `support` (random supports). TP-TopK and TP-Rand
 //! with the same seed therefore have bit-identical warm-ups.
+//!
+//! This file holds the [`Method`]s and the training loop ([`run_method`]); the
+//! configuration is in [`super::config`], the privacy plan in [`super::plan`], what a
+//! run returns in [`super::outcome`].
+use super::config::MethodConfig;
 use super::diagnostics::proxy_concentration;
 use super::mechanism::{dp_step, Mask, PrivacyLedger, StepParams};
-use super::model::{Model, ModelKind};
+use super::model::Model;
+use super::outcome::{Diagnostics, MethodRun, NoiseEnergy, PrivacyReport, StepRecord};
+use super::plan::plan;
 use super::support::{active_dimension, random_support, top_k, ScoreAccumulator};
 use super::{Classification, DpSgdError};
-use crate::privacy::{calibrate, calibrate_two_phase, epsilon, Accountant, Phase, PhasePlan};
+use crate::privacy::{epsilon, Accountant, Phase};
 use crate::rng::SeedPath;
 use crate::train::Recipe;
 use ndarray::Array1;
@@ -113,282 +121,6 @@ impl FromStr for Method {
                 ))
             })
     }
-}
-
-/// Configuration of one run (validated by [`MethodConfig::validate`] before anything
-/// runs).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MethodConfig {
-    pub method: Method,
-    pub model: ModelKind,
-    /// Target epsilon of the whole run.
-    pub epsilon: f64,
-    pub delta: f64,
-    /// Active ratio r in (0, 1]: k = floor(r P) (ignored by dense DP-SGD).
-    pub active_ratio: f64,
-    /// Total epochs (the same training budget for every method).
-    pub epochs: usize,
-    /// Warm-up epochs of the two-phase methods (1 <= phase1_epochs < epochs).
-    pub phase1_epochs: usize,
-    /// Nominal share rho of the budget for the warm-up (two-phase methods).
-    pub budget_split: f64,
-    /// Expected batch size qN.
-    pub batch_size: f64,
-    /// Clipping norm C (dense, online, and two-phase phase 1: C1).
-    pub clip: f64,
-    /// Clipping norm C2 of phase 2 (two-phase methods).
-    pub clip_phase2: f64,
-    /// Constant learning rate.
-    pub lr: f64,
-}
-
-impl MethodConfig {
-    /// Defaults for the digits experiments: 30 epochs (9 of warm-up), rho = 0.3, expected
-    /// batch 64, C = 1, learning rate 0.5, r = 0.1, delta = 1e-5.
-    pub fn new(method: Method, model: ModelKind, epsilon: f64) -> Self {
-        Self {
-            method,
-            model,
-            epsilon,
-            delta: 1e-5,
-            active_ratio: 0.1,
-            epochs: 30,
-            phase1_epochs: 9,
-            budget_split: 0.3,
-            batch_size: 64.0,
-            clip: 1.0,
-            clip_phase2: 1.0,
-            lr: 0.5,
-        }
-    }
-
-    /// Checks every field against a training set of `n` examples; returns the
-    /// sampling rate q and the steps per epoch.
-    pub fn validate(&self, n: usize) -> Result<(f64, usize), DpSgdError> {
-        let bad = |m: String| Err(DpSgdError::InvalidConfig(m));
-        let pos = |v: f64| v.is_finite() && v > 0.0;
-        if !pos(self.epsilon) {
-            return bad(format!(
-                "epsilon must be positive and finite, got {}",
-                self.epsilon
-            ));
-        }
-        if !(self.delta > 0.0 && self.delta < 1.0) {
-            return bad(format!("delta must be in (0, 1), got {}", self.delta));
-        }
-        if !(self.active_ratio > 0.0 && self.active_ratio <= 1.0) {
-            return bad(format!(
-                "active ratio must be in (0, 1], got {}",
-                self.active_ratio
-            ));
-        }
-        if self.epochs == 0 {
-            return bad("epochs must be at least 1".into());
-        }
-        if self.method.is_two_phase()
-            && !(self.phase1_epochs >= 1 && self.phase1_epochs < self.epochs)
-        {
-            return bad(format!(
-                "two-phase methods need 1 <= phase1 epochs < epochs, got {} and {}",
-                self.phase1_epochs, self.epochs
-            ));
-        }
-        if self.method.is_online() && self.epochs < 2 {
-            return bad("online methods need at least 2 epochs (the first is dense)".into());
-        }
-        if !(self.budget_split > 0.0 && self.budget_split < 1.0) {
-            return bad(format!(
-                "budget split rho must be in (0, 1), got {}",
-                self.budget_split
-            ));
-        }
-        if !(pos(self.clip) && pos(self.clip_phase2)) {
-            return bad(format!(
-                "clipping norms must be positive and finite, got {} and {}",
-                self.clip, self.clip_phase2
-            ));
-        }
-        if !pos(self.lr) {
-            return bad(format!(
-                "learning rate must be positive and finite, got {}",
-                self.lr
-            ));
-        }
-        if let ModelKind::Mlp { hidden: 0, .. } = self.model {
-            return bad("the MLP needs at least one hidden unit".into());
-        }
-        if n == 0 {
-            return bad("empty training set".into());
-        }
-        if !(self.batch_size >= 1.0 && self.batch_size <= n as f64) {
-            return bad(format!(
-                "expected batch size must be in [1, {n}] (the training set size), got {}",
-                self.batch_size
-            ));
-        }
-        let q = self.batch_size / n as f64;
-        let steps_per_epoch = ((n as f64 / self.batch_size).round() as usize).max(1);
-        Ok((q, steps_per_epoch))
-    }
-}
-
-/// One phase of a run as executed and accounted.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct PhaseReport {
-    /// `dense`, `warm-up`, `support` (two-phase) or `online` (online methods).
-    pub name: &'static str,
-    pub steps: u64,
-    pub sampling_rate: f64,
-    pub noise_multiplier: f64,
-    pub clip: f64,
-    /// Epsilon of this phase alone (RDP accountant, same delta).
-    pub epsilon_alone: f64,
-}
-
-/// The privacy of a run: per phase and composed.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct PrivacyReport {
-    pub target_epsilon: f64,
-    pub delta: f64,
-    pub phases: Vec<PhaseReport>,
-    /// Epsilon of the composition of the ledger's phases (RDP, improved conversion).
-    pub epsilon: f64,
-    /// Optimal Rényi order of the composition.
-    pub order: f64,
-}
-
-/// Noise energy of one segment of the run (paper Sec. 3.2).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct NoiseEnergy {
-    /// `dense`, `warm-up`, `support`, `online-dense` or `online-sparse`.
-    pub segment: &'static str,
-    pub steps: usize,
-    /// Number of noised coordinates per step.
-    pub active: usize,
-    /// `active * (z C / (qN))^2`.
-    pub expected: f64,
-    /// Mean over the segment's steps of the injected `||m o z C xi||^2 / (qN)^2`.
-    pub measured: f64,
-}
-
-/// Support-quality diagnostics (Sec. 7.4) and noise energies.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Diagnostics {
-    /// k (P for dense DP-SGD).
-    pub active: usize,
-    pub params: usize,
-    /// k / P: the expectation of both Gammas for a uniformly random support.
-    pub random_expectation: f64,
-    /// Step after which the support was first selected (None for dense DP-SGD).
-    pub checkpoint_step: Option<usize>,
-    /// Oracle energy capture of the selected support at the checkpoint.
-    pub gamma: Option<f64>,
-    /// Oracle energy capture of the best support of size k (top-k of `g^2`): the
-    /// ceiling of `gamma`.
-    pub gamma_best: Option<f64>,
-    /// DP-visible proxy concentration of the selected support.
-    pub proxy_concentration: Option<f64>,
-    pub noise_energy: Vec<NoiseEnergy>,
-}
-
-/// Per-step record (the recorder's trace; the step itself does no I/O).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct StepRecord {
-    pub batch_size: usize,
-    pub clipped: usize,
-    pub active: usize,
-    pub noise_energy: f64,
-    pub batch_loss: f64,
-}
-
-/// Everything a run produced.
-#[derive(Clone, Debug, Serialize)]
-pub struct MethodRun {
-    pub method: Method,
-    pub test_accuracy: f64,
-    pub train_accuracy: f64,
-    pub privacy: PrivacyReport,
-    /// Noise multipliers, one per phase ([z] or [z1, z2]).
-    pub noise_multipliers: Vec<f64>,
-    /// The final support (increasing indices; all of `0..P` for dense DP-SGD).
-    pub support: Vec<usize>,
-    pub diagnostics: Diagnostics,
-    pub steps: usize,
-    /// Fingerprint of the final parameters' bits ([`crate::rng::digest_f64s`]).
-    pub theta_digest: String,
-    #[serde(skip)]
-    pub theta: Array1<f64>,
-    #[serde(skip)]
-    pub trace: Vec<StepRecord>,
-}
-
-/// The plan of a run: the privacy segments and their step parameters.
-struct Plan {
-    phases: Vec<(PhaseReport, StepParams)>,
-}
-
-fn plan(cfg: &MethodConfig, q: f64, spe: usize, recipe: &Recipe) -> Result<Plan, DpSgdError> {
-    let total = (cfg.epochs * spe) as u64;
-    let step = |z: f64, clip: f64| StepParams {
-        sampling_rate: q,
-        clip,
-        noise_multiplier: z,
-        lr: cfg.lr,
-        recipe: recipe.dpsgd,
-    };
-    let report = |name, steps, z, clip| PhaseReport {
-        name,
-        steps,
-        sampling_rate: q,
-        noise_multiplier: z,
-        clip,
-        epsilon_alone: f64::NAN,
-    };
-    let phases = if cfg.method.is_two_phase() {
-        let t1 = (cfg.phase1_epochs * spe) as u64;
-        let t2 = total - t1;
-        let cal = calibrate_two_phase(
-            Accountant::Rdp,
-            cfg.epsilon,
-            cfg.delta,
-            cfg.budget_split,
-            PhasePlan {
-                sampling_rate: q,
-                steps: t1,
-            },
-            PhasePlan {
-                sampling_rate: q,
-                steps: t2,
-            },
-            &recipe.accounting,
-        )?;
-        let (z1, z2) = (cal.noise_multiplier_1, cal.noise_multiplier_2);
-        vec![
-            (report("warm-up", t1, z1, cfg.clip), step(z1, cfg.clip)),
-            (
-                report("support", t2, z2, cfg.clip_phase2),
-                step(z2, cfg.clip_phase2),
-            ),
-        ]
-    } else {
-        let cal = calibrate(
-            Accountant::Rdp,
-            cfg.epsilon,
-            cfg.delta,
-            q,
-            total,
-            &recipe.accounting,
-        )?;
-        let z = cal.noise_multiplier;
-        let name = if cfg.method.is_online() {
-            "online"
-        } else {
-            "dense"
-        };
-        vec![(report(name, total, z, cfg.clip), step(z, cfg.clip))]
-    };
-    Ok(Plan { phases })
 }
 
 /// Accumulates the per-segment noise energies and the trace.

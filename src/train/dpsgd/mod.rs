@@ -8,18 +8,26 @@
 //! * [`mechanism`] — the ONE DP step every method uses (Poisson sample, mask, clip,
 //!   noise on the active coordinates, divide by qN, update) and the privacy ledger.
 //! * [`support`] — warm-up scores, top-k and random supports (paper Sec. 3.2).
-//! * [`methods`] — DP-SGD, TP-TopK, TP-Rand, ON-TopK, ON-Rand: schedules of masks,
-//!   noise calibration, [`run_method`].
+//! * [`methods`] — DP-SGD, TP-TopK, TP-Rand, ON-TopK, ON-Rand: their schedules of
+//!   masks and the training loop, [`run_method`].
+//! * [`config`] — [`MethodConfig`], a run's configuration and its checks.
+//! * [`plan`] — the privacy plan: each phase's calibrated noise multiplier and step
+//!   parameters.
+//! * [`outcome`] — [`MethodRun`], what a run produced (privacy report, diagnostics).
 //! * [`diagnostics`] — energy capture, proxy concentration, Prop. 5.3's misranking
 //!   bound and its Monte Carlo estimate.
 //! * [`data`](mod@data) — [`Classification`] data: digits and a synthetic mixture.
+pub mod config;
 pub mod data;
 pub mod diagnostics;
 pub mod mechanism;
 pub mod methods;
 pub mod model;
+pub mod outcome;
+pub mod plan;
 pub mod support;
 
+pub use config::MethodConfig;
 pub use data::{Classification, SyntheticSpec};
 pub use diagnostics::{
     misranking_bound, misranking_monte_carlo, proxy_concentration, MisrankingEstimate,
@@ -28,11 +36,9 @@ pub use mechanism::{
     dp_step, poisson_sample, privatize, ClipOrder, DpSgdRecipe, Mask, NoiseSupport, PrivacyLedger,
     ScoreSource, StepParams,
 };
-pub use methods::{
-    run_method, run_method_observed, Diagnostics, Method, MethodConfig, MethodRun, NoiseEnergy,
-    PhaseReport, PrivacyReport, StepRecord,
-};
+pub use methods::{run_method, run_method_observed, Method};
 pub use model::{Activation, Model, ModelKind};
+pub use outcome::{Diagnostics, MethodRun, NoiseEnergy, PhaseReport, PrivacyReport, StepRecord};
 
 /// Errors of the DP-SGD family.
 #[derive(Debug, thiserror::Error)]

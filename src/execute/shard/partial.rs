@@ -1,0 +1,246 @@
+//! The partial file of a shard (`shard-<I>-of-<N>.json`): its manifest (what the file
+//! was computed from, compared before any merge) and its units, every metric stored as
+//! the bit pattern of its f64 ([`Bits`]).
+use super::{Shard, ShardError};
+use crate::plan::{self, UnitKey};
+use crate::spec::{Claim, Profile};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+/// Version tag of the partial file format.
+pub const FORMAT: &str = "dpclaims-partial/1";
+/// Name of the unit-to-shard assignment (see the module docs); part of the manifest so
+/// files written under another assignment are never mixed.
+pub const ASSIGNMENT: &str = "claim-offset-round-robin/1";
+
+/// An f64 stored as the 16 lowercase hex digits of its IEEE-754 bit pattern: exact for
+/// every value (decimal JSON numbers round-trip only with a correctly rounding parser,
+/// and cannot hold NaN or infinities).
+#[derive(Clone, Copy, Debug)]
+pub struct Bits(pub f64);
+
+impl Serialize for Bits {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format!("{:016x}", self.0.to_bits()))
+    }
+}
+
+impl<'de> Deserialize<'de> for Bits {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s.len() != 16 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(serde::de::Error::custom(format!(
+                "metric value `{s}` is not 16 hex digits (an f64's bit pattern)"
+            )));
+        }
+        let bits = u64::from_str_radix(&s, 16).map_err(serde::de::Error::custom)?;
+        Ok(Bits(f64::from_bits(bits)))
+    }
+}
+
+/// One claim of a manifest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManifestClaim {
+    pub id: String,
+    /// The path the claim was loaded from (informational: not compared).
+    pub file: String,
+    /// SHA-256 of the spec file's bytes.
+    pub spec_hash: String,
+    /// Units of the claim over all shards.
+    pub units: usize,
+}
+
+/// What a partial file was computed from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    pub format: String,
+    pub dpclaims_version: String,
+    pub assignment: String,
+    /// `quick` or `full`.
+    pub profile: String,
+    pub seed: u64,
+    pub shard: Shard,
+    /// The claims of the run, in run order (the order of the merged reports).
+    pub claims: Vec<ManifestClaim>,
+}
+
+impl Manifest {
+    /// The manifest of shard `shard` of a run of `claims`.
+    pub fn new(claims: &[Claim], profile: Profile, seed: u64, shard: Shard) -> Self {
+        Self {
+            format: FORMAT.into(),
+            dpclaims_version: env!("CARGO_PKG_VERSION").into(),
+            assignment: ASSIGNMENT.into(),
+            profile: profile.to_string(),
+            seed,
+            shard,
+            claims: claims
+                .iter()
+                .map(|c| ManifestClaim {
+                    id: c.id.clone(),
+                    file: c.file.display().to_string(),
+                    spec_hash: c.spec_hash.clone(),
+                    units: plan::unit_count(c, profile),
+                })
+                .collect(),
+        }
+    }
+
+    /// The profile, parsed.
+    pub fn profile(&self) -> Result<Profile, String> {
+        match self.profile.as_str() {
+            "quick" => Ok(Profile::Quick),
+            "full" => Ok(Profile::Full),
+            p => Err(format!("manifest.profile: `{p}` is neither quick nor full")),
+        }
+    }
+
+    /// The first field in which two manifests of the same run could differ, as
+    /// `(field, value here, value there)`; the shard is compared only if `with_shard`.
+    pub fn difference(
+        &self,
+        other: &Manifest,
+        with_shard: bool,
+    ) -> Option<(&'static str, String, String)> {
+        let d = |f: &'static str, a: &dyn fmt::Display, b: &dyn fmt::Display| {
+            Some((f, a.to_string(), b.to_string()))
+        };
+        if self.format != other.format {
+            return d("format", &self.format, &other.format);
+        }
+        if self.dpclaims_version != other.dpclaims_version {
+            return d(
+                "dpclaims version",
+                &self.dpclaims_version,
+                &other.dpclaims_version,
+            );
+        }
+        if self.assignment != other.assignment {
+            return d("assignment", &self.assignment, &other.assignment);
+        }
+        if self.profile != other.profile {
+            return d("profile", &self.profile, &other.profile);
+        }
+        if self.seed != other.seed {
+            return d("seed", &self.seed, &other.seed);
+        }
+        if with_shard && self.shard != other.shard {
+            return d("shard", &self.shard, &other.shard);
+        }
+        let ids = |m: &Manifest| m.claims.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
+        if ids(self) != ids(other) {
+            return d("claims", &ids(self).join(", "), &ids(other).join(", "));
+        }
+        for (a, b) in self.claims.iter().zip(&other.claims) {
+            if a.spec_hash != b.spec_hash {
+                return Some((
+                    "spec hash",
+                    format!("{} of claim `{}`", short(&a.spec_hash), a.id),
+                    short(&b.spec_hash).to_string(),
+                ));
+            }
+            if a.units != b.units {
+                return Some((
+                    "unit count",
+                    format!("{} of claim `{}`", a.units, a.id),
+                    b.units.to_string(),
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// The first 12 hex digits of a spec hash, for messages.
+pub(super) fn short(hash: &str) -> &str {
+    &hash[..hash.len().min(12)]
+}
+
+/// One unit of a partial file: its key and every metric the system returned.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartialUnit {
+    pub claim: String,
+    pub sweep: String,
+    pub variant: String,
+    pub point: usize,
+    pub replicate: usize,
+    pub metrics: BTreeMap<String, Bits>,
+}
+
+impl PartialUnit {
+    /// The runner's key of this unit.
+    pub fn key(&self) -> UnitKey {
+        UnitKey {
+            sweep: self.sweep.clone(),
+            variant: self.variant.clone(),
+            point: self.point,
+            replicate: self.replicate,
+        }
+    }
+
+    pub(super) fn describe(&self) -> String {
+        format!(
+            "claim `{}`, variant `{}`, sweep `{}` point #{}, replicate {}",
+            self.claim, self.variant, self.sweep, self.point, self.replicate
+        )
+    }
+}
+
+/// A partial result file: the manifest and the units of one shard, in run order.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Partial {
+    pub manifest: Manifest,
+    pub units: Vec<PartialUnit>,
+}
+
+impl Partial {
+    /// The file's JSON text (pretty, one trailing newline; same run ⇒ same bytes).
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("a partial file serialises");
+        s.push('\n');
+        s
+    }
+
+    /// Parses a partial file's text; `file` names it in errors.
+    pub fn from_json(file: &Path, text: &str) -> Result<Self, ShardError> {
+        let err = |message: String| ShardError::File {
+            file: file.display().to_string(),
+            message,
+        };
+        let p: Partial = serde_json::from_str(text)
+            .map_err(|e| err(format!("not a dpclaims partial file: {e}")))?;
+        if p.manifest.format != FORMAT {
+            return Err(err(format!(
+                "manifest.format: `{}`, this dpclaims reads `{FORMAT}`",
+                p.manifest.format
+            )));
+        }
+        p.manifest.profile().map_err(err)?;
+        Shard::new(p.manifest.shard.index, p.manifest.shard.count)
+            .map_err(|m| err(format!("manifest.shard: {m}")))?;
+        Ok(p)
+    }
+
+    /// Reads and parses a partial file.
+    pub fn read(file: &Path) -> Result<Self, ShardError> {
+        let text = std::fs::read_to_string(file).map_err(|e| ShardError::File {
+            file: file.display().to_string(),
+            message: e.to_string(),
+        })?;
+        Self::from_json(file, &text)
+    }
+
+    /// The keys of the file's units, as (claim id, key).
+    pub(super) fn keys(&self) -> Vec<(String, UnitKey)> {
+        self.units
+            .iter()
+            .map(|u| (u.claim.clone(), u.key()))
+            .collect()
+    }
+}

@@ -1,0 +1,316 @@
+//! Running an audit (module docs of [`super`]): the mechanism is built and calibrated
+//! from an [`AuditConfig`], run `trials` times in each world ([`super::canary`]), and
+//! its scores turned into a lower bound on epsilon ([`super::stats`]).
+use super::canary::{self, DpgdCanaryProblem, FirstLayerCanaryProblem, World};
+use super::config::{clip_rule_name, AuditConfig, AuditEngine, AuditSystem, Calibration};
+use super::stats::{self, ThresholdOutcome};
+use super::{AuditError, AuditResult};
+use crate::privacy::{calibrate, gdp_epsilon, Accountant};
+use crate::rng::SeedPath;
+use crate::train::dpgd::{prop22_sigma, ClipRule, DpGdConfig};
+use crate::train::Recipe;
+use rayon::prelude::*;
+
+/// Noise level of a DP-GD system: `(sigma as run, sigma_calibrated / sigma_exact)`.
+fn calibrate_dpgd(cfg: &AuditConfig, eta: f64, recipe: &Recipe) -> Result<(f64, f64), AuditError> {
+    let cal = calibrate(
+        Accountant::Gdp,
+        cfg.epsilon,
+        cfg.delta,
+        1.0,
+        cfg.steps as u64,
+        &recipe.accounting,
+    )?;
+    // z = sigma / sqrt(eta) for kappa = 2 (module docs).
+    let sigma_exact = cal.noise_multiplier * eta.sqrt();
+    let sigma_cal = match cfg.calibration {
+        Calibration::Exact => sigma_exact,
+        Calibration::Prop22 => prop22_sigma(eta, cfg.steps, cfg.epsilon, cfg.delta, &recipe.dpgd)?,
+    };
+    Ok((sigma_cal * cfg.noise_scale, sigma_cal / sigma_exact))
+}
+
+/// The seed path of the audited problem (its data, features, canary).
+fn problem_path(seed: u64, system: AuditSystem) -> SeedPath {
+    SeedPath::new(seed)
+        .child("audit")
+        .child(system.name())
+        .child("problem")
+}
+
+/// The per-run noise stream of an audit.
+fn trial_path(seed: u64, system: AuditSystem, world: World, trial: usize) -> SeedPath {
+    SeedPath::new(seed)
+        .child("audit")
+        .child(system.name())
+        .child(world.name())
+        .child(trial)
+}
+
+/// Scores of both worlds (index order), plus, for the direct DP-GD engine, the
+/// fraction of runs in which an ordinary sample was clipped.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AuditScores {
+    pub canary: Vec<f64>,
+    pub replaced: Vec<f64>,
+    pub engine: AuditEngine,
+    pub runs_with_ordinary_clipping: Option<f64>,
+}
+
+/// The mechanism as configured: the built problem and its noise level.
+enum Mechanism {
+    Dpgd {
+        problem: Box<DpgdCanaryProblem>,
+        overnoise_ratio: f64,
+    },
+    FirstLayer(Box<FirstLayerCanaryProblem>),
+}
+
+fn build(cfg: &AuditConfig, seed: u64, recipe: &Recipe) -> Result<Mechanism, AuditError> {
+    cfg.validate()?;
+    crate::linalg::pin_blas_threads();
+    let path = problem_path(seed, cfg.system);
+    let (d, n, p) = (cfg.d, cfg.n, cfg.p);
+    let pf = p as f64;
+    match cfg.system {
+        AuditSystem::RfDpgd | AuditSystem::FeatureLearningSecondLayer => {
+            // privacy-for-free Sec. 4 (Fig. 2): eta = 1/p, C = c sqrt(p) with c = 1.
+            // Blog second layer: eta_a = 1/p (Assumption 4's eta_a = ln^2 d / p makes
+            // the ridge step unstable at small d), C_a per Assumption 4 (eps_n = 0).
+            let eta = 1.0 / pf;
+            let (sigma, overnoise_ratio) = calibrate_dpgd(cfg, eta, recipe)?;
+            let rf = cfg.system == AuditSystem::RfDpgd;
+            let config = DpGdConfig {
+                eta,
+                steps: cfg.steps,
+                clip: if rf {
+                    pf.sqrt()
+                } else {
+                    canary::assumption4_clip(d, p)
+                },
+                clip_rule: cfg.clip_rule,
+                sigma,
+                kappa: cfg.kappa,
+                ridge: if rf { 0.0 } else { cfg.ridge },
+            };
+            config.validate()?;
+            let problem = if rf {
+                DpgdCanaryProblem::random_features(d, n, p, config, &path, &recipe.dpgd)?
+            } else {
+                let sigma_w = canary::assumption4_sigma_w(d, n, cfg.eps_b);
+                DpgdCanaryProblem::second_layer(d, n, p, sigma_w, config, &path, recipe)?
+            };
+            Ok(Mechanism::Dpgd {
+                problem: Box::new(problem),
+                overnoise_ratio,
+            })
+        }
+        AuditSystem::FeatureLearningFirstLayer => {
+            let sigma_w = canary::assumption4_sigma_w(d, n, cfg.eps_b) * cfg.noise_scale;
+            if !(sigma_w.is_finite() && sigma_w > 0.0) {
+                return Err(AuditError::Parameter {
+                    name: "eps-b",
+                    expected: "such that sigma_W is positive and finite",
+                    value: format!("{} (sigma_W = {sigma_w})", cfg.eps_b),
+                });
+            }
+            Ok(Mechanism::FirstLayer(Box::new(
+                FirstLayerCanaryProblem::new(
+                    d,
+                    n,
+                    p,
+                    sigma_w,
+                    cfg.normalise,
+                    &path,
+                    &recipe.first_layer,
+                )?,
+            )))
+        }
+    }
+}
+
+fn resolve_engine(cfg: &AuditConfig, mech: &Mechanism) -> Result<AuditEngine, AuditError> {
+    let exact = match mech {
+        Mechanism::Dpgd { problem, .. } => problem.fast_is_exact(),
+        Mechanism::FirstLayer(_) => true,
+    };
+    match (cfg.engine, exact) {
+        (AuditEngine::Auto, true) | (AuditEngine::Fast, true) => Ok(AuditEngine::Fast),
+        (AuditEngine::Auto, false) | (AuditEngine::Direct, _) => Ok(AuditEngine::Direct),
+        (AuditEngine::Fast, false) => Err(AuditError::FastNotExact {
+            ridge: cfg.ridge,
+            clip_rule: clip_rule_name(cfg.clip_rule),
+        }),
+    }
+}
+
+/// One world's scores, in index order (parallel over runs; each run's stream depends
+/// only on its index, so the result does not depend on the thread count).
+fn world_scores(
+    cfg: &AuditConfig,
+    mech: &Mechanism,
+    engine: AuditEngine,
+    world: World,
+    seed: u64,
+    recipe: &Recipe,
+) -> Result<(Vec<f64>, usize), AuditError> {
+    let data = problem_path(seed, cfg.system).child("data");
+    let one = |i: usize| -> Result<(f64, bool), AuditError> {
+        let mut rng = recipe.noise_rng(&trial_path(seed, cfg.system, world, i), &data);
+        let (score, clipped) = match (mech, engine) {
+            (Mechanism::Dpgd { problem, .. }, AuditEngine::Direct) => {
+                let (s, others) =
+                    problem
+                        .direct_score(world, &mut rng)
+                        .map_err(|error| AuditError::Run {
+                            world: world.name(),
+                            trial: i,
+                            error,
+                        })?;
+                (s, others > 0.0)
+            }
+            (Mechanism::Dpgd { problem, .. }, _) => (problem.fast_score(world, &mut rng), false),
+            (Mechanism::FirstLayer(fl), AuditEngine::Direct) => {
+                (fl.direct_score(world, &mut rng), false)
+            }
+            (Mechanism::FirstLayer(fl), _) => (fl.fast_score(world, &mut rng), false),
+        };
+        if !score.is_finite() {
+            return Err(AuditError::NonFiniteScore {
+                world: world.name(),
+                trial: i,
+                score,
+            });
+        }
+        Ok((score, clipped))
+    };
+    let out: Vec<(f64, bool)> = (0..cfg.trials)
+        .into_par_iter()
+        .map(one)
+        .collect::<Result<_, _>>()?;
+    let clipped = out.iter().filter(|(_, c)| *c).count();
+    Ok((out.into_iter().map(|(s, _)| s).collect(), clipped))
+}
+
+fn scores_of(
+    cfg: &AuditConfig,
+    mech: &Mechanism,
+    seed: u64,
+    recipe: &Recipe,
+) -> Result<AuditScores, AuditError> {
+    let engine = resolve_engine(cfg, mech)?;
+    let (canary, c1) = world_scores(cfg, mech, engine, World::Canary, seed, recipe)?;
+    let (replaced, c2) = world_scores(cfg, mech, engine, World::Replaced, seed, recipe)?;
+    let runs_with_ordinary_clipping = match (mech, engine) {
+        (Mechanism::Dpgd { .. }, AuditEngine::Direct) => {
+            Some((c1 + c2) as f64 / (2 * cfg.trials) as f64)
+        }
+        _ => None,
+    };
+    Ok(AuditScores {
+        canary,
+        replaced,
+        engine,
+        runs_with_ordinary_clipping,
+    })
+}
+
+/// The raw scores of an audit (both worlds, index order) of the mechanism with the
+/// formulas of `recipe`, for cross-checks between engines. Same seed, same scores.
+pub fn audit_scores(
+    cfg: &AuditConfig,
+    seed: u64,
+    recipe: &Recipe,
+) -> Result<AuditScores, AuditError> {
+    let mech = build(cfg, seed, recipe)?;
+    scores_of(cfg, &mech, seed, recipe)
+}
+
+/// Threshold on the first `floor(trials/2)` runs of each world, bound on the rest
+/// ([`stats`]). Returns the outcome on the measurement half.
+pub fn bound_from_scores(
+    canary: &[f64],
+    replaced: &[f64],
+    delta: f64,
+    confidence: f64,
+) -> Result<ThresholdOutcome, AuditError> {
+    let (hc, hr) = (canary.len() / 2, replaced.len() / 2);
+    let t = stats::select_threshold(
+        &canary[..hc],
+        &replaced[..hr],
+        canary.len() - hc,
+        replaced.len() - hr,
+        delta,
+        confidence,
+    )?;
+    stats::evaluate(&canary[hc..], &replaced[hr..], t, delta, confidence)
+}
+
+/// Runs the audit described by `cfg` from the master seed `seed` (module docs), of the
+/// mechanism with the formulas of `recipe` ([`Recipe::PAPER`]: as published): the
+/// problem, the calibration and every run go through them. The fast engine is a
+/// closed-form model of the paper's training loop: of the recipe it only sees the
+/// noise std; pass [`AuditEngine::Direct`] to audit the real loop. The reported `mu`
+/// and `epsilon_achieved` are what the configuration claims, not what another recipe
+/// does.
+///
+/// Deterministic: the same `(cfg, seed, recipe)` gives the same result, bit for bit,
+/// whatever the number of threads.
+pub fn run_audit(cfg: &AuditConfig, seed: u64, recipe: &Recipe) -> Result<AuditResult, AuditError> {
+    let mech = build(cfg, seed, recipe)?;
+    let scores = scores_of(cfg, &mech, seed, recipe)?;
+    let out = bound_from_scores(&scores.canary, &scores.replaced, cfg.delta, cfg.confidence)?;
+    let (sigma, noise_multiplier, mu, mu_canary, overnoise_ratio, calibration) = match &mech {
+        Mechanism::Dpgd {
+            problem,
+            overnoise_ratio,
+        } => {
+            let c = &problem.config;
+            let z = c.kappa * c.sigma / (2.0 * c.eta.sqrt());
+            (
+                c.sigma,
+                z,
+                (c.steps as f64).sqrt() / z,
+                problem.canary_mu(),
+                Some(*overnoise_ratio),
+                Some(cfg.calibration),
+            )
+        }
+        Mechanism::FirstLayer(fl) => {
+            let z = fl.sigma_w / (2.0 * (cfg.p as f64).sqrt());
+            (fl.sigma_w, z, 1.0 / z, Some(fl.canary_mu()), None, None)
+        }
+    };
+    // Multiply and none, and an unnormalised first layer, do not bound the
+    // sensitivity: no accounted guarantee.
+    let bounded = match cfg.system {
+        AuditSystem::FeatureLearningFirstLayer => cfg.normalise,
+        _ => cfg.clip_rule == ClipRule::Divide,
+    };
+    let mu = bounded.then_some(mu);
+    let epsilon_achieved = mu.map(|m| gdp_epsilon(m, cfg.delta)).transpose()?;
+    Ok(AuditResult {
+        system: cfg.system,
+        engine: scores.engine,
+        calibration,
+        epsilon_lower_bound: out.epsilon_lower_bound(),
+        epsilon_claimed: cfg.epsilon,
+        delta: cfg.delta,
+        confidence: cfg.confidence,
+        trials: cfg.trials,
+        measured: out.positives as usize,
+        tpr: out.tpr,
+        fpr: out.fpr,
+        tpr_lower: out.tpr_lower,
+        fpr_upper: out.fpr_upper,
+        threshold: out.threshold,
+        sigma,
+        noise_scale: cfg.noise_scale,
+        noise_multiplier,
+        mu,
+        epsilon_achieved,
+        mu_canary,
+        overnoise_ratio,
+        runs_with_ordinary_clipping: scores.runs_with_ordinary_clipping,
+    })
+}

@@ -1,0 +1,254 @@
+//! The DP-GD problem in kernel space: the Gram matrix of the train and test points, the
+//! factor of the noise's joint law, the labels (see the [`super`] docs for why this is
+//! all the engine needs), and the min-norm baseline computed from them.
+use super::TestNoise;
+use crate::linalg::{self, Kernels, LinalgError};
+use crate::models::RandomFeatures;
+use crate::train::TrainError;
+use ndarray::{concatenate, s, Array1, Array2, ArrayView1, ArrayView2, Axis, Zip};
+
+/// Eigenvalues of G below this fraction of the largest are dropped from the noise
+/// factor (their total variance is below n * 1e-14 of the largest direction's).
+const NOISE_RCOND: f64 = 1e-14;
+
+/// A DP-GD problem reduced to kernel space: everything the reduced engine needs.
+#[derive(Clone, Debug)]
+pub struct KernelProblem {
+    p: usize,
+    /// K = Phi Phi^T, n x n.
+    pub(super) k: Array2<f64>,
+    /// K_tn = Phi_test Phi^T, n_test x n.
+    pub(super) k_tn: Array2<f64>,
+    /// Transposed noise factor rows of the training points, r x n.
+    pub(super) l_train_t: Array2<f64>,
+    /// Transposed noise factor rows of the test points, r x n_test.
+    pub(super) l_test_t: Array2<f64>,
+    pub(super) y: Array1<f64>,
+    pub(super) y_test: Array1<f64>,
+    /// Kernels of the per-step products.
+    pub(super) kernels: Kernels,
+    /// `1 / (2 sqrt(K_ii))`: a clipped sample's `c_i r_i` is `sign(r_i) C / (2 sqrt(K_ii))`.
+    pub(super) half_inv_sqrt_k: Array1<f64>,
+}
+
+impl KernelProblem {
+    /// From the Gram matrix `G` of the n training then n_test test points, the number of
+    /// features p (G has rank at most p), and the labels.
+    pub fn from_gram(
+        g: &ArrayView2<f64>,
+        p: usize,
+        y: Array1<f64>,
+        y_test: Array1<f64>,
+        test_noise: TestNoise,
+    ) -> Result<Self, TrainError> {
+        let (n, m) = (y.len(), y_test.len());
+        if n == 0 || g.dim() != (n + m, n + m) {
+            return Err(TrainError::InvalidConfig(format!(
+                "Gram matrix {:?} does not match n = {n}, n_test = {m}",
+                g.dim()
+            )));
+        }
+        let l_t = noise_factor_t(g, p)?;
+        Self::with_factor(g, l_t, p, y, y_test, test_noise)
+    }
+
+    /// From the Gram matrix and a transposed factor `L^T` (r x (n + n_test)) with
+    /// `L L^T = G`.
+    fn with_factor(
+        g: &ArrayView2<f64>,
+        l_t: Array2<f64>,
+        p: usize,
+        y: Array1<f64>,
+        y_test: Array1<f64>,
+        test_noise: TestNoise,
+    ) -> Result<Self, TrainError> {
+        let n = y.len();
+        let k = g.slice(s![..n, ..n]).to_owned();
+        let k_tn = g.slice(s![n.., ..n]).to_owned();
+        let l_train_t = l_t.slice(s![.., ..n]).to_owned();
+        let l_test_t = match test_noise {
+            TestNoise::Exact => l_t.slice(s![.., n..]).to_owned(),
+            // (K_tn K^+ L_train)^T = L_train^T K^+ K_nt.
+            TestNoise::SpanOnly => {
+                let kplus_knt = pinv_apply_matrix(&k.view(), p, &k_tn.t())?;
+                l_train_t.dot(&kplus_knt)
+            }
+        };
+        let half_inv_sqrt_k = k.diag().mapv(|v| 0.5 / v.sqrt());
+        Ok(Self {
+            p,
+            k,
+            k_tn,
+            l_train_t,
+            l_test_t,
+            y,
+            y_test,
+            kernels: Kernels::default(),
+            half_inv_sqrt_k,
+        })
+    }
+
+    /// The same problem with other kernels for the per-step products (the Gram matrix
+    /// and its factor are kept: [`Self::random_features_with`] chooses the Gram's).
+    pub fn with_kernels(mut self, kernels: Kernels) -> Self {
+        self.kernels = kernels;
+        self
+    }
+
+    /// Kernels of the per-step products.
+    pub fn kernels(&self) -> Kernels {
+        self.kernels
+    }
+
+    /// From explicit feature matrices (small problems and tests).
+    pub fn from_features(
+        phi: &ArrayView2<f64>,
+        phi_test: &ArrayView2<f64>,
+        y: Array1<f64>,
+        y_test: Array1<f64>,
+        test_noise: TestNoise,
+    ) -> Result<Self, TrainError> {
+        let a = concatenate(Axis(0), &[phi.view(), phi_test.view()])
+            .map_err(|e| TrainError::InvalidConfig(format!("feature shapes: {e}")))?;
+        let g = a.dot(&a.t());
+        Self::from_gram(&g.view(), phi.ncols(), y, y_test, test_noise)
+    }
+
+    /// For the random-features model: one blocked Gram computation over the train and
+    /// test inputs (the n x p feature matrix is never held), with the default kernels.
+    pub fn random_features(
+        model: &RandomFeatures,
+        x: &ArrayView2<f64>,
+        y: Array1<f64>,
+        x_test: &ArrayView2<f64>,
+        y_test: Array1<f64>,
+        test_noise: TestNoise,
+    ) -> Result<Self, TrainError> {
+        Self::random_features_with(model, x, y, x_test, y_test, test_noise, Kernels::default())
+    }
+
+    /// [`Self::random_features`] with the given kernels, for the Gram computation and
+    /// for the per-step products. The eigendecomposition of G is LAPACK's `dsyevd`
+    /// whatever the kernels: the factor `L` is not unique (signs, rotations within
+    /// clusters of eigenvalues), and another eigensolver would change the noise each
+    /// run sees — still exactly N(0, s^2 G), but not the same draws.
+    pub fn random_features_with(
+        model: &RandomFeatures,
+        x: &ArrayView2<f64>,
+        y: Array1<f64>,
+        x_test: &ArrayView2<f64>,
+        y_test: Array1<f64>,
+        test_noise: TestNoise,
+        kernels: Kernels,
+    ) -> Result<Self, TrainError> {
+        let xa = concatenate(Axis(0), &[x.view(), x_test.view()])
+            .map_err(|e| TrainError::InvalidConfig(format!("input shapes: {e}")))?;
+        if model.p() <= xa.nrows() {
+            // Few features: the feature matrix itself is a factor of G (L = [Phi; Phi_test],
+            // r = p), no eigendecomposition needed.
+            let a = model.features(&xa.view());
+            let g = match kernels {
+                Kernels::Blas => a.dot(&a.t()),
+                Kernels::Faer => linalg::matmul(kernels, &a.view(), &a.t()),
+            };
+            let (n, m) = (y.len(), y_test.len());
+            if g.dim() != (n + m, n + m) {
+                return Err(TrainError::InvalidConfig(format!(
+                    "inputs {} do not match n = {n}, n_test = {m}",
+                    xa.nrows()
+                )));
+            }
+            return Ok(Self::with_factor(
+                &g.view(),
+                a.reversed_axes().as_standard_layout().into_owned(),
+                model.p(),
+                y,
+                y_test,
+                test_noise,
+            )?
+            .with_kernels(kernels));
+        }
+        let g = model.gram_with(&xa.view(), kernels)?;
+        Ok(Self::from_gram(&g.view(), model.p(), y, y_test, test_noise)?.with_kernels(kernels))
+    }
+
+    /// Training samples n.
+    pub fn n(&self) -> usize {
+        self.y.len()
+    }
+
+    /// Test samples.
+    pub fn n_test(&self) -> usize {
+        self.y_test.len()
+    }
+
+    /// Rank of the noise factor.
+    pub fn noise_rank(&self) -> usize {
+        self.l_train_t.nrows()
+    }
+
+    /// Test MSE of the non-private baseline `theta* = pinv(Phi) y` (privacy-for-free
+    /// Eq. 9, the gradient-flow limit from 0): its test predictions are
+    /// `Phi_test Phi^T (Phi Phi^T)^+ y = K_tn K^+ y`, with the cut-off of
+    /// [`linalg::GRAM_RCOND`] and rank at most min(n, p), as the direct `pinv_solve`.
+    pub fn min_norm_test_loss(&self) -> Result<f64, TrainError> {
+        let y = self.y.view().insert_axis(Axis(1));
+        let alpha = pinv_apply_matrix(&self.k.view(), self.p, &y)?;
+        let v = self.k_tn.dot(&alpha.column(0));
+        Ok(mse(&v.view(), &self.y_test.view()))
+    }
+
+    /// Test MSE of given test predictions.
+    pub(super) fn test_mse(&self, v: &ArrayView1<f64>) -> f64 {
+        mse(v, &self.y_test.view())
+    }
+}
+
+fn mse(v: &ArrayView1<f64>, y: &ArrayView1<f64>) -> f64 {
+    let r = v - y;
+    r.dot(&r) / y.len() as f64
+}
+
+/// `L^T` (r x N) with `L L^T = G`, from the eigendecomposition of G: the largest
+/// min(p, N) eigenvalues above [`NOISE_RCOND`] of the largest.
+fn noise_factor_t(g: &ArrayView2<f64>, p: usize) -> Result<Array2<f64>, LinalgError> {
+    let nn = g.nrows();
+    let (lam, q) = linalg::sym_eig(g)?;
+    let lmax = lam.iter().copied().fold(0.0f64, f64::max);
+    let keep: Vec<usize> = (0..nn)
+        .rev()
+        .take(p.min(nn))
+        .filter(|&i| lam[i] > NOISE_RCOND * lmax)
+        .collect();
+    let mut l_t = Array2::<f64>::zeros((keep.len(), nn));
+    for (row, &i) in keep.iter().enumerate() {
+        let sl = lam[i].sqrt();
+        Zip::from(l_t.row_mut(row))
+            .and(q.column(i))
+            .for_each(|o, &v| *o = sl * v);
+    }
+    Ok(l_t)
+}
+
+/// `K^+ B` for symmetric PSD K of rank at most `p`: eigenvalues below
+/// [`linalg::GRAM_RCOND`] of the largest, or beyond the p largest, count as zero.
+fn pinv_apply_matrix(
+    k: &ArrayView2<f64>,
+    p: usize,
+    b: &ArrayView2<f64>,
+) -> Result<Array2<f64>, LinalgError> {
+    let n = k.nrows();
+    let (lam, q) = linalg::sym_eig(k)?;
+    let lmax = lam.iter().copied().fold(0.0f64, f64::max);
+    let mut c = q.t().dot(b);
+    for (i, mut row) in c.rows_mut().into_iter().enumerate() {
+        // Ascending eigenvalues: index i is among the p largest iff i >= n - p.
+        let kept = i + p.min(n) >= n && lam[i] > linalg::GRAM_RCOND * lmax;
+        if kept {
+            row /= lam[i];
+        } else {
+            row.fill(0.0);
+        }
+    }
+    Ok(q.dot(&c))
+}
