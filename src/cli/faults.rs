@@ -70,6 +70,9 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
         a.paths.clone()
     };
     let claims = spec::load_claims(&paths)?;
+    if !a.no_report {
+        crate::report::prepare_output_dir(&a.out)?;
+    }
     let cfg = MatrixConfig {
         profile: a.profile,
         seed: a.seed,

@@ -29,6 +29,7 @@ pub fn run(a: &Fig2Args) -> anyhow::Result<ExitCode> {
         anyhow::ensure!(s >= 1, "--seeds must be at least 1");
         cfg.seeds = s;
     }
+    crate::report::prepare_output_dir(&a.out)?;
     let total = fig2::job_count(&cfg) as u64;
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(total);

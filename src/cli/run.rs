@@ -3,7 +3,7 @@ use super::conclude::{conclude, print_verdicts, progress_bar, BaselineArgs};
 use crate::execute::shard::Shard;
 use crate::spec::{self, Profile};
 use crate::train::Recipe;
-use crate::{execute, plan};
+use crate::{execute, plan, report};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -63,7 +63,11 @@ pub fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
 pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let claims = spec::load_claims(&default_paths(&a.paths))?;
     if let (Some(shard), Some(dir)) = (a.shard, &a.partial_out) {
+        report::prepare_output_dir(dir)?;
         return super::shard::run_shard(&claims, a.profile, a.seed, shard, dir, a.json);
+    }
+    if !a.no_reports {
+        report::prepare_output_dir(&a.out)?;
     }
     let total: usize = claims.iter().map(|c| plan::unit_count(c, a.profile)).sum();
     let bar = progress_bar(total);

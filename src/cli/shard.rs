@@ -115,6 +115,9 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
         .collect::<Result<Vec<_>, _>>()?;
     let specs = spec::load_claims(&a.claims)?;
     let merged = shard::merge(&partials, &specs)?;
+    if !a.no_reports {
+        report::prepare_output_dir(&a.out)?;
+    }
     let unused: Vec<&str> = specs
         .iter()
         .filter(|s| !merged.claims.iter().any(|(c, _)| c.id == s.id))

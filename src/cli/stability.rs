@@ -33,6 +33,7 @@ pub fn run(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--seeds must be at least 1");
     }
     let claims = spec::load_claims(&default_paths(&a.paths))?;
+    crate::report::prepare_output_dir(&a.out)?;
     let per_seed: usize = claims.iter().map(|c| plan::unit_count(c, a.profile)).sum();
     let bar = progress_bar(per_seed * a.seeds as usize);
     let mut seeds = Vec::new();

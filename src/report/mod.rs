@@ -9,6 +9,7 @@ pub mod bench;
 mod claim_page;
 mod csv;
 pub mod heatmap;
+mod output;
 mod plots;
 pub mod snapshot;
 pub mod stability;
@@ -17,6 +18,7 @@ pub mod svg;
 
 pub use claim_page::{claim_markdown, prediction_text, result_line};
 pub use csv::claim_csv;
+pub use output::{prepare_output_dir, prepare_output_file, OutputError};
 pub use plots::claim_svg;
 pub use summary::{claim_in_words, summary_markdown};
 

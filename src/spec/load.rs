@@ -25,6 +25,18 @@ pub fn load_claims(paths: &[PathBuf]) -> Result<Vec<Claim>, SpecError> {
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|f| f.extension().is_some_and(|x| x == "yaml" || x == "yml"))
                 .collect();
+            if v.is_empty() {
+                // A run of nothing would "succeed" with 0 claims: almost always a wrong
+                // directory.
+                return Err(SpecError {
+                    file: p.display().to_string(),
+                    field: "(directory)".into(),
+                    message: format!(
+                        "no claim specs in {} (no *.yaml or *.yml file)",
+                        p.display()
+                    ),
+                });
+            }
             v.sort();
             files.extend(v);
         } else {
@@ -55,12 +67,12 @@ pub fn load_claim(path: &Path) -> Result<Claim, SpecError> {
         field: "(file)".into(),
         message: e.to_string(),
     })?;
-    let text = String::from_utf8(bytes.clone()).map_err(|_| SpecError {
+    let text = spec_text(&bytes).map_err(|message| SpecError {
         file: file.clone(),
         field: "(file)".into(),
-        message: "not UTF-8".into(),
+        message,
     })?;
-    let raw: RawClaim = raw::from_yaml(&text).map_err(|(field, message)| SpecError {
+    let raw: RawClaim = raw::from_yaml(text).map_err(|(field, message)| SpecError {
         file: file.clone(),
         field,
         message,
@@ -71,6 +83,21 @@ pub fn load_claim(path: &Path) -> Result<Claim, SpecError> {
         d.iter().map(|b| format!("{b:02x}")).collect::<String>()
     };
     validate(raw, path, hash)
+}
+
+/// The text of a spec file: UTF-8, a leading byte-order mark dropped (editors on some
+/// systems write one; it is not part of the YAML). The spec hash stays the hash of the
+/// file's bytes.
+fn spec_text(bytes: &[u8]) -> Result<&str, String> {
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    std::str::from_utf8(body).map_err(|e| {
+        let utf16 = bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF");
+        format!(
+            "the file is not UTF-8 (invalid byte at offset {}{}); save it as UTF-8",
+            e.valid_up_to() + (bytes.len() - body.len()),
+            if utf16 { ", it looks like UTF-16" } else { "" }
+        )
+    })
 }
 
 pub(super) struct Ctx<'a> {
