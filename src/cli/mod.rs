@@ -86,7 +86,9 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Spec input quoted anywhere in the chain is clipped (a 200 KB value gives a
+            // one-line message).
+            eprintln!("error: {}", crate::spec::echo::clip_echoes(&format!("{e:#}")));
             ExitCode::from(2)
         }
     }

@@ -9,6 +9,7 @@
 //! vacuous. There is no expected verdict: a verdict comes from the prediction and the
 //! measurement only. The engine only ever sees a validated [`Claim`].
 pub mod assumption;
+pub mod echo;
 pub mod expr;
 mod load;
 mod points;
@@ -25,9 +26,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::PathBuf;
 
-/// A spec problem: the file, the field (a dotted path) and what is wrong.
+/// A spec problem: the file, the field (a dotted path) and what is wrong. Spec input
+/// quoted in the field or the message is clipped when displayed ([`echo`]).
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("{file}: {field}: {message}")]
+#[error("{file}: {}: {}", echo::clip_echoes(.field), echo::clip_echoes(.message))]
 pub struct SpecError {
     pub file: String,
     pub field: String,
