@@ -62,10 +62,19 @@ enum Command {
     /// Fault matrix: the claim suite on each injected fault of the training core or the
     /// accountant; writes reports/FAULTS.md (exit 1 if a fault goes undetected).
     Faults(faults::FaultsArgs),
+    /// Panics on purpose: tests check that a panic gives one "internal error" line and
+    /// exit status 3.
+    #[command(name = "internal-panic", hide = true)]
+    InternalPanic,
 }
 
-/// Parse the arguments, run the command, map errors to exit status 2.
+/// Parse the arguments, run the command, map errors to exit status 2 (a panic: 3).
 pub fn main() -> ExitCode {
+    quiet_sigpipe();
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("{}", internal_error_line(info));
+        std::process::exit(3);
+    }));
     let cli = Cli::parse();
     crate::linalg::pin_blas_threads();
     let result = match &cli.command {
@@ -82,14 +91,51 @@ pub fn main() -> ExitCode {
         Command::Fig2(a) => fig2::run(a),
         Command::Perf(a) => perf::run(a),
         Command::Faults(a) => faults::run(a),
+        Command::InternalPanic => panic!("deliberate panic (internal-panic)\nsecond line"),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
             // Spec input quoted anywhere in the chain is clipped (a 200 KB value gives a
             // one-line message).
-            eprintln!("error: {}", crate::spec::echo::clip_echoes(&format!("{e:#}")));
+            eprintln!(
+                "error: {}",
+                crate::spec::echo::clip_echoes(&format!("{e:#}"))
+            );
             ExitCode::from(2)
         }
+    }
+}
+
+/// A panic as one line on stderr: "internal error: <message> (at <file>:<line>), please
+/// report". A panic is a bug of dpclaims, never a consequence of bad input (that is
+/// exit status 2): the hook prints this line and exits with status 3.
+pub fn internal_error_line(info: &std::panic::PanicHookInfo<'_>) -> String {
+    let payload = info.payload();
+    let msg = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".into());
+    let msg = msg.split_whitespace().collect::<Vec<_>>().join(" ");
+    let at = info
+        .location()
+        .map(|l| format!(" (at {}:{})", l.file(), l.line()))
+        .unwrap_or_default();
+    format!(
+        "internal error: {}{at}, please report",
+        crate::spec::echo::clip_echoes(&msg)
+    )
+}
+
+/// Restores the default action of SIGPIPE (Rust ignores it, so writing to a closed pipe
+/// makes `println!` panic): `dpclaims list | head -1` then ends quietly when `head`
+/// exits, as other command-line tools do.
+fn quiet_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called at the start of `main`, before any other thread exists; setting a
+    // signal's disposition to SIG_DFL has no other precondition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
