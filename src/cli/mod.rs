@@ -12,6 +12,7 @@ mod demo;
 mod faults;
 mod fig2;
 mod perf;
+mod plan;
 mod privacy;
 mod run;
 mod shard;
@@ -34,6 +35,9 @@ struct Cli {
 enum Command {
     /// List the claims: ids, titles, sources.
     List(run::ListArgs),
+    /// Estimated work and memory of each claim, without running it (exit 2 when `run`
+    /// would refuse it: over --max-hours or --max-memory-gb).
+    Plan(plan::PlanArgs),
     /// Run claims, judge them, write reports (exit 1 if the regression baseline changed,
     /// a negative control is not caught or a main variant is refuted without a finding).
     Run(run::RunArgs),
@@ -79,6 +83,7 @@ pub fn main() -> ExitCode {
     crate::linalg::pin_blas_threads();
     let result = match &cli.command {
         Command::List(a) => run::list(a),
+        Command::Plan(a) => plan::run(a),
         Command::Run(a) => run::run(a),
         Command::Stability(a) => stability::run(a),
         Command::Merge(a) => shard::merge(a),

@@ -1,5 +1,5 @@
 //! `dpclaims list` and `dpclaims run` (`run --shard` continues in `shard.rs`).
-use super::conclude::{conclude, print_verdicts, progress_bar, BaselineArgs};
+use super::conclude::{conclude, print_verdicts, progress_bar, BaselineArgs, BudgetArgs};
 use crate::execute::shard::Shard;
 use crate::spec::{self, Profile};
 use crate::train::Recipe;
@@ -42,6 +42,8 @@ pub struct RunArgs {
     pub partial_out: Option<PathBuf>,
     #[command(flatten)]
     pub baseline: BaselineArgs,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 }
 
 pub(super) fn default_paths(p: &[PathBuf]) -> Vec<PathBuf> {
@@ -63,9 +65,12 @@ pub fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
 pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let claims = spec::load_claims(&default_paths(&a.paths))?;
     if let (Some(shard), Some(dir)) = (a.shard, &a.partial_out) {
+        a.budget
+            .check(&claims, a.profile, 1.0, 1.0 / shard.count.max(1) as f64)?;
         report::prepare_output_dir(dir)?;
         return super::shard::run_shard(&claims, a.profile, a.seed, shard, dir, a.json);
     }
+    a.budget.check(&claims, a.profile, 1.0, 1.0)?;
     if !a.no_reports {
         report::prepare_output_dir(&a.out)?;
     }

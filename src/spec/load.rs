@@ -156,9 +156,38 @@ fn data_spec(ctx: &Ctx, field: &str, raw: &raw::RawData) -> Result<DataSpec, Spe
     })
 }
 
+/// Most points a sweep may have at one profile (the product of its axes' lengths):
+/// every point is resolved and checked when the claim loads, and a claim's sweep is a
+/// handful of points per axis; beyond this a spec is almost surely a mistake (and its
+/// cartesian product could exhaust memory before anything is checked).
+pub const MAX_SWEEP_POINTS: usize = 10_000;
+
 fn sweep_profile(ctx: &Ctx, field: &str, raw: &RawProfile) -> Result<SweepProfile, SpecError> {
     if raw.axes.is_empty() {
         return Err(ctx.err(format!("{field}.axes"), "a sweep needs at least one axis"));
+    }
+    let points = raw
+        .axes
+        .values()
+        .fold(1usize, |n, v| n.saturating_mul(v.len()));
+    if points > MAX_SWEEP_POINTS {
+        let sizes: Vec<String> = raw
+            .axes
+            .iter()
+            .map(|(k, v)| format!("{k}: {}", v.len()))
+            .collect();
+        return Err(ctx.err(
+            format!("{field}.axes"),
+            format!(
+                "{} sweep points ({}) exceed the limit {MAX_SWEEP_POINTS}",
+                if points == usize::MAX {
+                    "too many".to_string()
+                } else {
+                    points.to_string()
+                },
+                sizes.join(", ")
+            ),
+        ));
     }
     let mut axes = Vec::new();
     for (k, v) in &raw.axes {
