@@ -7,6 +7,7 @@ mod dpsgd;
 mod faults;
 mod figures;
 mod fit;
+mod hardening;
 mod noise_exact;
 mod perf;
 mod privacy;

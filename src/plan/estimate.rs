@@ -234,8 +234,8 @@ fn field_of(
     }
 }
 
-/// The system parameter of a unit whose halving lowers `of(cost)` most (ties: the
-/// larger value), if halving any lowers it by more than 1%.
+/// The system parameter of a unit whose halving lowers `of(cost)` most (within 10%: the
+/// one with the largest value), if halving any lowers it by more than 1%.
 fn driver_var(
     claim: &Claim,
     vars: &BTreeMap<String, f64>,
@@ -248,7 +248,7 @@ fn driver_var(
         options,
         metrics,
     }));
-    let mut best: Option<(f64, f64, String)> = None;
+    let mut halvings: Vec<(f64, f64, String)> = Vec::new();
     for pinfo in claim.system.params() {
         let Some(&v) = vars.get(pinfo.name) else {
             continue;
@@ -267,18 +267,21 @@ fn driver_var(
         } else {
             1.0
         };
-        let better = match &best {
-            None => true,
-            Some((r, bv, _)) => ratio < *r || (ratio <= *r && v.abs() > *bv),
-        };
-        if ratio < 0.99 && better {
-            best = Some((ratio, v.abs(), pinfo.name.to_string()));
+        if ratio < 0.99 {
+            halvings.push((ratio, v.abs(), pinfo.name.to_string()));
         }
     }
-    best.map(|(_, _, name)| {
-        let v = vars[&name];
-        (name, v)
-    })
+    // Among the variables that save about as much as the best one (a cost linear in
+    // n, p and steps saves half with each), the largest value is the absurd one.
+    let best = halvings.iter().map(|h| h.0).fold(f64::INFINITY, f64::min);
+    halvings
+        .into_iter()
+        .filter(|h| h.0 <= best * 1.1 + 1e-12)
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(_, _, name)| {
+            let v = vars[&name];
+            (name, v)
+        })
 }
 
 /// One (sweep, variant) group of a claim's plan with its costliest and largest units.
