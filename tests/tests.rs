@@ -1,6 +1,7 @@
 //! One integration-test binary (keeps link time down); one module per concern.
 mod architecture;
 mod audit;
+mod bad_inputs;
 mod claims;
 mod core;
 mod dpsgd;

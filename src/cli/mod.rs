@@ -79,7 +79,10 @@ pub fn main() -> ExitCode {
         eprintln!("{}", internal_error_line(info));
         std::process::exit(3);
     }));
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     crate::linalg::pin_blas_threads();
     let result = match &cli.command {
         Command::List(a) => run::list(a),
@@ -143,4 +146,35 @@ fn quiet_sigpipe() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+}
+
+/// A command-line error of clap as one line on stderr, exit status 2 (`--help` and
+/// `--version` print as usual, exit 0; a missing subcommand prints the help, exit 2):
+/// clap's message, its hints joined with "; ", then "(see --help)".
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            return ExitCode::from(2);
+        }
+        _ => {}
+    }
+    let rendered = e.render().to_string();
+    let parts: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
+        })
+        .collect();
+    eprintln!(
+        "{} (see --help)",
+        crate::spec::echo::clip_echoes(&parts.join("; "))
+    );
+    ExitCode::from(2)
 }

@@ -59,20 +59,39 @@ pub fn load_claims(paths: &[PathBuf]) -> Result<Vec<Claim>, SpecError> {
     Ok(claims)
 }
 
+/// Largest claim file read (a spec is a few kilobytes; this bounds what a wrong path,
+/// e.g. a data file, can make the parser allocate).
+pub const MAX_SPEC_BYTES: u64 = 16 << 20;
+
 /// Reads and validates one claim file.
 pub fn load_claim(path: &Path) -> Result<Claim, SpecError> {
     let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| SpecError {
-        file: file.clone(),
-        field: "(file)".into(),
-        message: e.to_string(),
-    })?;
-    let text = spec_text(&bytes).map_err(|message| SpecError {
+    let err = |message: String| SpecError {
         file: file.clone(),
         field: "(file)".into(),
         message,
-    })?;
-    let raw: RawClaim = raw::from_yaml(text).map_err(|(field, message)| SpecError {
+    };
+    let meta = std::fs::metadata(path).map_err(|e| err(e.to_string()))?;
+    if !meta.is_file() {
+        // A directory, a FIFO (reading it would wait forever), a device.
+        return Err(err(format!(
+            "not a regular file ({})",
+            if meta.is_dir() {
+                "a directory"
+            } else {
+                "a pipe, socket or device"
+            }
+        )));
+    }
+    if meta.len() > MAX_SPEC_BYTES {
+        return Err(err(format!(
+            "{} bytes: larger than the limit of {MAX_SPEC_BYTES} bytes for a claim spec",
+            meta.len()
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
+    let text = spec_text(&bytes).map_err(err)?;
+    let raw: RawClaim = raw::claim_from_yaml(text).map_err(|(field, message)| SpecError {
         file: file.clone(),
         field,
         message,
