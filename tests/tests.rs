@@ -12,6 +12,7 @@ mod hardening;
 mod noise_exact;
 mod perf;
 mod privacy;
+mod properties;
 mod rdp_independent;
 mod reduced;
 mod sharding;
