@@ -225,8 +225,14 @@ fn absurd_sizes_are_refused_before_simulating() {
             ],
         ),
         (
+            // Beyond 2^53, a count is refused when the spec loads.
             "p = n^9",
             noise.replacen("p: \"n^2\"", "p: \"n^9\"", 1),
+            &["absurd.yaml", "params.p", "2^53"],
+        ),
+        (
+            "p = n^6",
+            noise.replacen("p: \"n^2\"", "p: \"n^6\"", 1),
             &[
                 "claim `noise-term-scaling`",
                 "params.p",
