@@ -579,7 +579,7 @@ fn calibration_at_the_edges_names_the_bound() {
                 v["epsilon"].as_f64().unwrap(),
             );
             assert!(
-                z.is_finite() && z > 0.0 && eps <= 1e-3 && eps >= 0.0,
+                z.is_finite() && z > 0.0 && (0.0..=1e-3).contains(&eps),
                 "{acc}: {v}"
             );
         } else {

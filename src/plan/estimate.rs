@@ -328,10 +328,10 @@ pub fn estimate_claim(claim: &Claim, profile: Profile, threads: usize) -> ClaimE
             });
             let unit = c.seconds + UNIT_OVERHEAD_S;
             g.cpu_seconds += reps * unit;
-            if !(unit <= g.max_unit.0) {
+            if unit.total_cmp(&g.max_unit.0).is_gt() {
                 g.max_unit = (unit, pi);
             }
-            if !(c.bytes <= g.max_bytes.0) {
+            if c.bytes.total_cmp(&g.max_bytes.0).is_gt() {
                 g.max_bytes = (c.bytes, pi);
             }
             g.entries = (vars.len() + 2 * metrics.len()) as f64;
@@ -515,6 +515,14 @@ pub fn estimate_claim(claim: &Claim, profile: Profile, threads: usize) -> ClaimE
     }
 }
 
+/// `estimate <= limit`; a NaN estimate is not within any limit.
+fn within(estimate: f64, limit: f64) -> bool {
+    matches!(
+        estimate.partial_cmp(&limit),
+        Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+    )
+}
+
 /// Checks estimates against the limits: each claim's memory, then each claim's wall
 /// time and the whole run's (`repeat` times the claims, e.g. the seeds of `stability`;
 /// `share` of it, e.g. one shard of N). The first problem names its claim and field.
@@ -525,7 +533,7 @@ pub fn check(
     share: f64,
 ) -> Result<(), BudgetError> {
     for e in estimates {
-        if !(e.memory_bytes <= limits.max_bytes) {
+        if !within(e.memory_bytes, limits.max_bytes) {
             return Err(BudgetError::Memory {
                 subject: format!("claim `{}`", e.claim),
                 bytes: e.memory_bytes,
@@ -536,12 +544,12 @@ pub fn check(
     }
     let wall = |e: &ClaimEstimate| e.wall_seconds * repeat * share;
     let total: f64 = estimates.iter().map(wall).sum();
-    if !(total <= limits.max_seconds) {
+    if !within(total, limits.max_seconds) {
         let worst = estimates
             .iter()
             .max_by(|a, b| wall(a).total_cmp(&wall(b)))
             .expect("a total above a positive limit has a claim");
-        return Err(if !(wall(worst) <= limits.max_seconds) {
+        return Err(if !within(wall(worst), limits.max_seconds) {
             BudgetError::Work {
                 subject: format!("claim `{}`", worst.claim),
                 seconds: wall(worst),
@@ -589,7 +597,7 @@ pub fn check_command(
     driver: Driver,
     limits: &Limits,
 ) -> Result<(), BudgetError> {
-    if !(bytes <= limits.max_bytes) {
+    if !within(bytes, limits.max_bytes) {
         return Err(BudgetError::Memory {
             subject: format!("`dpclaims {command}`"),
             bytes,
@@ -597,7 +605,7 @@ pub fn check_command(
             driver,
         });
     }
-    if !(seconds <= limits.max_seconds) {
+    if !within(seconds, limits.max_seconds) {
         return Err(BudgetError::Work {
             subject: format!("`dpclaims {command}`"),
             seconds,

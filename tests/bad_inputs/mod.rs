@@ -978,8 +978,7 @@ fn command_cases() -> Vec<Case> {
             .map(|s| s.to_string())
             .collect()
     };
-    let many_phases: Vec<&str> = std::iter::repeat(["--phase", "0.01,2,10"])
-        .take(1000)
+    let many_phases: Vec<&str> = std::iter::repeat_n(["--phase", "0.01,2,10"], 1000)
         .flatten()
         .chain(["--json"])
         .collect();
