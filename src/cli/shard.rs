@@ -92,6 +92,8 @@ pub struct MergeArgs {
     pub no_reports: bool,
     #[command(flatten)]
     pub baseline: BaselineArgs,
+    #[command(flatten)]
+    pub budget: super::conclude::BudgetArgs,
 }
 
 /// Validates the partial files, judges, and writes and prints exactly what `dpclaims
@@ -115,6 +117,11 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
         .collect::<Result<Vec<_>, _>>()?;
     let specs = spec::load_claims(&a.claims)?;
     let merged = shard::merge(&partials, &specs)?;
+    // Nothing is simulated here, but every unit's values are held and every fit is
+    // bootstrapped: the memory a run of these claims would be refused for is refused too.
+    let merged_claims: Vec<crate::spec::Claim> =
+        merged.claims.iter().map(|(c, _)| c.clone()).collect();
+    a.budget.check(&merged_claims, merged.profile, 1.0, 0.0)?;
     if !a.no_reports {
         report::prepare_output_dir(&a.out)?;
     }

@@ -1122,6 +1122,24 @@ fn command_cases() -> Vec<Case> {
             &["--shards"],
         ),
         args(
+            "slurm --shards 1e18",
+            &["slurm", b, "--shards", "1000000000000000000"],
+            2,
+            &["--shards", "MaxArraySize"],
+        ),
+        args(
+            "slurm (valid)",
+            &["slurm", b, "--shards", "3"],
+            0,
+            &["--array=0-2"],
+        ),
+        args(
+            "slurm of absurd work",
+            &["slurm", b, "--shards", "3", "--max-hours", "1e-12"],
+            2,
+            &["claim `tiny`", "--max-hours"],
+        ),
+        args(
             "slurm bad --time",
             &["slurm", b, "--shards", "2", "--time", "25 hours"],
             2,
