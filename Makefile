@@ -5,6 +5,10 @@ CARGO ?= cargo
 # Tests run in parallel already; one BLAS thread each keeps them from oversubscribing.
 TEST_ENV := OPENBLAS_NUM_THREADS=1 CI=true INSTA_UPDATE=no
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Where cargo builds (honours CARGO_TARGET_DIR, as cargo does).
+BIN := $(or $(CARGO_TARGET_DIR),target)/release/dpclaims
+# Extra flags of `make run`, e.g. RUN_FLAGS="--junit target/dpclaims-junit.xml" in CI.
+RUN_FLAGS ?=
 
 .PHONY: deps build test run faults report fig2 bench lint fmt clean
 
@@ -24,19 +28,19 @@ test: deps
 	$(TEST_ENV) $(CARGO) test --release --locked
 
 run: build
-	./target/release/dpclaims run --profile quick --out reports
+	$(BIN) run --profile quick --out reports $(RUN_FLAGS)
 
 # The fault matrix (reports/FAULTS.md): the suite once per injected fault of the core.
 faults: build
-	./target/release/dpclaims faults --profile quick --out reports
+	$(BIN) faults --profile quick --out reports
 
 report: build
-	./target/release/dpclaims run --profile full --out reports/full
-	./target/release/dpclaims fig2 --profile full --out reports
+	$(BIN) run --profile full --out reports/full
+	$(BIN) fig2 --profile full --out reports
 
 # Privacy-for-free Fig. 2 at paper scale only (about half an hour on 2 cores).
 fig2: build
-	./target/release/dpclaims fig2 --profile full --out reports
+	$(BIN) fig2 --profile full --out reports
 
 # Criterion benches (benches/), then one `dpclaims perf` process that measures the DP-GD
 # kernels side by side and writes reports/BENCH.md atomically, criterion's medians appended.

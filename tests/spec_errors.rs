@@ -282,7 +282,7 @@ fn reports_are_byte_identical_across_runs_and_thread_counts() {
     };
     let a = run("1");
     let b = run("2");
-    assert_eq!(a.len(), 7, "3 files per claim + SUMMARY.md");
+    assert_eq!(a.len(), 8, "3 files per claim + SUMMARY.md + verdicts.json");
     assert_eq!(a, b);
 }
 

@@ -2,10 +2,12 @@
 //! conclusion of a run (reports, summary lines, exit status).
 use crate::judge::ClaimOutcome;
 use crate::judge::Tally;
-use crate::report::{self, baseline};
+use crate::report::junit::ClaimTime;
+use crate::report::{self, baseline, ci, github, junit};
 use crate::spec::Profile;
 use clap::Args;
-use std::io::IsTerminal;
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -89,6 +91,26 @@ impl BudgetArgs {
     }
 }
 
+/// Outputs for CI tools.
+#[derive(Args, Debug, Clone, Default)]
+pub struct CiArgs {
+    /// Also write the verdicts as JUnit XML to FILE (one testcase per verdict; a failure
+    /// for each reason the run exits 1; inconclusive and out of regime are skipped).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+}
+
+/// Where and how a run's conclusion is written.
+pub(super) struct Outputs<'a> {
+    /// The report directory.
+    pub out: &'a Path,
+    /// One JSON document on stdout instead of the summary lines.
+    pub json: bool,
+    pub no_reports: bool,
+    pub baseline: &'a BaselineArgs,
+    pub ci: &'a CiArgs,
+}
+
 /// A progress bar over `total` units on a terminal, hidden otherwise.
 pub(super) fn progress_bar(total: usize) -> indicatif::ProgressBar {
     if std::io::stderr().is_terminal() {
@@ -125,18 +147,19 @@ pub(super) fn print_verdicts(o: &ClaimOutcome) {
 }
 
 /// Writes the reports (unless `no_reports`), prints the conclusion or the JSON
-/// document, and gives the exit status: 0 when the baseline is unchanged (or not
+/// document, writes the CI outputs (`--junit`; under GitHub Actions, annotations and the
+/// job summary), and gives the exit status: 0 when the baseline is unchanged (or not
 /// checked), every negative control is caught, no main variant is refuted without a
-/// finding and no tolerance is vacuous; 1 otherwise.
+/// finding and no tolerance is vacuous; 1 otherwise. `times`: the claims' wall times,
+/// by id (empty when unknown, e.g. after a merge), for JUnit only.
 pub(super) fn conclude(
     outcomes: &[ClaimOutcome],
     profile: Profile,
     seed: u64,
-    out: &Path,
-    json: bool,
-    no_reports: bool,
-    base: &BaselineArgs,
+    o: &Outputs,
+    times: &BTreeMap<String, ClaimTime>,
 ) -> anyhow::Result<ExitCode> {
+    let (out, json, no_reports, base) = (o.out, o.json, o.no_reports, o.baseline);
     if !no_reports {
         report::write_reports(out, outcomes)
             .map_err(|e| anyhow::anyhow!("writing reports to {}: {e}", out.display()))?;
@@ -167,9 +190,66 @@ pub(super) fn conclude(
         println!("{}", baseline.line());
         println!("{}; {}", tally.line(), baseline.line());
     }
+    ci_outputs(outcomes, &tally, &baseline, o, times)?;
     Ok(if tally.ok() && baseline.ok() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `--junit FILE`, and under GitHub Actions (`GITHUB_ACTIONS=true`) the annotations (on
+/// stdout, on stderr with `--json`, whose stdout is one document) and the job summary
+/// appended to `$GITHUB_STEP_SUMMARY`. The cases fail for exactly the reasons the exit
+/// status is 1 ([`ci::cases`]).
+fn ci_outputs(
+    outcomes: &[ClaimOutcome],
+    tally: &Tally,
+    baseline: &baseline::Baseline,
+    o: &Outputs,
+    times: &BTreeMap<String, ClaimTime>,
+) -> anyhow::Result<()> {
+    let github = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
+    if o.ci.junit.is_none() && !github {
+        return Ok(());
+    }
+    let cases = ci::cases(outcomes, baseline, (!o.no_reports).then_some(o.out));
+    // A spec that cannot be read any more points at line 1.
+    let spec_texts: BTreeMap<String, String> = outcomes
+        .iter()
+        .filter_map(|c| {
+            let t = std::fs::read_to_string(&c.claim.file).ok()?;
+            Some((c.claim.id.clone(), t))
+        })
+        .collect();
+    if let Some(path) = &o.ci.junit {
+        let xml = junit::junit_xml(outcomes, &cases, times, &spec_texts);
+        report::write_atomic(path, xml.as_bytes())
+            .map_err(|e| anyhow::anyhow!("writing the JUnit report {}: {e}", path.display()))?;
+    }
+    if github {
+        for line in github::annotations(&cases, &spec_texts) {
+            if o.json {
+                eprintln!("{line}");
+            } else {
+                println!("{line}");
+            }
+        }
+        if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+            let md = github::step_summary(outcomes, &cases, &tally.line(), &baseline.line());
+            let appended = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .and_then(|mut f| f.write_all(md.as_bytes()));
+            if let Err(e) = appended {
+                // The verdicts and the exit status stand; the summary is a convenience.
+                eprintln!(
+                    "warning: could not append the job summary to {}: {e}",
+                    Path::new(&path).display()
+                );
+            }
+        }
+    }
+    Ok(())
 }

@@ -2,13 +2,15 @@
 //!
 //! Exit status: 0 success; 1 for `run`/`merge` when the regression baseline changed, a
 //! negative control was not caught, a main variant was refuted without a finding or a
-//! tolerance is vacuous; 2 bad input or a run that could not complete (the message
+//! tolerance is vacuous, and for `diff` when anything changed; 2 bad input or a run that could not complete (the message
 //! names the file, field or sweep point).
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod completions;
 mod conclude;
 mod demo;
+mod diff;
 mod faults;
 mod fig2;
 mod perf;
@@ -47,6 +49,9 @@ enum Command {
     /// Merge the partial files of a sharded run (`run --shard`): the same reports,
     /// summary and exit status as the unsharded run.
     Merge(shard::MergeArgs),
+    /// What changed between two runs (report directories or `run --json` documents):
+    /// verdicts, estimates moved beyond their CIs, claims added or removed (exit 1 if any).
+    Diff(diff::DiffArgs),
     /// Print a Slurm script running claims as a job array of shards plus the merge.
     Slurm(slurm::SlurmArgs),
     /// One DP-GD run on the random-features model: train/test loss and clip fraction.
@@ -70,6 +75,10 @@ enum Command {
     /// exit status 3.
     #[command(name = "internal-panic", hide = true)]
     InternalPanic,
+    /// Print a shell completion script (bash, zsh, fish).
+    Completions(completions::CompletionsArgs),
+    /// Print the man page dpclaims(1), or write every command's page with --out DIR.
+    Man(completions::ManArgs),
 }
 
 /// Parse the arguments, run the command, map errors to exit status 2 (a panic: 3).
@@ -100,6 +109,9 @@ pub fn main() -> ExitCode {
         Command::Perf(a) => perf::run(a),
         Command::Faults(a) => faults::run(a),
         Command::InternalPanic => panic!("deliberate panic (internal-panic)\nsecond line"),
+        Command::Diff(a) => diff::run(a),
+        Command::Completions(a) => completions::completions(a),
+        Command::Man(a) => completions::man(a),
     };
     match result {
         Ok(code) => code,

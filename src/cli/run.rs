@@ -1,10 +1,14 @@
 //! `dpclaims list` and `dpclaims run` (`run --shard` continues in `shard.rs`).
-use super::conclude::{conclude, print_verdicts, progress_bar, BaselineArgs, BudgetArgs};
+use super::conclude::{
+    conclude, print_verdicts, progress_bar, BaselineArgs, BudgetArgs, CiArgs, Outputs,
+};
 use crate::execute::shard::Shard;
+use crate::report::junit::ClaimTime;
 use crate::spec::{self, Profile};
 use crate::train::Recipe;
 use crate::{execute, plan, report};
 use clap::Args;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -35,7 +39,7 @@ pub struct RunArgs {
     pub no_reports: bool,
     /// Run only shard I of N (numbered from 0, like $SLURM_ARRAY_TASK_ID) and write its
     /// raw unit values to --partial-out; `dpclaims merge` judges and writes the reports.
-    #[arg(long, value_name = "I/N", requires = "partial_out", conflicts_with_all = ["out", "no_reports"])]
+    #[arg(long, value_name = "I/N", requires = "partial_out", conflicts_with_all = ["out", "no_reports", "junit"])]
     pub shard: Option<Shard>,
     /// Directory of a sharded run's partial files (`shard-<I>-of-<N>.json`).
     #[arg(long, value_name = "DIR", requires = "shard")]
@@ -44,6 +48,8 @@ pub struct RunArgs {
     pub baseline: BaselineArgs,
     #[command(flatten)]
     pub budget: BudgetArgs,
+    #[command(flatten)]
+    pub ci: CiArgs,
 }
 
 pub(super) fn default_paths(p: &[PathBuf]) -> Vec<PathBuf> {
@@ -74,26 +80,42 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     if !a.no_reports {
         report::prepare_output_dir(&a.out)?;
     }
+    if let Some(junit) = &a.ci.junit {
+        report::prepare_output_file(junit)?;
+    }
     let total: usize = claims.iter().map(|c| plan::unit_count(c, a.profile)).sum();
     let bar = progress_bar(total);
     let mut outcomes = Vec::new();
+    let mut times = BTreeMap::new();
     for c in &claims {
         bar.set_message(c.id.clone());
         let tick = || bar.inc(1);
-        let o = execute::run_claim(c, a.profile, a.seed, &Recipe::PAPER, &tick)?;
+        let start = std::time::Instant::now();
+        let (o, units) = execute::run_claim_timed(c, a.profile, a.seed, &Recipe::PAPER, &tick)?;
+        let wall = start.elapsed().as_secs_f64();
+        let mut by_pair = BTreeMap::new();
+        for (k, t) in units {
+            *by_pair.entry((k.sweep, k.variant)).or_insert(0.0) += t;
+        }
+        times.insert(
+            c.id.clone(),
+            ClaimTime {
+                wall,
+                units: by_pair,
+            },
+        );
         if !a.json {
             bar.suspend(|| print_verdicts(&o));
         }
         outcomes.push(o);
     }
     bar.finish_and_clear();
-    conclude(
-        &outcomes,
-        a.profile,
-        a.seed,
-        &a.out,
-        a.json,
-        a.no_reports,
-        &a.baseline,
-    )
+    let outputs = Outputs {
+        out: &a.out,
+        json: a.json,
+        no_reports: a.no_reports,
+        baseline: &a.baseline,
+        ci: &a.ci,
+    };
+    conclude(&outcomes, a.profile, a.seed, &outputs, &times)
 }

@@ -2,7 +2,7 @@
 //! as N independent shards (e.g. a Slurm job array) and merged into the reports an
 //! unsharded `dpclaims run` writes, byte for byte. The format and the checks are in
 //! [`crate::execute::shard`].
-use super::conclude::{conclude, print_verdicts, progress_bar, BaselineArgs};
+use super::conclude::{conclude, print_verdicts, progress_bar, BaselineArgs, CiArgs, Outputs};
 use crate::execute;
 use crate::execute::shard::{self, Manifest, Partial, Shard};
 use crate::report;
@@ -94,6 +94,8 @@ pub struct MergeArgs {
     pub baseline: BaselineArgs,
     #[command(flatten)]
     pub budget: super::conclude::BudgetArgs,
+    #[command(flatten)]
+    pub ci: CiArgs,
 }
 
 /// Validates the partial files, judges, and writes and prints exactly what `dpclaims
@@ -125,6 +127,9 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
     if !a.no_reports {
         report::prepare_output_dir(&a.out)?;
     }
+    if let Some(junit) = &a.ci.junit {
+        report::prepare_output_file(junit)?;
+    }
     let unused: Vec<&str> = specs
         .iter()
         .filter(|s| !merged.claims.iter().any(|(c, _)| c.id == s.id))
@@ -144,13 +149,19 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
         }
         outcomes.push(o);
     }
+    let outputs = Outputs {
+        out: &a.out,
+        json: a.json,
+        no_reports: a.no_reports,
+        baseline: &a.baseline,
+        ci: &a.ci,
+    };
+    // The shards' wall times are not in the partial files: JUnit times are 0.
     conclude(
         &outcomes,
         merged.profile,
         merged.seed,
-        &a.out,
-        a.json,
-        a.no_reports,
-        &a.baseline,
+        &outputs,
+        &Default::default(),
     )
 }

@@ -52,6 +52,24 @@ pub fn run_units_where(
     keep: &(dyn Fn(usize, &UnitKey) -> bool + Sync),
     tick: &(dyn Fn() + Sync),
 ) -> Result<UnitValues, RunError> {
+    let timed = run_timed(claim, profile, seed, recipe, keep, tick)?;
+    Ok(timed.into_iter().map(|(v, _)| v).collect())
+}
+
+/// Wall time of each unit of a run, in plan order, in seconds: for CI reports (JUnit
+/// `time`) only. It never enters reports, snapshots or any judged value, which must be
+/// the same bytes on every machine.
+pub type UnitTimes = Vec<(UnitKey, f64)>;
+
+/// [`run_units_where`], with each unit's wall time.
+fn run_timed(
+    claim: &Claim,
+    profile: Profile,
+    seed: u64,
+    recipe: &Recipe,
+    keep: &(dyn Fn(usize, &UnitKey) -> bool + Sync),
+    tick: &(dyn Fn() + Sync),
+) -> Result<Vec<(UnitValue, f64)>, RunError> {
     crate::linalg::pin_blas_threads();
     let planned: Vec<Planned> = plan(claim, profile, seed)?
         .into_iter()
@@ -59,9 +77,10 @@ pub fn run_units_where(
         .filter(|(i, u)| keep(*i, &u.key))
         .map(|(_, u)| u)
         .collect();
-    let results: Vec<Result<UnitValue, RunError>> = planned
+    let results: Vec<Result<(UnitValue, f64), RunError>> = planned
         .par_iter()
         .map(|u| {
+            let start = std::time::Instant::now();
             let variant = &claim.variants[u.variant_idx];
             let input = UnitInput {
                 vars: &u.vars,
@@ -92,7 +111,7 @@ pub fn run_units_where(
                 }
             }
             tick();
-            Ok((u.key.clone(), metrics))
+            Ok(((u.key.clone(), metrics), start.elapsed().as_secs_f64()))
         })
         .collect();
     results.into_iter().collect()
@@ -106,8 +125,21 @@ pub fn run_claim(
     recipe: &Recipe,
     tick: &(dyn Fn() + Sync),
 ) -> Result<ClaimOutcome, RunError> {
-    let values = run_units(claim, profile, seed, recipe, tick)?;
-    judge(claim, profile, seed, &values)
+    Ok(run_claim_timed(claim, profile, seed, recipe, tick)?.0)
+}
+
+/// [`run_claim`], with the wall time of every unit (the same outcome, bit for bit).
+pub fn run_claim_timed(
+    claim: &Claim,
+    profile: Profile,
+    seed: u64,
+    recipe: &Recipe,
+    tick: &(dyn Fn() + Sync),
+) -> Result<(ClaimOutcome, UnitTimes), RunError> {
+    let timed = run_timed(claim, profile, seed, recipe, &|_, _| true, tick)?;
+    let times = timed.iter().map(|((k, _), t)| (k.clone(), *t)).collect();
+    let values: UnitValues = timed.into_iter().map(|(v, _)| v).collect();
+    Ok((judge(claim, profile, seed, &values)?, times))
 }
 
 /// Fits and judges from unit values (the part of a run that does no simulation).

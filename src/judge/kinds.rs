@@ -1,11 +1,12 @@
 //! The measurement of each prediction kind over the judged points, and its verdict:
 //! `exponent` (equality of a log-log slope within a tolerance), `rate_at_most` (an upper
 //! bound, O() or O~(): judged on the slope's confidence interval), `event` (probability
-//! with a Clopper-Pearson interval) and `inequality` (at every point and replicate).
+//! with a Clopper-Pearson interval) and `inequality` (at every point and replicate, or on
+//! the mean at every point with simultaneous t intervals).
 use super::{PointRecord, PredictionResult};
 use crate::fit;
 use crate::rng::SeedPath;
-use crate::spec::{CmpOp, FitSpec, Predicted, Prediction, PredictionKind};
+use crate::spec::{CmpOp, FitSpec, InequalityOver, Predicted, Prediction, PredictionKind};
 use std::collections::BTreeMap;
 
 /// Measures and judges one prediction over `recs` (variant fields are set by the caller).
@@ -60,7 +61,11 @@ pub fn evaluate(
                 }
             }
         }
-        PredictionKind::Inequality { op, rhs } => {
+        PredictionKind::Inequality {
+            op,
+            rhs,
+            over: InequalityOver::Runs,
+        } => {
             let mut satisfied = Vec::new();
             let mut worst: Option<f64> = None;
             for r in recs {
@@ -68,11 +73,7 @@ pub fn evaluate(
                 for &a in &r.metrics[&p.metric] {
                     let ok = op.holds(a, b);
                     satisfied.push(ok);
-                    // Margin in the direction of a violation (> 0 violates).
-                    let margin = match op {
-                        CmpOp::Le | CmpOp::Lt => a - b,
-                        CmpOp::Ge | CmpOp::Gt => b - a,
-                    };
+                    let margin = violation_margin(*op, a, b);
                     worst = Some(worst.map_or(margin, |w: f64| w.max(margin)));
                     if !ok {
                         res.detail.violations.push(format!(
@@ -90,8 +91,94 @@ pub fn evaluate(
             res.detail.successes = Some(satisfied.iter().filter(|s| **s).count() as u64);
             res.detail.trials = Some(satisfied.len() as u64);
         }
+        PredictionKind::Inequality {
+            op,
+            rhs,
+            over: InequalityOver::Means { confidence },
+        } => {
+            // Simultaneous intervals: Bonferroni over the points, two-sided at each.
+            let per_point = 1.0 - (1.0 - confidence) / recs.len().max(1) as f64;
+            let (mut holds, mut violated) = (0u64, false);
+            let mut worst: Option<(f64, (f64, f64))> = None;
+            for r in recs {
+                let b = rhs.eval_map(&r.vars).map_err(|e| e.to_string())?;
+                let ys = &r.metrics[&p.metric];
+                if ys.len() < 2 {
+                    return Err(format!(
+                        "{}: `over: means` needs at least 2 replicates per point, got {}",
+                        r.label,
+                        ys.len()
+                    ));
+                }
+                let m = ys.len() as f64;
+                let mean = ys.iter().sum::<f64>() / m;
+                let var = ys.iter().map(|y| (y - mean) * (y - mean)).sum::<f64>() / (m - 1.0);
+                let t = fit::student_t_quantile(1.0 - (1.0 - per_point) / 2.0, m - 1.0)
+                    .map_err(|e| e.to_string())?;
+                let half = t * (var / m).sqrt();
+                // Margins in the direction of a violation (> 0 violates) at both ends.
+                let (lo, hi) = (mean - half, mean + half);
+                let (m_best, m_worst) = match op {
+                    CmpOp::Le | CmpOp::Lt => (lo - b, hi - b),
+                    CmpOp::Ge | CmpOp::Gt => (b - hi, b - lo),
+                };
+                let ok = op.holds(
+                    if matches!(op, CmpOp::Le | CmpOp::Lt) {
+                        hi
+                    } else {
+                        lo
+                    },
+                    b,
+                );
+                let wrong_side = m_best > 0.0;
+                if ok {
+                    holds += 1;
+                } else {
+                    res.detail.violations.push(format!(
+                        "{}: mean {} = {mean:.6}, interval [{lo:.6}, {hi:.6}] {} {} {b:.6}",
+                        r.label,
+                        p.metric,
+                        if wrong_side {
+                            "wholly not"
+                        } else {
+                            "not wholly"
+                        },
+                        op.symbol()
+                    ));
+                }
+                violated |= wrong_side;
+                // The point closest to failing: the largest violating end of its interval.
+                let margin = violation_margin(*op, mean, b);
+                if worst.is_none_or(|(_, (_, w))| m_worst > w) {
+                    worst = Some((margin, (m_best, m_worst)));
+                }
+            }
+            // The point closest to failing: its mean margin and interval (> 0 violates).
+            res.estimate = worst.map(|w| w.0);
+            res.ci = worst.map(|w| w.1);
+            res.predicted = Some(0.0);
+            res.verdict = if recs.is_empty() {
+                fit::Verdict::Inconclusive
+            } else if violated {
+                fit::Verdict::Refuted
+            } else if holds == recs.len() as u64 {
+                fit::Verdict::Holds
+            } else {
+                fit::Verdict::Inconclusive
+            };
+            res.detail.successes = Some(holds);
+            res.detail.trials = Some(recs.len() as u64);
+        }
     }
     Ok(res)
+}
+
+/// How far `a` is from satisfying `a <op> b`, signed so that > 0 violates.
+fn violation_margin(op: CmpOp, a: f64, b: f64) -> f64 {
+    match op {
+        CmpOp::Le | CmpOp::Lt => a - b,
+        CmpOp::Ge | CmpOp::Gt => b - a,
+    }
 }
 
 /// A fit with its prediction resolved.
@@ -150,7 +237,7 @@ pub fn fit_records(
             pred_vals.push(vec![v / div]);
         }
     }
-    let fit = fit::fit_power_law(&xs, &ys, f.confidence).map_err(|e| e.to_string())?;
+    let mut fit = fit::fit_power_law(&xs, &ys, f.confidence).map_err(|e| e.to_string())?;
     let predicted = match &f.predicted {
         Predicted::Value(v) => *v,
         Predicted::RateOf(_) | Predicted::ValueOf(_) => {
@@ -159,6 +246,24 @@ pub fn fit_records(
                 .slope
         }
     };
+    if matches!(f.predicted, Predicted::ValueOf(_)) {
+        // An exact finite-size prediction is curved in log-log, and so is the measurement
+        // it predicts: the slopes of both are least-squares slopes over the same points,
+        // so slope(y) - slope(exact) is the slope of ln(mean y / exact). Its interval comes
+        // from the residuals of that ratio; the curvature both share is predicted, not
+        // uncertain, and counting it (as the fit of y alone does) gives an interval that
+        // does not shrink with replicates.
+        let ratios: Vec<Vec<f64>> = ys
+            .iter()
+            .zip(&pred_vals)
+            .map(|(y, e)| y.iter().map(|v| v / e[0]).collect())
+            .collect();
+        let rf = fit::fit_power_law(&xs, &ratios, f.confidence)
+            .map_err(|e| format!("measured / predicted: {e}"))?;
+        let shift = fit.slope - rf.slope;
+        fit.ci = (rf.ci.0 + shift, rf.ci.1 + shift);
+        fit.stderr = rf.stderr;
+    }
     let bootstrap_ci = if f.bootstrap > 0 && ys.iter().all(|y| y.len() > 1) {
         fit::bootstrap_slope_ci(&xs, &ys, f.confidence, f.bootstrap, &mut boot_seed.rng()).ok()
     } else {

@@ -27,8 +27,38 @@ pub enum Baseline {
     NotChecked(String),
     /// Every claim that has a snapshot equals it; the others (new claims) are listed.
     Unchanged { compared: usize, new: Vec<String> },
-    /// One line per claim that differs or has no snapshot.
-    Changed(Vec<String>),
+    /// Every claim whose rendering differs from its snapshot.
+    Changed(Vec<ClaimChange>),
+}
+
+/// A claim that differs from its snapshot, and which of its results do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClaimChange {
+    pub claim: String,
+    /// "differs from <file>" or "unreadable snapshot <file>".
+    pub what: String,
+    /// The results whose rounded rendering changed, appeared or disappeared. Empty when
+    /// the difference is not one result's (an unreadable snapshot, a reordering).
+    pub results: Vec<ResultChange>,
+}
+
+/// One (prediction, variant) of a changed claim and what changed, in words
+/// ("verdict holds -> refuted; estimate 0.5 -> 0.7"; "not in the baseline"; "in the
+/// baseline, no longer produced").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResultChange {
+    pub prediction: String,
+    pub variant: String,
+    pub what: String,
+    /// False when the result is in the baseline only (no verdict of this run).
+    pub in_run: bool,
+}
+
+impl ClaimChange {
+    /// "<claim>: <what>".
+    pub fn line(&self) -> String {
+        format!("{}: {}", self.claim, self.what)
+    }
 }
 
 impl Baseline {
@@ -49,7 +79,10 @@ impl Baseline {
                 "baseline CHANGED ({} claim{}: {})",
                 v.len(),
                 if v.len() == 1 { "" } else { "s" },
-                v.join("; ")
+                v.iter()
+                    .map(ClaimChange::line)
+                    .collect::<Vec<_>>()
+                    .join("; ")
             ),
         }
     }
@@ -70,11 +103,11 @@ pub fn compare(dir: &Path, outcomes: &[ClaimOutcome], profile: Profile, seed: u6
             continue;
         };
         let Some((header, body)) = split(&text) else {
-            changed.push(format!(
-                "{}: unreadable snapshot {}",
-                o.claim.id,
-                file.display()
-            ));
+            changed.push(ClaimChange {
+                claim: o.claim.id.clone(),
+                what: format!("unreadable snapshot {}", file.display()),
+                results: Vec::new(),
+            });
             continue;
         };
         let info = |key: &str| header.get("info").and_then(|i| i.get(key)).cloned();
@@ -84,9 +117,14 @@ pub fn compare(dir: &Path, outcomes: &[ClaimOutcome], profile: Profile, seed: u6
             continue;
         }
         compared += 1;
-        let mine = serde_yaml::to_value(snapshot(o)).map(normalise);
-        if mine.ok() != Some(normalise(body)) {
-            changed.push(format!("{}: differs from {}", o.claim.id, file.display()));
+        let mine = serde_yaml::to_value(snapshot(o)).map(normalise).ok();
+        let body = normalise(body);
+        if mine.as_ref() != Some(&body) {
+            changed.push(ClaimChange {
+                claim: o.claim.id.clone(),
+                what: format!("differs from {}", file.display()),
+                results: mine.map(|m| result_changes(&body, &m)).unwrap_or_default(),
+            });
         }
     }
     if !changed.is_empty() {
@@ -123,5 +161,122 @@ fn normalise(v: serde_yaml::Value) -> serde_yaml::Value {
                 .collect(),
         ),
         other => other,
+    }
+}
+
+/// The results of two normalised snapshot bodies (`results:` lists of
+/// [`super::snapshot::SnapResult`]) that differ, matched by (prediction, variant).
+fn result_changes(old: &serde_yaml::Value, new: &serde_yaml::Value) -> Vec<ResultChange> {
+    use serde_yaml::Value;
+    let key = |r: &Value| {
+        let f = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("?").to_string();
+        (f("prediction"), f("variant"))
+    };
+    let list = |v: &serde_yaml::Value| -> Vec<Value> {
+        v.get("results")
+            .and_then(Value::as_sequence)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (old, new) = (list(old), list(new));
+    let mut out = Vec::new();
+    for n in &new {
+        let (prediction, variant) = key(n);
+        let what = match old.iter().find(|o| key(o) == key(n)) {
+            None => "not in the baseline".to_string(),
+            Some(o) if o == n => continue,
+            Some(o) => field_changes(o, n),
+        };
+        out.push(ResultChange {
+            prediction,
+            variant,
+            what,
+            in_run: true,
+        });
+    }
+    for o in old.iter().filter(|o| !new.iter().any(|n| key(n) == key(o))) {
+        let (prediction, variant) = key(o);
+        out.push(ResultChange {
+            prediction,
+            variant,
+            what: "in the baseline, no longer produced".into(),
+            in_run: false,
+        });
+    }
+    out
+}
+
+/// "verdict holds -> refuted; estimate 0.5 -> 0.7": the fields of two snapshot results
+/// that differ, verdict first.
+fn field_changes(old: &serde_yaml::Value, new: &serde_yaml::Value) -> String {
+    let show = |v: Option<&serde_yaml::Value>| match v {
+        None | Some(serde_yaml::Value::Null) => "none".to_string(),
+        Some(v) => serde_yaml::to_string(v)
+            .map(|s| s.trim().replace('\n', " "))
+            .unwrap_or_default(),
+    };
+    let mut keys = vec!["verdict".to_string(), "control".to_string()];
+    for m in [old, new].into_iter().filter_map(|v| v.as_mapping()) {
+        for k in m.keys().filter_map(|k| k.as_str()) {
+            if !keys.iter().any(|x| x == k) {
+                keys.push(k.to_string());
+            }
+        }
+    }
+    keys.iter()
+        .filter(|k| old.get(k.as_str()) != new.get(k.as_str()))
+        .map(|k| {
+            format!(
+                "{k} {} -> {}",
+                show(old.get(k.as_str())),
+                show(new.get(k.as_str()))
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::result_changes;
+
+    fn body(results: &str) -> serde_yaml::Value {
+        serde_yaml::from_str(&format!("id: c\nresults:\n{results}")).unwrap()
+    }
+
+    #[test]
+    fn the_results_that_changed_are_named_with_what_changed() {
+        let a = "  - {prediction: p, variant: v, verdict: holds, estimate: 0.5}\n";
+        let b = "  - {prediction: p, variant: w, verdict: holds, estimate: 0.5}\n";
+        let old = body(&format!("{a}{b}"));
+        assert!(result_changes(&old, &old).is_empty());
+        let new = body(&format!(
+            "{}{}",
+            "  - {prediction: p, variant: v, verdict: refuted, estimate: 0.7}\n",
+            "  - {prediction: q, variant: v, verdict: holds, estimate: 0.1}\n"
+        ));
+        let ch = result_changes(&old, &new);
+        let lines: Vec<(String, String, String, bool)> = ch
+            .into_iter()
+            .map(|c| (c.prediction, c.variant, c.what, c.in_run))
+            .collect();
+        assert_eq!(
+            lines,
+            vec![
+                (
+                    "p".into(),
+                    "v".into(),
+                    "verdict holds -> refuted; estimate 0.5 -> 0.7".into(),
+                    true
+                ),
+                ("q".into(), "v".into(), "not in the baseline".into(), true),
+                (
+                    "p".into(),
+                    "w".into(),
+                    "in the baseline, no longer produced".into(),
+                    false
+                ),
+            ]
+        );
     }
 }

@@ -3,7 +3,7 @@
 //! fits, and what was measured.
 use super::{fmt_ci, fmt_num, fmt_opt, mean_sd};
 use crate::judge::{ClaimOutcome, ControlStatus, PointRecord, PredictionResult, Tally};
-use crate::spec::{Predicted, Prediction, PredictionKind};
+use crate::spec::{InequalityOver, Predicted, Prediction, PredictionKind};
 use std::fmt::Write as _;
 
 /// The prediction as registered: what the theory says, before measuring.
@@ -37,11 +37,27 @@ pub fn prediction_text(p: &Prediction, r: &PredictionResult) -> String {
         PredictionKind::Event { alpha, .. } => {
             format!("P({} = 1) >= {}", p.metric, fmt_num(1.0 - alpha))
         }
-        PredictionKind::Inequality { op, rhs } => {
+        PredictionKind::Inequality {
+            op,
+            rhs,
+            over: InequalityOver::Runs,
+        } => {
             format!(
                 "{} {} {rhs} at every point and replicate",
                 p.metric,
                 op.symbol()
+            )
+        }
+        PredictionKind::Inequality {
+            op,
+            rhs,
+            over: InequalityOver::Means { confidence },
+        } => {
+            format!(
+                "mean {} {} {rhs} at every point (simultaneous {} t intervals)",
+                p.metric,
+                op.symbol(),
+                fmt_num(*confidence)
             )
         }
     }
@@ -97,6 +113,13 @@ pub fn result_line(r: &PredictionResult) -> String {
             r.detail.trials.unwrap_or(0),
             fmt_ci(r.ci),
             fmt_opt(r.predicted)
+        ),
+        _ if r.ci.is_some() => format!(
+            "{}/{} points' intervals satisfy it; closest point's mean margin {} (interval {}; > 0 violates)",
+            r.detail.successes.unwrap_or(0),
+            r.detail.trials.unwrap_or(0),
+            fmt_opt(r.estimate),
+            fmt_ci(r.ci)
         ),
         _ => format!(
             "{}/{} points satisfy it; worst margin {}",

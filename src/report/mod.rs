@@ -6,9 +6,13 @@
 //! so the same spec and seed give the same bytes.
 pub mod baseline;
 pub mod bench;
+pub mod ci;
 mod claim_page;
 mod csv;
+pub mod diff;
+pub mod github;
 pub mod heatmap;
+pub mod junit;
 mod output;
 mod plots;
 pub mod snapshot;
@@ -20,7 +24,7 @@ pub use claim_page::{claim_markdown, prediction_text, result_line};
 pub use csv::claim_csv;
 pub use output::{prepare_output_dir, prepare_output_file, OutputError};
 pub use plots::claim_svg;
-pub use summary::{claim_in_words, summary_markdown};
+pub use summary::{claim_in_words, claims_table, summary_markdown, verdicts_table};
 
 use crate::judge::{ClaimOutcome, Tally};
 use std::io::Write as _;
@@ -120,7 +124,16 @@ pub fn run_json(
     serde_json::json!({"profile": profile, "seed": seed, "claims": claims, "tally": Tally::of(outcomes)})
 }
 
-/// Writes `<id>.md`, `<id>.csv`, `<id>.svg` of every outcome and `SUMMARY.md`.
+/// `verdicts.json`: the `--json` document of the run without the baseline line (which
+/// depends on the snapshots, not on the run), pretty-printed — what `dpclaims diff` reads.
+pub fn verdicts_json(outcomes: &[ClaimOutcome]) -> Option<String> {
+    let first = outcomes.first()?;
+    let doc = run_json(first.profile, first.seed, outcomes);
+    Some(serde_json::to_string_pretty(&doc).expect("a JSON value serialises") + "\n")
+}
+
+/// Writes `<id>.md`, `<id>.csv`, `<id>.svg` of every outcome, `SUMMARY.md` and
+/// `verdicts.json`.
 pub fn write_reports(dir: &Path, outcomes: &[ClaimOutcome]) -> std::io::Result<()> {
     for o in outcomes {
         write_atomic(
@@ -135,6 +148,9 @@ pub fn write_reports(dir: &Path, outcomes: &[ClaimOutcome]) -> std::io::Result<(
             &dir.join(format!("{}.svg", o.claim.id)),
             claim_svg(o).as_bytes(),
         )?;
+    }
+    if let Some(v) = verdicts_json(outcomes) {
+        write_atomic(&dir.join(diff::VERDICTS_FILE), v.as_bytes())?;
     }
     write_atomic(
         &dir.join("SUMMARY.md"),

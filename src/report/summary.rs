@@ -78,14 +78,32 @@ pub fn summary_markdown(outcomes: &[ClaimOutcome]) -> String {
          (insta snapshots in `tests/snapshots`).\n"
     );
     let _ = writeln!(s, "{}\n", Tally::of(outcomes).line());
+    s.push_str(&claims_table(outcomes, true));
+    let _ = writeln!(s, "\n## Every verdict\n");
+    s.push_str(&verdicts_table(outcomes, true));
+    s
+}
+
+/// A claim id as a table cell: a link to its page when `links` (SUMMARY.md sits next to
+/// the pages), plain code otherwise (e.g. a CI job summary, where the pages are not).
+fn claim_cell(id: &str, links: bool) -> String {
+    if links {
+        format!("[{id}]({id}.md)")
+    } else {
+        format!("`{id}`")
+    }
+}
+
+/// The table of claims in plain words (Markdown).
+pub fn claims_table(outcomes: &[ClaimOutcome], links: bool) -> String {
+    let mut s = String::new();
     let _ = writeln!(s, "| claim | source | in plain words |");
     let _ = writeln!(s, "|---|---|---|");
     for o in outcomes {
         let _ = writeln!(
             s,
-            "| [{}]({}.md) | {} | {} |",
-            o.claim.id,
-            o.claim.id,
+            "| {} | {} | {} |",
+            claim_cell(&o.claim.id, links),
             cell(&format!(
                 "{}, {}",
                 o.claim.source.section, o.claim.source.equation
@@ -93,7 +111,12 @@ pub fn summary_markdown(outcomes: &[ClaimOutcome]) -> String {
             claim_in_words(o)
         );
     }
-    let _ = writeln!(s, "\n## Every verdict\n");
+    s
+}
+
+/// The table of every verdict (Markdown).
+pub fn verdicts_table(outcomes: &[ClaimOutcome], links: bool) -> String {
+    let mut s = String::new();
     let _ = writeln!(
         s,
         "| claim | prediction | source | variant | measured | regime | verdict |"
@@ -103,9 +126,8 @@ pub fn summary_markdown(outcomes: &[ClaimOutcome]) -> String {
         for r in &o.results {
             let _ = writeln!(
                 s,
-                "| [{}]({}.md) | `{}` ({} {}) | {} | {}{} | {} | {} | {} |",
-                o.claim.id,
-                o.claim.id,
+                "| {} | `{}` ({} {}) | {} | {}{} | {} | {} | {} |",
+                claim_cell(&o.claim.id, links),
                 r.prediction_name,
                 r.kind,
                 r.metric,

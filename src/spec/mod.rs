@@ -154,8 +154,26 @@ pub enum PredictionKind {
     RateAtMost(FitSpec),
     /// The event (metric = 1) has probability at least `1 - alpha`.
     Event { alpha: f64, confidence: f64 },
-    /// `metric <op> rhs` at every sweep point and replicate.
-    Inequality { op: CmpOp, rhs: Expr },
+    /// `metric <op> rhs`, checked as [`InequalityOver`] says.
+    Inequality {
+        op: CmpOp,
+        rhs: Expr,
+        over: InequalityOver,
+    },
+}
+
+/// What an `inequality` is checked on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum InequalityOver {
+    /// Every replicate at every point (for deterministic quantities such as an
+    /// accountant's epsilon, or a bound that must hold per run).
+    Runs,
+    /// The mean over replicates at every point, judged on simultaneous t intervals
+    /// (Bonferroni over the points at `confidence`): holds if every interval lies on
+    /// the right side, refuted if one lies wholly on the wrong side, else inconclusive.
+    /// For a stochastic quantity the paper states on average: a per-run minimum is a
+    /// seed-dependent statistic whose verdict flips as replicates are added.
+    Means { confidence: f64 },
 }
 
 impl PredictionKind {

@@ -170,7 +170,13 @@ pub(super) fn prediction(
                 confidence,
             }
         }
-        RawPrediction::Inequality(raw::RawInequality { op, rhs, .. }) => {
+        RawPrediction::Inequality(raw::RawInequality {
+            op,
+            rhs,
+            over,
+            confidence,
+            ..
+        }) => {
             let op = match op.as_str() {
                 "<=" => CmpOp::Le,
                 "<" => CmpOp::Lt,
@@ -183,9 +189,30 @@ pub(super) fn prediction(
                     ))
                 }
             };
+            let over = match (over.as_deref(), confidence) {
+                (None | Some("runs"), None) => InequalityOver::Runs,
+                (None | Some("runs"), Some(_)) => return Err(ctx.err(
+                    format!("{field}.confidence"),
+                    "only meaningful with `over: means` (a check over every run has no interval)",
+                )),
+                (Some("means"), c) => {
+                    let confidence = c.unwrap_or(0.95);
+                    if !(confidence > 0.0 && confidence < 1.0) {
+                        return Err(ctx.err(format!("{field}.confidence"), "must be in (0, 1)"));
+                    }
+                    InequalityOver::Means { confidence }
+                }
+                (Some(o), _) => {
+                    return Err(ctx.err(
+                        format!("{field}.over"),
+                        format!("unknown value `{o}` (use runs or means)"),
+                    ))
+                }
+            };
             PredictionKind::Inequality {
                 op,
                 rhs: rhs.clone(),
+                over,
             }
         }
     };

@@ -451,4 +451,10 @@ pub struct RawInequality {
     pub note: Option<String>,
     pub op: String,
     pub rhs: Expr,
+    /// `runs` (default: every replicate) or `means` (the mean at every point, on a CI).
+    #[serde(default)]
+    pub over: Option<String>,
+    /// Confidence of the simultaneous intervals when `over: means` (default 0.95).
+    #[serde(default)]
+    pub confidence: Option<f64>,
 }

@@ -1,0 +1,43 @@
+//! `dpclaims diff OLD NEW`: what changed between two runs (report directories holding
+//! `verdicts.json`, or saved `dpclaims run --json` documents); the rules are in
+//! [`crate::report::diff`].
+use crate::report::diff::{self, VerdictsDoc};
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct DiffArgs {
+    /// The earlier run: a report directory (its verdicts.json) or a `run --json` document.
+    pub old: PathBuf,
+    /// The later run, likewise.
+    pub new: PathBuf,
+    /// Markdown for a pull-request comment instead of plain lines.
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+/// Prints the changes; exit 0 when there is none, 1 otherwise (2, naming the file, when
+/// an input cannot be read).
+pub fn run(a: &DiffArgs) -> anyhow::Result<ExitCode> {
+    let (old_file, old) = VerdictsDoc::load(&a.old)?;
+    let (new_file, new) = VerdictsDoc::load(&a.new)?;
+    let changes = diff::diff(&old, &new);
+    let note = diff::runs_note(&old, &new);
+    if a.markdown {
+        print!(
+            "{}",
+            diff::markdown(&old_file, &new_file, &changes, note.as_deref())
+        );
+    } else {
+        if let Some(n) = &note {
+            eprintln!("{n}");
+        }
+        print!("{}", diff::text(&old_file, &new_file, &changes));
+    }
+    Ok(if changes.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

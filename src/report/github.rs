@@ -1,0 +1,124 @@
+//! GitHub Actions output of a run (when `GITHUB_ACTIONS=true`): workflow-command
+//! annotations pointing at the prediction's line in the spec (`::error` for every case
+//! that fails the run, `::warning` for inconclusive and out-of-regime verdicts), and the
+//! job summary (Markdown appended to `$GITHUB_STEP_SUMMARY`).
+use super::ci::{prediction_line, Case};
+use super::summary::{claims_table, verdicts_table};
+use crate::judge::ClaimOutcome;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// A workflow command's message: `%`, CR and LF escaped (the runner's encoding).
+pub fn escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// A workflow command's property value (file, title): also `:` and `,`.
+pub fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// `::<level> file=<file>,line=<line>,title=<title>::<message>`.
+pub fn command(level: &str, file: &str, line: usize, title: &str, message: &str) -> String {
+    format!(
+        "::{level} file={},line={line},title={}::{}",
+        escape_property(file),
+        escape_property(title),
+        escape_data(message)
+    )
+}
+
+/// The annotations of a run's cases, in case order: `::error` for each failed case,
+/// `::warning` for each undecided one (`spec_texts`: the spec files' text by claim id;
+/// a claim without text, or a prediction whose line is not found, points at line 1).
+pub fn annotations(cases: &[Case], spec_texts: &BTreeMap<String, String>) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in cases {
+        let id = &c.outcome.claim.id;
+        let file = c.outcome.claim.file.display().to_string();
+        let line = c
+            .prediction
+            .as_deref()
+            .and_then(|p| spec_texts.get(id).map(|t| prediction_line(t, p)))
+            .unwrap_or(1);
+        let title = format!("dpclaims: {id} {}", c.name);
+        if !c.failures.is_empty() {
+            let msg: Vec<&str> = c.failures.iter().map(|f| f.message.as_str()).collect();
+            out.push(command("error", &file, line, &title, &msg.join("\n")));
+        } else if let Some(why) = c.undecided() {
+            out.push(command("warning", &file, line, &title, &why));
+        }
+    }
+    out
+}
+
+/// The job summary: the run's conclusion, the failures, the claims in plain words and,
+/// folded, every verdict (Markdown; ids are not links: the pages are artifacts).
+pub fn step_summary(
+    outcomes: &[ClaimOutcome],
+    cases: &[Case],
+    tally_line: &str,
+    baseline_line: &str,
+) -> String {
+    let mut s = String::new();
+    let (profile, seed) = outcomes
+        .first()
+        .map(|o| (o.profile.to_string(), o.seed))
+        .unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "## dpclaims: {} claims, profile `{profile}`, seed {seed}\n",
+        outcomes.len()
+    );
+    let _ = writeln!(s, "{tally_line}; {baseline_line}\n");
+    let failed: Vec<&Case> = cases.iter().filter(|c| !c.failures.is_empty()).collect();
+    if !failed.is_empty() {
+        let _ = writeln!(s, "**Failures** ({}):\n", failed.len());
+        for c in failed {
+            for f in &c.failures {
+                let _ = writeln!(
+                    s,
+                    "* `{}` `{}`: {}",
+                    c.outcome.claim.id,
+                    c.name,
+                    f.message.replace('\n', " ")
+                );
+            }
+        }
+        s.push('\n');
+    }
+    s.push_str(&claims_table(outcomes, false));
+    let _ = writeln!(
+        s,
+        "\n<details><summary>Every verdict</summary>\n\n{}\n</details>\n",
+        verdicts_table(outcomes, false)
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{command, escape_data, escape_property};
+
+    #[test]
+    fn workflow_commands_escape_percent_line_breaks_and_property_separators() {
+        assert_eq!(escape_data("50% a\r\nb: c, d"), "50%25 a%0D%0Ab: c, d");
+        assert_eq!(escape_property("a: b, c%"), "a%3A b%2C c%25");
+        assert_eq!(
+            command(
+                "error",
+                "claims/x,y.yaml",
+                12,
+                "dpclaims: x p/v",
+                "line 1\nline 2"
+            ),
+            "::error file=claims/x%2Cy.yaml,line=12,title=dpclaims%3A x p/v::line 1%0Aline 2"
+        );
+        assert_eq!(
+            command("warning", "claims/x.yaml", 1, "t", "out_of_regime: 0/3"),
+            "::warning file=claims/x.yaml,line=1,title=t::out_of_regime: 0/3"
+        );
+    }
+}
