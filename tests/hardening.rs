@@ -24,6 +24,13 @@ fn write(dir: &Path, name: &str, text: &[u8]) -> String {
     f.display().to_string()
 }
 
+/// `text` with its first `replicates: N` set to `value`.
+fn first_replicates(text: &str, value: &str) -> String {
+    let i = text.find("replicates: ").expect("a replicates field") + "replicates: ".len();
+    let j = i + text[i..].find(|c: char| !c.is_ascii_digit()).unwrap_or(0);
+    format!("{}{value}{}", &text[..i], &text[j..])
+}
+
 fn spec_text(path: &str) -> String {
     std::fs::read_to_string(path).unwrap()
 }
@@ -216,7 +223,7 @@ fn absurd_sizes_are_refused_before_simulating() {
     let cases: Vec<(&str, String, &[&str])> = vec![
         (
             "replicates 1e9",
-            noise.replacen("replicates: 12", "replicates: 1000000000", 1),
+            first_replicates(&noise, "1000000000"),
             &[
                 "claim `noise-term-scaling`",
                 "sweeps.vs_n.quick.replicates",
@@ -278,7 +285,12 @@ fn absurd_sizes_are_refused_before_simulating() {
         ),
     ];
     for (what, text, words) in cases {
-        assert!(text.len() > 100, "{what}");
+        // Each case changes its spec (a claim edited on main must not silently turn a
+        // case into a real run).
+        assert!(
+            text != noise && text != risk && text != calib,
+            "{what}: the mutation does not apply"
+        );
         let f = write(dir.path(), "absurd.yaml", text.as_bytes());
         for cmd in ["run", "plan"] {
             let start = std::time::Instant::now();
