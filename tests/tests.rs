@@ -1,6 +1,7 @@
 //! One integration-test binary (keeps link time down); one module per concern.
 mod architecture;
 mod audit;
+mod bad_inputs;
 mod ci;
 mod claims;
 mod core;
@@ -8,9 +9,11 @@ mod dpsgd;
 mod faults;
 mod figures;
 mod fit;
+mod hardening;
 mod noise_exact;
 mod perf;
 mod privacy;
+mod properties;
 mod rdp_independent;
 mod reduced;
 mod sharding;

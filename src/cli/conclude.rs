@@ -23,6 +23,74 @@ pub struct BaselineArgs {
     pub no_baseline: bool,
 }
 
+/// The work and memory budget of a run: estimates above it are refused before anything
+/// runs ([`crate::plan::estimate`]).
+#[derive(Args, Debug, Clone, Default)]
+pub struct BudgetArgs {
+    /// Refuse to start when the estimated wall time exceeds this many hours (default 24).
+    #[arg(
+        long,
+        value_name = "H",
+        env = "DPCLAIMS_MAX_HOURS",
+        allow_negative_numbers = true
+    )]
+    pub max_hours: Option<f64>,
+    /// Refuse to start when a claim's estimated memory exceeds this many GB (default
+    /// half of this machine's memory, from /proc/meminfo).
+    #[arg(
+        long,
+        value_name = "GB",
+        env = "DPCLAIMS_MAX_MEMORY_GB",
+        allow_negative_numbers = true
+    )]
+    pub max_memory_gb: Option<f64>,
+}
+
+impl BudgetArgs {
+    /// The limits these flags set.
+    pub fn limits(
+        &self,
+    ) -> Result<crate::plan::estimate::Limits, crate::plan::estimate::BudgetError> {
+        crate::plan::estimate::Limits::new(self.max_hours, self.max_memory_gb)
+    }
+
+    /// Refuses a command whose estimated `cost` (one thread; wall = seconds / `parallel`)
+    /// is over budget, naming the flag `field` that drives it.
+    pub fn check_command(
+        &self,
+        command: &str,
+        cost: crate::systems::Cost,
+        parallel: f64,
+        field: &str,
+        detail: String,
+    ) -> Result<(), crate::plan::estimate::BudgetError> {
+        let limits = self.limits()?;
+        crate::plan::estimate::check_command(
+            command,
+            cost.seconds / parallel.clamp(1.0, limits.threads as f64),
+            cost.bytes,
+            crate::plan::estimate::Driver {
+                field: field.to_string(),
+                detail,
+            },
+            &limits,
+        )
+    }
+
+    /// Estimates `claims` at `profile` and refuses them when over budget (`repeat` times
+    /// the claims; `share` of them for one shard).
+    pub fn check(
+        &self,
+        claims: &[crate::spec::Claim],
+        profile: Profile,
+        repeat: f64,
+        share: f64,
+    ) -> Result<(), crate::plan::estimate::BudgetError> {
+        crate::plan::estimate::check_claims(claims, profile, &self.limits()?, repeat, share)
+            .map(|_| ())
+    }
+}
+
 /// Outputs for CI tools.
 #[derive(Args, Debug, Clone, Default)]
 pub struct CiArgs {

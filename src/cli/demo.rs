@@ -39,6 +39,8 @@ pub struct DemoArgs {
     /// Print one JSON document instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub budget: super::conclude::BudgetArgs,
 }
 
 mod dpclaims_core {
@@ -53,6 +55,42 @@ pub fn run(a: &DemoArgs) -> anyhow::Result<ExitCode> {
         a.d >= 1 && a.n >= 2 && a.p >= 1 && a.n_test >= 1,
         "need d >= 1, n >= 2, p >= 1, n_test >= 1"
     );
+    {
+        // Refuse absurd sizes before allocating anything (the same cost model as a
+        // claim's rf_dpgd unit).
+        let (n, p, d) = (a.n as f64, a.p as f64, a.d as f64);
+        let steps = if a.eq8 {
+            d * n.ln().powi(2)
+        } else {
+            (a.c_time * d).max(1.0)
+        };
+        let vars = std::collections::BTreeMap::from([
+            ("d".to_string(), d),
+            ("n".to_string(), n),
+            ("p".to_string(), p),
+            ("n_test".to_string(), a.n_test as f64),
+            ("steps".to_string(), steps),
+        ]);
+        let metrics = ["test_loss", "min_norm_test_loss"].map(String::from).into();
+        let cost = crate::systems::System::cost(
+            &crate::systems::rf_dpgd::RfDpGd,
+            &crate::systems::CostInput {
+                vars: &vars,
+                options: &Default::default(),
+                metrics: &metrics,
+            },
+        );
+        a.budget.check_command(
+            "demo",
+            cost,
+            1.0,
+            "--d, --n, --n-test, --p, --c-time",
+            format!(
+                "d = {}, n = {}, n_test = {}, p = {}, T = {steps}",
+                a.d, a.n, a.n_test, a.p
+            ),
+        )?;
+    }
     let root = SeedPath::new(a.seed).child("demo");
     let mut data_rng = root.rng_for("data");
     let u = crate::data::unit_vector(a.d, &mut data_rng);

@@ -36,6 +36,8 @@ pub struct FaultsArgs {
     /// Do not write FAULTS.md.
     #[arg(long)]
     pub no_report: bool,
+    #[command(flatten)]
+    pub budget: super::conclude::BudgetArgs,
     /// Print exactly one JSON document on stdout.
     #[arg(long)]
     pub json: bool,
@@ -74,6 +76,41 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
         a.paths.clone()
     };
     let claims = spec::load_claims(&paths)?;
+    // The suite once without a fault, then once per fault.
+    a.budget
+        .check(&claims, a.profile, (faults.len() + 1) as f64, 1.0)?;
+    if !a.no_audit {
+        // Up to three direct-engine audits per row, each of 2 x audit_trials runs.
+        let d = crate::privacy::audit::AuditConfig::new(
+            crate::privacy::audit::AuditSystem::RfDpgd,
+            1.0,
+            0.5,
+        );
+        let one = crate::systems::audit::audit_cost(
+            "feature-learning-second-layer",
+            a.audit_trials as f64,
+            d.d as f64,
+            d.n as f64,
+            d.p as f64,
+            d.steps as f64,
+            1.0,
+            false,
+        );
+        let rows = 3.0 * (faults.len() + 1) as f64;
+        a.budget.check_command(
+            "faults",
+            crate::systems::Cost {
+                seconds: one.seconds * rows,
+                bytes: one.bytes,
+            },
+            2.0,
+            "--audit-trials",
+            format!("{} runs per data set", a.audit_trials),
+        )?;
+    }
+    if !a.no_report {
+        crate::report::prepare_output_dir(&a.out)?;
+    }
     let cfg = MatrixConfig {
         profile: a.profile,
         seed: a.seed,

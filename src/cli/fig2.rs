@@ -21,14 +21,34 @@ pub struct Fig2Args {
     /// Directory the files are written to.
     #[arg(long, default_value = "reports")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub budget: super::conclude::BudgetArgs,
 }
 
 pub fn run(a: &Fig2Args) -> anyhow::Result<ExitCode> {
     let mut cfg = fig2::Fig2Config::new(a.profile, a.seed);
     if let Some(s) = a.seeds {
         anyhow::ensure!(s >= 1, "--seeds must be at least 1");
+        // Panels 1-3 cost about 20 min per seed at the full profile on 2 cores (the
+        // heat map is one seed's), a few seconds at quick: refuse absurd seed counts
+        // before the job list is built.
+        let per_seed = match a.profile {
+            crate::spec::Profile::Full => 2400.0,
+            crate::spec::Profile::Quick => 10.0,
+        };
+        a.budget.check_command(
+            "fig2",
+            crate::systems::Cost {
+                seconds: per_seed * s as f64,
+                bytes: 2e9 + 1e4 * s as f64,
+            },
+            2.0,
+            "--seeds",
+            format!("{s} seeds"),
+        )?;
         cfg.seeds = s;
     }
+    crate::report::prepare_output_dir(&a.out)?;
     let total = fig2::job_count(&cfg) as u64;
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(total);

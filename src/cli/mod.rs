@@ -14,6 +14,7 @@ mod diff;
 mod faults;
 mod fig2;
 mod perf;
+mod plan;
 mod privacy;
 mod run;
 mod shard;
@@ -36,6 +37,9 @@ struct Cli {
 enum Command {
     /// List the claims: ids, titles, sources.
     List(run::ListArgs),
+    /// Estimated work and memory of each claim, without running it (exit 2 when `run`
+    /// would refuse it: over --max-hours or --max-memory-gb).
+    Plan(plan::PlanArgs),
     /// Run claims, judge them, write reports (exit 1 if the regression baseline changed,
     /// a negative control is not caught or a main variant is refuted without a finding).
     Run(run::RunArgs),
@@ -67,18 +71,31 @@ enum Command {
     /// Fault matrix: the claim suite on each injected fault of the training core or the
     /// accountant; writes reports/FAULTS.md (exit 1 if a fault goes undetected).
     Faults(faults::FaultsArgs),
+    /// Panics on purpose: tests check that a panic gives one "internal error" line and
+    /// exit status 3.
+    #[command(name = "internal-panic", hide = true)]
+    InternalPanic,
     /// Print a shell completion script (bash, zsh, fish).
     Completions(completions::CompletionsArgs),
     /// Print the man page dpclaims(1), or write every command's page with --out DIR.
     Man(completions::ManArgs),
 }
 
-/// Parse the arguments, run the command, map errors to exit status 2.
+/// Parse the arguments, run the command, map errors to exit status 2 (a panic: 3).
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    quiet_sigpipe();
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("{}", internal_error_line(info));
+        std::process::exit(3);
+    }));
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     crate::linalg::pin_blas_threads();
     let result = match &cli.command {
         Command::List(a) => run::list(a),
+        Command::Plan(a) => plan::run(a),
         Command::Run(a) => run::run(a),
         Command::Stability(a) => stability::run(a),
         Command::Merge(a) => shard::merge(a),
@@ -91,6 +108,7 @@ pub fn main() -> ExitCode {
         Command::Fig2(a) => fig2::run(a),
         Command::Perf(a) => perf::run(a),
         Command::Faults(a) => faults::run(a),
+        Command::InternalPanic => panic!("deliberate panic (internal-panic)\nsecond line"),
         Command::Diff(a) => diff::run(a),
         Command::Completions(a) => completions::completions(a),
         Command::Man(a) => completions::man(a),
@@ -98,8 +116,77 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Spec input quoted anywhere in the chain is clipped (a 200 KB value gives a
+            // one-line message).
+            eprintln!(
+                "error: {}",
+                crate::spec::echo::clip_echoes(&format!("{e:#}"))
+            );
             ExitCode::from(2)
         }
     }
+}
+
+/// A panic as one line on stderr: "internal error: <message> (at <file>:<line>), please
+/// report". A panic is a bug of dpclaims, never a consequence of bad input (that is
+/// exit status 2): the hook prints this line and exits with status 3.
+pub fn internal_error_line(info: &std::panic::PanicHookInfo<'_>) -> String {
+    let payload = info.payload();
+    let msg = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".into());
+    let msg = msg.split_whitespace().collect::<Vec<_>>().join(" ");
+    let at = info
+        .location()
+        .map(|l| format!(" (at {}:{})", l.file(), l.line()))
+        .unwrap_or_default();
+    format!(
+        "internal error: {}{at}, please report",
+        crate::spec::echo::clip_echoes(&msg)
+    )
+}
+
+/// Restores the default action of SIGPIPE (Rust ignores it, so writing to a closed pipe
+/// makes `println!` panic): `dpclaims list | head -1` then ends quietly when `head`
+/// exits, as other command-line tools do.
+fn quiet_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called at the start of `main`, before any other thread exists; setting a
+    // signal's disposition to SIG_DFL has no other precondition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// A command-line error of clap as one line on stderr, exit status 2 (`--help` and
+/// `--version` print as usual, exit 0; a missing subcommand prints the help, exit 2):
+/// clap's message, its hints joined with "; ", then "(see --help)".
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            return ExitCode::from(2);
+        }
+        _ => {}
+    }
+    let rendered = e.render().to_string();
+    let parts: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
+        })
+        .collect();
+    eprintln!(
+        "{} (see --help)",
+        crate::spec::echo::clip_echoes(&parts.join("; "))
+    );
+    ExitCode::from(2)
 }

@@ -32,6 +32,9 @@ pub fn run(a: &PerfArgs) -> anyhow::Result<ExitCode> {
         crate::perf::PerfSizes::full()
     };
     let seed = crate::rng::SeedPath::new(a.seed).child("perf");
+    if let Some(path) = &a.markdown {
+        crate::report::prepare_output_file(path)?;
+    }
     // Read criterion's results first: a wrong directory fails before the measurement.
     let criterion = match &a.criterion {
         Some(dir) => {

@@ -155,6 +155,8 @@ pub struct AuditArgs {
     /// Print one JSON document on stdout.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub budget: super::conclude::BudgetArgs,
 }
 
 #[derive(Serialize)]
@@ -227,6 +229,28 @@ pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     cfg.clip_rule = args.clip_rule.unwrap_or(cfg.clip_rule);
     cfg.ridge = args.ridge.unwrap_or(cfg.ridge);
     cfg.eps_b = args.eps_b.unwrap_or(cfg.eps_b);
+    cfg.validate()?;
+    let engine_direct = cfg.engine == audit::AuditEngine::Direct;
+    let cost = crate::systems::audit::audit_cost(
+        cfg.system.name(),
+        cfg.trials as f64,
+        cfg.d as f64,
+        cfg.n as f64,
+        cfg.p as f64,
+        cfg.steps as f64,
+        if engine_direct { 1.0 } else { cfg.ridge },
+        cfg.clip_rule == crate::train::dpgd::ClipRule::Divide && !engine_direct,
+    );
+    args.budget.check_command(
+        "audit",
+        cost,
+        cfg.trials as f64,
+        "--trials, --d, --n, --p, --steps",
+        format!(
+            "trials = {}, d = {}, n = {}, p = {}, steps = {}",
+            cfg.trials, cfg.d, cfg.n, cfg.p, cfg.steps
+        ),
+    )?;
     let r = audit::run_audit(&cfg, args.seed, &crate::train::Recipe::PAPER)?;
     if args.json {
         println!("{}", serde_json::to_string(&r)?);

@@ -1,10 +1,12 @@
 //! `dpclaims list` and `dpclaims run` (`run --shard` continues in `shard.rs`).
-use super::conclude::{conclude, print_verdicts, progress_bar, BaselineArgs, CiArgs, Outputs};
+use super::conclude::{
+    conclude, print_verdicts, progress_bar, BaselineArgs, BudgetArgs, CiArgs, Outputs,
+};
 use crate::execute::shard::Shard;
 use crate::report::junit::ClaimTime;
 use crate::spec::{self, Profile};
 use crate::train::Recipe;
-use crate::{execute, plan};
+use crate::{execute, plan, report};
 use clap::Args;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -45,6 +47,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub baseline: BaselineArgs,
     #[command(flatten)]
+    pub budget: BudgetArgs,
+    #[command(flatten)]
     pub ci: CiArgs,
 }
 
@@ -67,7 +71,17 @@ pub fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
 pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let claims = spec::load_claims(&default_paths(&a.paths))?;
     if let (Some(shard), Some(dir)) = (a.shard, &a.partial_out) {
+        a.budget
+            .check(&claims, a.profile, 1.0, 1.0 / shard.count.max(1) as f64)?;
+        report::prepare_output_dir(dir)?;
         return super::shard::run_shard(&claims, a.profile, a.seed, shard, dir, a.json);
+    }
+    a.budget.check(&claims, a.profile, 1.0, 1.0)?;
+    if !a.no_reports {
+        report::prepare_output_dir(&a.out)?;
+    }
+    if let Some(junit) = &a.ci.junit {
+        report::prepare_output_file(junit)?;
     }
     let total: usize = claims.iter().map(|c| plan::unit_count(c, a.profile)).sum();
     let bar = progress_bar(total);

@@ -93,6 +93,8 @@ pub struct MergeArgs {
     #[command(flatten)]
     pub baseline: BaselineArgs,
     #[command(flatten)]
+    pub budget: super::conclude::BudgetArgs,
+    #[command(flatten)]
     pub ci: CiArgs,
 }
 
@@ -117,6 +119,17 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
         .collect::<Result<Vec<_>, _>>()?;
     let specs = spec::load_claims(&a.claims)?;
     let merged = shard::merge(&partials, &specs)?;
+    // Nothing is simulated here, but every unit's values are held and every fit is
+    // bootstrapped: the memory a run of these claims would be refused for is refused too.
+    let merged_claims: Vec<crate::spec::Claim> =
+        merged.claims.iter().map(|(c, _)| c.clone()).collect();
+    a.budget.check(&merged_claims, merged.profile, 1.0, 0.0)?;
+    if !a.no_reports {
+        report::prepare_output_dir(&a.out)?;
+    }
+    if let Some(junit) = &a.ci.junit {
+        report::prepare_output_file(junit)?;
+    }
     let unused: Vec<&str> = specs
         .iter()
         .filter(|s| !merged.claims.iter().any(|(c, _)| c.id == s.id))

@@ -49,6 +49,8 @@ pub struct SlurmArgs {
     /// Directory the merged reports are written to.
     #[arg(long, default_value = "reports", value_name = "DIR")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub budget: super::conclude::BudgetArgs,
 }
 
 /// Quotes a word for sh/bash: unchanged when it only holds safe characters, otherwise
@@ -90,10 +92,19 @@ fn check_partition(p: &str) -> Result<(), String> {
     }
 }
 
+/// Most shards a script may have (Slurm's MaxArraySize is at most 4 000 001).
+const MAX_SHARDS: usize = 4_000_000;
+
 /// Prints the script on stdout.
 pub fn slurm(a: &SlurmArgs) -> anyhow::Result<ExitCode> {
     if a.shards == 0 {
         anyhow::bail!("--shards: the number of shards must be at least 1");
+    }
+    if a.shards > MAX_SHARDS {
+        anyhow::bail!(
+            "--shards {}: more than {MAX_SHARDS} (a Slurm job array has at most MaxArraySize - 1 tasks, 4 000 000 at most)",
+            a.shards
+        );
     }
     if a.cpus_per_task == 0 {
         anyhow::bail!("--cpus-per-task: must be at least 1");
@@ -105,6 +116,9 @@ pub fn slurm(a: &SlurmArgs) -> anyhow::Result<ExitCode> {
     let paths = super::run::default_paths(&a.paths);
     // Load the claims now, so a bad spec fails here and not on the cluster.
     let claims = spec::load_claims(&paths)?;
+    // Each shard runs about 1/N of the work, all of a unit's memory.
+    a.budget
+        .check(&claims, a.profile, 1.0, 1.0 / a.shards as f64)?;
     let n = a.shards;
     let mut per_shard = vec![0usize; n];
     for c in &claims {

@@ -26,6 +26,8 @@ pub struct StabilityArgs {
     /// Directory STABILITY.md is written to.
     #[arg(long, default_value = "reports")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub budget: super::conclude::BudgetArgs,
 }
 
 pub fn run(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
@@ -33,6 +35,8 @@ pub fn run(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--seeds must be at least 1");
     }
     let claims = spec::load_claims(&default_paths(&a.paths))?;
+    a.budget.check(&claims, a.profile, a.seeds as f64, 1.0)?;
+    crate::report::prepare_output_dir(&a.out)?;
     let per_seed: usize = claims.iter().map(|c| plan::unit_count(c, a.profile)).sum();
     let bar = progress_bar(per_seed * a.seeds as usize);
     let mut seeds = Vec::new();

@@ -109,6 +109,8 @@ pub struct TrainArgs {
     /// Print one JSON document instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub budget: super::conclude::BudgetArgs,
 }
 
 impl TrainArgs {
@@ -142,6 +144,52 @@ impl TrainArgs {
 }
 
 pub fn run(a: &TrainArgs) -> anyhow::Result<ExitCode> {
+    {
+        // Refuse absurd sizes before allocating (the cost model of a tp_topk unit).
+        let vars = std::collections::BTreeMap::from([
+            ("epochs".to_string(), a.epochs as f64),
+            ("batch".to_string(), a.batch_size),
+            ("hidden".to_string(), a.hidden as f64),
+            ("test_fraction".to_string(), a.test_fraction),
+        ]);
+        let options = std::collections::BTreeMap::from([
+            ("mode".to_string(), "train".to_string()),
+            (
+                "data".to_string(),
+                match a.data {
+                    DataArg::Digits => "digits",
+                    DataArg::Synthetic => "synthetic",
+                }
+                .to_string(),
+            ),
+            (
+                "model".to_string(),
+                match a.model {
+                    ModelArg::Mlp => "mlp",
+                    ModelArg::Logreg => "logreg",
+                }
+                .to_string(),
+            ),
+        ]);
+        let cost = crate::systems::System::cost(
+            &crate::systems::tp_topk::TpTopK,
+            &crate::systems::CostInput {
+                vars: &vars,
+                options: &options,
+                metrics: &Default::default(),
+            },
+        );
+        a.budget.check_command(
+            "train",
+            cost,
+            1.0,
+            "--epochs, --batch-size, --hidden",
+            format!(
+                "epochs = {}, batch size = {}, hidden = {}",
+                a.epochs, a.batch_size, a.hidden
+            ),
+        )?;
+    }
     let root = SeedPath::new(a.seed).child("train");
     let mut data_rng = root.rng_for("data");
     let (data, data_name) = match a.data {

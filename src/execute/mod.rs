@@ -11,19 +11,21 @@ pub mod shard;
 
 use crate::judge::{ClaimOutcome, PointRecord};
 use crate::plan::{plan, unit_location, Planned, UnitKey, UnitValue, UnitValues};
+use crate::spec::echo::{clip, clip_echoes};
 use crate::spec::{Claim, Profile};
 use crate::systems::UnitInput;
 use crate::train::Recipe;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
-/// A run that could not complete: names the claim, variant and sweep point.
+/// A run that could not complete: names the claim, variant and sweep point (spec input
+/// in them clipped when displayed, [`crate::spec::echo`]).
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// `location` reads "claim `c`, variant `v`, sweep `s` point p, replicate r".
-    #[error("{location}: {message}")]
+    #[error("{}: {}", clip_echoes(.location), clip_echoes(.message))]
     Unit { location: String, message: String },
-    #[error("claim `{claim}`: {message}")]
+    #[error("claim `{}`: {}", clip(.claim), clip_echoes(.message))]
     Claim { claim: String, message: String },
 }
 

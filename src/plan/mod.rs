@@ -9,6 +9,8 @@
 //! random numbers: differences between variants are the variants' doing). The plan
 //! order is the order of [`UnitValues`], which [`crate::execute`] fills and
 //! [`crate::judge`] reads.
+pub mod estimate;
+
 use crate::execute::RunError;
 use crate::rng::SeedPath;
 use crate::spec::{point_label, Claim, Profile};
@@ -48,9 +50,18 @@ pub(crate) struct Planned {
     pub seeds: SeedPath,
 }
 
-/// Number of work units of a claim at a profile (for progress bars).
+/// Number of work units of a claim at a profile (for progress bars), counted without
+/// listing them (saturating).
 pub fn unit_count(claim: &Claim, profile: Profile) -> usize {
-    plan_keys(claim, profile).len()
+    needs(claim, profile)
+        .keys()
+        .map(|(sweep, _)| {
+            let prof = claim.sweep(sweep).profile(profile);
+            prof.axes
+                .iter()
+                .fold(prof.replicates, |n, (_, v)| n.saturating_mul(v.len()))
+        })
+        .fold(0usize, usize::saturating_add)
 }
 
 /// (sweep, variant index) pairs that some prediction judges, with the metrics needed.

@@ -54,6 +54,16 @@ fn check_target(target: f64) -> Result<(), PrivacyError> {
     }
 }
 
+/// A number in a message: as written when moderate, else in scientific notation (an
+/// epsilon of 1e300 is not 301 digits).
+fn show(x: f64) -> String {
+    if x == 0.0 || (1e-4..1e7).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
 /// Epsilon as a function of `z`, with "no finite guarantee" mapped to `+inf`.
 fn eps_or_inf(result: Result<f64, PrivacyError>) -> Result<f64, PrivacyError> {
     match result {
@@ -79,7 +89,11 @@ where
             hi *= 2.0;
             if hi > Z_MAX {
                 return Err(PrivacyError::Calibration(format!(
-                    "no noise multiplier up to {Z_MAX:e} reaches epsilon <= {target}"
+                    "the target is unreachable: no noise multiplier up to the search bound \
+                     z = {Z_MAX:e} reaches epsilon <= {} (z = {} gives epsilon = {})",
+                    show(target),
+                    show(lo),
+                    show(eps_hi)
                 )));
             }
             eps_hi = eps(hi)?;
@@ -93,8 +107,9 @@ where
             lo *= 0.5;
             if lo < Z_MIN {
                 return Err(PrivacyError::Calibration(format!(
-                    "even noise multiplier {Z_MIN:e} gives epsilon <= {target}; \
-                     the target is too loose to calibrate"
+                    "even the search bound z = {Z_MIN:e} gives epsilon <= {}; \
+                     the target is too loose to calibrate",
+                    show(target)
                 )));
             }
             let e = eps(lo)?;

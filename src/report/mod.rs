@@ -13,6 +13,7 @@ pub mod diff;
 pub mod github;
 pub mod heatmap;
 pub mod junit;
+mod output;
 mod plots;
 pub mod snapshot;
 pub mod stability;
@@ -21,6 +22,7 @@ pub mod svg;
 
 pub use claim_page::{claim_markdown, prediction_text, result_line};
 pub use csv::claim_csv;
+pub use output::{prepare_output_dir, prepare_output_file, OutputError};
 pub use plots::claim_svg;
 pub use summary::{claim_in_words, claims_table, summary_markdown, verdicts_table};
 

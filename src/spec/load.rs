@@ -25,6 +25,18 @@ pub fn load_claims(paths: &[PathBuf]) -> Result<Vec<Claim>, SpecError> {
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|f| f.extension().is_some_and(|x| x == "yaml" || x == "yml"))
                 .collect();
+            if v.is_empty() {
+                // A run of nothing would "succeed" with 0 claims: almost always a wrong
+                // directory.
+                return Err(SpecError {
+                    file: p.display().to_string(),
+                    field: "(directory)".into(),
+                    message: format!(
+                        "no claim specs in {} (no *.yaml or *.yml file)",
+                        p.display()
+                    ),
+                });
+            }
             v.sort();
             files.extend(v);
         } else {
@@ -47,20 +59,39 @@ pub fn load_claims(paths: &[PathBuf]) -> Result<Vec<Claim>, SpecError> {
     Ok(claims)
 }
 
+/// Largest claim file read (a spec is a few kilobytes; this bounds what a wrong path,
+/// e.g. a data file, can make the parser allocate).
+pub const MAX_SPEC_BYTES: u64 = 16 << 20;
+
 /// Reads and validates one claim file.
 pub fn load_claim(path: &Path) -> Result<Claim, SpecError> {
     let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| SpecError {
+    let err = |message: String| SpecError {
         file: file.clone(),
         field: "(file)".into(),
-        message: e.to_string(),
-    })?;
-    let text = String::from_utf8(bytes.clone()).map_err(|_| SpecError {
-        file: file.clone(),
-        field: "(file)".into(),
-        message: "not UTF-8".into(),
-    })?;
-    let raw: RawClaim = raw::from_yaml(&text).map_err(|(field, message)| SpecError {
+        message,
+    };
+    let meta = std::fs::metadata(path).map_err(|e| err(e.to_string()))?;
+    if !meta.is_file() {
+        // A directory, a FIFO (reading it would wait forever), a device.
+        return Err(err(format!(
+            "not a regular file ({})",
+            if meta.is_dir() {
+                "a directory"
+            } else {
+                "a pipe, socket or device"
+            }
+        )));
+    }
+    if meta.len() > MAX_SPEC_BYTES {
+        return Err(err(format!(
+            "{} bytes: larger than the limit of {MAX_SPEC_BYTES} bytes for a claim spec",
+            meta.len()
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
+    let text = spec_text(&bytes).map_err(err)?;
+    let raw: RawClaim = raw::claim_from_yaml(text).map_err(|(field, message)| SpecError {
         file: file.clone(),
         field,
         message,
@@ -71,6 +102,21 @@ pub fn load_claim(path: &Path) -> Result<Claim, SpecError> {
         d.iter().map(|b| format!("{b:02x}")).collect::<String>()
     };
     validate(raw, path, hash)
+}
+
+/// The text of a spec file: UTF-8, a leading byte-order mark dropped (editors on some
+/// systems write one; it is not part of the YAML). The spec hash stays the hash of the
+/// file's bytes.
+fn spec_text(bytes: &[u8]) -> Result<&str, String> {
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    std::str::from_utf8(body).map_err(|e| {
+        let utf16 = bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF");
+        format!(
+            "the file is not UTF-8 (invalid byte at offset {}{}); save it as UTF-8",
+            e.valid_up_to() + (bytes.len() - body.len()),
+            if utf16 { ", it looks like UTF-16" } else { "" }
+        )
+    })
 }
 
 pub(super) struct Ctx<'a> {
@@ -129,9 +175,38 @@ fn data_spec(ctx: &Ctx, field: &str, raw: &raw::RawData) -> Result<DataSpec, Spe
     })
 }
 
+/// Most points a sweep may have at one profile (the product of its axes' lengths):
+/// every point is resolved and checked when the claim loads, and a claim's sweep is a
+/// handful of points per axis; beyond this a spec is almost surely a mistake (and its
+/// cartesian product could exhaust memory before anything is checked).
+pub const MAX_SWEEP_POINTS: usize = 10_000;
+
 fn sweep_profile(ctx: &Ctx, field: &str, raw: &RawProfile) -> Result<SweepProfile, SpecError> {
     if raw.axes.is_empty() {
         return Err(ctx.err(format!("{field}.axes"), "a sweep needs at least one axis"));
+    }
+    let points = raw
+        .axes
+        .values()
+        .fold(1usize, |n, v| n.saturating_mul(v.len()));
+    if points > MAX_SWEEP_POINTS {
+        let sizes: Vec<String> = raw
+            .axes
+            .iter()
+            .map(|(k, v)| format!("{k}: {}", v.len()))
+            .collect();
+        return Err(ctx.err(
+            format!("{field}.axes"),
+            format!(
+                "{} sweep points ({}) exceed the limit {MAX_SWEEP_POINTS}",
+                if points == usize::MAX {
+                    "too many".to_string()
+                } else {
+                    points.to_string()
+                },
+                sizes.join(", ")
+            ),
+        ));
     }
     let mut axes = Vec::new();
     for (k, v) in &raw.axes {

@@ -9,6 +9,7 @@
 //! vacuous. There is no expected verdict: a verdict comes from the prediction and the
 //! measurement only. The engine only ever sees a validated [`Claim`].
 pub mod assumption;
+pub mod echo;
 pub mod expr;
 mod load;
 mod points;
@@ -16,7 +17,7 @@ mod predictions;
 pub mod raw;
 
 pub use assumption::{Assumption, Violation};
-pub use load::{load_claim, load_claims};
+pub use load::{load_claim, load_claims, MAX_SWEEP_POINTS};
 
 use crate::data::InputDist;
 use crate::systems::{ParamKind, System};
@@ -25,9 +26,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::PathBuf;
 
-/// A spec problem: the file, the field (a dotted path) and what is wrong.
+/// A spec problem: the file, the field (a dotted path) and what is wrong. Spec input
+/// quoted in the field or the message is clipped when displayed ([`echo`]).
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("{file}: {field}: {message}")]
+#[error("{file}: {}: {}", echo::clip_echoes(.field), echo::clip_echoes(.message))]
 pub struct SpecError {
     pub file: String,
     pub field: String,
@@ -420,6 +422,9 @@ pub fn point_label(pt: &[(String, f64)]) -> String {
         .join(" ")
 }
 
+/// 2^53: the largest count an f64 holds exactly.
+pub const MAX_EXACT_INT: f64 = 9_007_199_254_740_992.0;
+
 impl ParamKind {
     /// Checks a resolved value against the constraint.
     pub fn check(self, x: f64) -> Result<(), String> {
@@ -427,7 +432,11 @@ impl ParamKind {
             ParamKind::Positive => x.is_finite() && x > 0.0,
             ParamKind::NonNegative => x.is_finite() && x >= 0.0,
             ParamKind::Probability => x > 0.0 && x < 1.0,
-            ParamKind::IntAtLeast(k) => x.is_finite() && x >= k as f64 && x.fract() == 0.0,
+            // Counts above 2^53 are not exact in f64 and saturate when converted to a
+            // size; none is meaningful (the work estimate refuses far smaller ones).
+            ParamKind::IntAtLeast(k) => {
+                x.is_finite() && x >= k as f64 && x.fract() == 0.0 && x <= MAX_EXACT_INT
+            }
             ParamKind::PositiveOrInfinite => x > 0.0,
             ParamKind::Finite => x.is_finite(),
         };
@@ -438,7 +447,9 @@ impl ParamKind {
                 ParamKind::Positive => "must be finite and > 0".into(),
                 ParamKind::NonNegative => "must be finite and >= 0".into(),
                 ParamKind::Probability => "must be in (0, 1)".into(),
-                ParamKind::IntAtLeast(k) => format!("must be an integer >= {k}"),
+                ParamKind::IntAtLeast(k) => {
+                    format!("must be an integer >= {k} and <= 2^53 = {MAX_EXACT_INT}")
+                }
                 ParamKind::PositiveOrInfinite => "must be > 0".into(),
                 ParamKind::Finite => "must be finite".into(),
             })

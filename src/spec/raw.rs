@@ -6,20 +6,145 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
+/// Deepest nesting of flow collections (`[...]`, `{...}`) a spec may use. The YAML
+/// parser takes time quadratic in the depth (100 000 levels: half a minute), so deeper
+/// input is refused before parsing; serde_yaml's own recursion limit is 128 as well.
+pub const MAX_NESTING: usize = 128;
+
 /// Parses YAML into `T`; on error returns (field path, message).
 pub fn from_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, (String, String)> {
-    serde_yaml::from_str(text).map_err(|e| {
-        let msg = e.to_string();
-        // serde_yaml prefixes the path ("a.b[0].c: ...") when the error is not at the root.
-        match msg.split_once(": ") {
-            Some((path, rest))
-                if !path.contains(' ') && !path.is_empty() && !msg.starts_with("unknown") =>
-            {
-                (path.to_string(), rest.to_string())
-            }
-            _ => ("(top level)".to_string(), msg),
+    if let Some(line) = too_deep(text) {
+        return Err((
+            "(top level)".to_string(),
+            format!("collections nested more than {MAX_NESTING} levels deep (line {line})"),
+        ));
+    }
+    serde_yaml::from_str(text).map_err(|e| split_path(&e.to_string()))
+}
+
+/// Parses a claim file ([`from_yaml`]); an error inside a prediction is located at its
+/// index (`predictions[1].tolerance`), which serde_yaml does not report for elements it
+/// deserialises by hand.
+pub fn claim_from_yaml(text: &str) -> Result<RawClaim, (String, String)> {
+    from_yaml::<RawClaim>(text).map_err(|(field, message)| {
+        let Some(inner) = field.strip_prefix("predictions") else {
+            return (field, message);
+        };
+        if inner.starts_with('[') {
+            return (field, message);
+        }
+        let inner = inner.trim_start_matches('.');
+        let located = serde_yaml::from_str::<serde_yaml::Value>(text)
+            .ok()
+            .and_then(|v| v.get("predictions").and_then(|p| p.as_sequence()).cloned())
+            .and_then(|items| {
+                items
+                    .iter()
+                    .position(|item| serde_yaml::from_value::<RawPrediction>(item.clone()).is_err())
+            });
+        match located {
+            Some(i) if inner.is_empty() => (format!("predictions[{i}]"), message),
+            Some(i) => (format!("predictions[{i}].{inner}"), message),
+            None => (field, message),
         }
     })
+}
+
+/// serde_yaml prefixes the path ("a.b[0].c: ...") when the error is not at the root; a
+/// prediction's fields add theirs (`predictions[1]: tolerance: ...`, see
+/// [`RawPrediction`]'s deserialisation): (field path, message).
+fn split_path(msg: &str) -> (String, String) {
+    let is_path = |p: &str| {
+        !p.is_empty()
+            && !p.contains(' ')
+            && !p.starts_with("unknown")
+            && p.chars()
+                .all(|c| c.is_alphanumeric() || "_-.[]".contains(c))
+    };
+    match msg.split_once(": ") {
+        Some((path, rest)) if is_path(path) => {
+            let mut path = path.to_string();
+            let mut rest = rest.to_string();
+            while let Some((inner, r)) = rest.clone().split_once(": ") {
+                if !is_path(inner) {
+                    break;
+                }
+                path = format!("{path}.{inner}");
+                rest = r.to_string();
+            }
+            (path, rest)
+        }
+        _ => ("(top level)".to_string(), msg.to_string()),
+    }
+}
+
+/// The line of the first flow collection nested deeper than [`MAX_NESTING`], if any
+/// (quotes and comments skipped; a line starting at column 0 starts a new top-level
+/// entry, where no flow collection can still be open).
+fn too_deep(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (n, line) in text.lines().enumerate() {
+        if line.starts_with(|c: char| !c.is_whitespace() && c != ']' && c != '}') {
+            depth = 0;
+        }
+        let mut quote: Option<char> = None;
+        let mut prev = ' ';
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            match quote {
+                Some('"') if c == '\\' => {
+                    chars.next();
+                }
+                Some(q) if c == q => quote = None,
+                Some(_) => {}
+                None => match c {
+                    '#' if prev.is_whitespace() => break,
+                    '"' | '\'' if prev.is_whitespace() || "[{,:".contains(prev) => quote = Some(c),
+                    '[' | '{' => {
+                        depth += 1;
+                        if depth > MAX_NESTING {
+                            return Some(n + 1);
+                        }
+                    }
+                    ']' | '}' => depth = depth.saturating_sub(1),
+                    _ => {}
+                },
+            }
+            prev = c;
+        }
+    }
+    None
+}
+
+/// A map with unique keys: YAML allows a key twice and serde would keep the last value
+/// silently (`kappa: 2` then `kappa: 3`), which a spec must never do.
+fn unique_keys<'de, D, V>(d: D) -> Result<BTreeMap<String, V>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    V: Deserialize<'de>,
+{
+    struct Unique<V>(std::marker::PhantomData<V>);
+    impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for Unique<V> {
+        type Value = BTreeMap<String, V>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a map")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut m: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out = BTreeMap::new();
+            while let Some(k) = m.next_key::<String>()? {
+                if out.contains_key(&k) {
+                    return Err(serde::de::Error::custom(format!("duplicate key `{k}`")));
+                }
+                let v = m.next_value()?;
+                out.insert(k, v);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_map(Unique(std::marker::PhantomData))
 }
 
 #[derive(Deserialize, Debug)]
@@ -35,13 +160,14 @@ pub struct RawClaim {
     pub adjacency: String,
     #[serde(default)]
     pub data: RawData,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_keys")]
     pub options: BTreeMap<String, String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_keys")]
     pub params: BTreeMap<String, Expr>,
     /// The theorem's hypotheses, checked at every sweep point (e.g. "n >= d*ln(d)^2").
     #[serde(default)]
     pub assumptions: Vec<RawAssumption>,
+    #[serde(deserialize_with = "unique_keys")]
     pub sweeps: BTreeMap<String, RawSweep>,
     pub variants: Vec<RawVariant>,
     pub predictions: Vec<RawPrediction>,
@@ -53,11 +179,35 @@ pub struct RawClaim {
 }
 
 /// A hypothesis: `"lhs <op> rhs"`, or the same with the place in the paper it comes from.
-#[derive(Deserialize, Debug, Clone)]
-#[serde(untagged)]
+/// (Deserialised by hand rather than `#[serde(untagged)]`, whose only error is "did not
+/// match any variant": a mistake inside the map is reported with its field.)
+#[derive(Debug, Clone)]
 pub enum RawAssumption {
     Plain(String),
     Sourced(RawSourcedAssumption),
+}
+
+impl<'de> Deserialize<'de> for RawAssumption {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RawAssumption;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a hypothesis \"lhs <op> rhs\" or {require: ..., source: ...}")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawAssumption, E> {
+                Ok(RawAssumption::Plain(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                m: A,
+            ) -> Result<RawAssumption, A::Error> {
+                RawSourcedAssumption::deserialize(serde::de::value::MapAccessDeserializer::new(m))
+                    .map(RawAssumption::Sourced)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -103,8 +253,9 @@ pub struct RawSweep {
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct RawProfile {
+    #[serde(deserialize_with = "unique_keys")]
     pub axes: BTreeMap<String, Vec<f64>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_keys")]
     pub coupled: BTreeMap<String, Expr>,
     pub replicates: usize,
 }
@@ -117,9 +268,9 @@ pub struct RawVariant {
     pub description: String,
     #[serde(default)]
     pub negative_control: bool,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_keys")]
     pub params: BTreeMap<String, Expr>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_keys")]
     pub options: BTreeMap<String, String>,
     #[serde(default)]
     pub data: Option<RawData>,
@@ -127,7 +278,7 @@ pub struct RawVariant {
     #[serde(default)]
     pub caught_by: Vec<String>,
     /// Main variants: prediction name -> why this variant is refuted there (a finding).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_keys")]
     pub findings: BTreeMap<String, String>,
 }
 
@@ -147,13 +298,51 @@ pub struct Common<'a> {
 /// spelled out in each kind's struct rather than shared with `#[serde(flatten)]`,
 /// because serde ignores `deny_unknown_fields` under `flatten` and a typo must stay an
 /// error; [`RawPrediction::common`] gives them back uniformly.
-#[derive(Deserialize, Debug)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+///
+/// Deserialised by hand: `#[serde(tag = "kind")]` buffers the map and loses the path
+/// of an error inside it ("predictions: invalid type: map, expected a string"). Here the
+/// map is read as YAML, `kind` taken out, and the rest parsed as the kind's struct by
+/// serde_yaml, whose errors name the field: "predictions[1].tolerance: invalid type".
+#[derive(Debug)]
 pub enum RawPrediction {
     Exponent(RawFit),
     RateAtMost(RawFit),
     Event(RawEvent),
     Inequality(RawInequality),
+}
+
+impl<'de> Deserialize<'de> for RawPrediction {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut map = serde_yaml::Mapping::deserialize(d)?;
+        let kind = match map.remove("kind") {
+            Some(serde_yaml::Value::String(k)) => k,
+            Some(_) => return Err(D::Error::custom("kind: must be a string")),
+            None => return Err(D::Error::missing_field("kind")),
+        };
+        // Back to text and parsed again, so that serde_yaml tracks the path; the
+        // positions of that text are not the file's, so they are dropped.
+        let text = serde_yaml::to_string(&map).map_err(D::Error::custom)?;
+        fn parse<T: serde::de::DeserializeOwned, E: Error>(text: &str) -> Result<T, E> {
+            serde_yaml::from_str(text).map_err(|e| {
+                let m = e.to_string();
+                let m = match m.rfind(" at line ") {
+                    Some(i) if m[i..].contains(" column ") => m[..i].to_string(),
+                    _ => m,
+                };
+                E::custom(m)
+            })
+        }
+        match kind.as_str() {
+            "exponent" => parse(&text).map(RawPrediction::Exponent),
+            "rate_at_most" => parse(&text).map(RawPrediction::RateAtMost),
+            "event" => parse(&text).map(RawPrediction::Event),
+            "inequality" => parse(&text).map(RawPrediction::Inequality),
+            other => Err(D::Error::custom(format!(
+                "kind: unknown kind `{other}` (known: exponent, rate_at_most, event, inequality)"
+            ))),
+        }
+    }
 }
 
 impl RawPrediction {

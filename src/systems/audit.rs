@@ -124,6 +124,20 @@ impl System for PrivacyAudit {
         &INFO
     }
 
+    fn cost(&self, u: &CostInput) -> Cost {
+        let defaults = AuditConfig::new(AuditSystem::RfDpgd, 1.0, 0.5);
+        audit_cost(
+            u.option("mechanism"),
+            u.var("trials", defaults.trials as f64),
+            u.var("d", defaults.d as f64),
+            u.var("n", defaults.n as f64),
+            u.var("p", defaults.p as f64),
+            u.var("steps", defaults.steps as f64),
+            u.var("ridge", defaults.ridge),
+            u.option("clip_rule") != "multiply",
+        )
+    }
+
     fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
         let system: AuditSystem = u
             .option("mechanism")
@@ -165,5 +179,44 @@ impl System for PrivacyAudit {
         out.insert("tpr".into(), r.tpr);
         out.insert("fpr".into(), r.fpr);
         Ok(out)
+    }
+}
+
+/// Cost of an audit of `mechanism` (as the option names it) with `trials` runs per data
+/// set on a problem of sizes d, n, p and `steps` DP-GD steps: the fast engine draws one
+/// normal per run, the direct one (second layer with a ridge, or another clip rule
+/// than divide) trains; both derive a seed per run. Also used by `dpclaims audit`.
+#[allow(clippy::too_many_arguments)]
+pub fn audit_cost(
+    mechanism: &str,
+    trials: f64,
+    d: f64,
+    n: f64,
+    p: f64,
+    steps: f64,
+    ridge: f64,
+    divide: bool,
+) -> Cost {
+    use super::cost::{dpgd_seconds, features_cost};
+    let first_layer = mechanism == "feature-learning-first-layer";
+    let fast =
+        first_layer || (divide && (mechanism != "feature-learning-second-layer" || ridge == 0.0));
+    let per_run = 5e-6
+        + if fast {
+            Cost::normals(1.0)
+        } else {
+            dpgd_seconds(n, p, steps)
+        };
+    let setup = features_cost(n, p, d);
+    Cost {
+        // Two worlds, then sorting the scores for the threshold.
+        seconds: 2.0 * trials * per_run
+            + setup.seconds
+            + 2.0 * trials * 1e-7 * (trials.max(2.0)).log2(),
+        // Scores of both worlds (with their clip flags), the problem, and each
+        // training run's vectors (one per thread at a time).
+        bytes: Cost::f64s(6.0 * trials)
+            + setup.bytes
+            + Cost::f64s(3.0 * d * p + 6.0 * p + 3.0 * steps),
     }
 }

@@ -96,6 +96,14 @@ impl System for Calibration {
         &INFO
     }
 
+    fn cost(&self, _: &CostInput) -> Cost {
+        // A closed form and a GDP conversion.
+        Cost {
+            seconds: 1e-5,
+            bytes: 1e3,
+        }
+    }
+
     fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
         let (eps, delta, eta, kappa) = (
             u.var("epsilon")?,

@@ -101,6 +101,31 @@ impl System for RfEngines {
         &INFO
     }
 
+    fn cost(&self, u: &CostInput) -> Cost {
+        use super::cost::{dpgd_seconds, features_cost};
+        let (d, n, p, nt) = (
+            u.var("d", 1.0),
+            u.var("n", 2.0),
+            u.var("p", 1.0),
+            u.var("n_test", 1.0),
+        );
+        let (steps, seeds) = (u.var("steps", 1.0), u.var("seeds", 8.0));
+        let big_n = n + nt;
+        let feats = features_cost(big_n, p, d);
+        let seconds = 2.0 * feats.seconds
+            // sigma = 0: both engines, losses recorded at every step.
+            + dpgd_seconds(n, p, steps) + (steps + 1.0) * Cost::stream(nt * p)
+            // The reduced engine's Gram matrix (features again, in blocks) and factor.
+            + feats.seconds + Cost::gemm(big_n * big_n * p) + Cost::eigen(big_n)
+            + (steps + 1.0) * Cost::stream(2.0 * n * big_n)
+            // `seeds` noisy runs of each engine.
+            + seeds * dpgd_seconds(n, p, steps)
+            + seeds * (steps + 1.0) * (Cost::stream(2.0 * n * big_n) + Cost::normals(big_n));
+        let bytes = 2.0 * feats.bytes
+            + Cost::f64s(p * d + 4.0 * big_n * big_n + 4.0 * seeds * big_n + 6.0 * p + 3.0 * steps);
+        Cost { seconds, bytes }
+    }
+
     fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
         let (d, n, p, _) = u.sizes()?;
         let steps = u.count("steps")?;

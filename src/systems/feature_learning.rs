@@ -159,6 +159,36 @@ impl System for FeatureLearning {
         &INFO
     }
 
+    fn cost(&self, u: &CostInput) -> Cost {
+        let (d, n, p, nt) = (
+            u.var("d", 1.0),
+            u.var("n", 2.0),
+            u.var("p", 1.0),
+            u.var("n_test", 1.0),
+        );
+        let second = u.wants(&["test_risk", "clip_fraction"]);
+        // First data set, W0 (d x p), the first-layer gradient through its n x p
+        // activations.
+        let mut seconds =
+            Cost::normals(n * d + d * p) + Cost::gemm(4.0 * n * d * p) + Cost::tanh(n * p);
+        let mut bytes = Cost::f64s(3.0 * n * d + 3.0 * d * p + n * p);
+        if second {
+            let steps = u.var("steps", 1.0);
+            let feats = super::cost::features_cost(n + nt, p, d);
+            seconds += feats.seconds
+                + Cost::normals(d * p)
+                + super::cost::dpgd_seconds(n, p, steps)
+                + Cost::gemm(2.0 * n * n * p);
+            bytes += feats.bytes + Cost::f64s(2.0 * d * p + 6.0 * p + 3.0 * steps);
+        }
+        if u.wants(&["spike_ratio", "misalignment"]) {
+            // SVD of the d x p gradient.
+            seconds += Cost::gemm(8.0 * d * d * p) + Cost::eigen(d.min(p));
+            bytes += Cost::f64s(2.0 * d * p + d * d);
+        }
+        Cost { seconds, bytes }
+    }
+
     fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
         let (d, n, p, n_test) = u.sizes()?;
         let a0_init = match u.option("a0_init") {

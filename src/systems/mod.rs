@@ -14,10 +14,13 @@
 //! every core entry point they call.
 pub mod audit;
 pub mod calibration;
+pub mod cost;
 pub mod engines;
 pub mod feature_learning;
 pub mod rf_dpgd;
 pub mod tp_topk;
+
+pub use cost::{Cost, CostInput};
 
 use crate::rng::SeedPath;
 use crate::spec::DataSpec;
@@ -146,6 +149,10 @@ pub trait System: Sync + Send + std::fmt::Debug {
     fn info(&self) -> &'static SystemInfo;
     /// Runs one unit and returns the requested metrics (at least those).
     fn run(&self, input: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError>;
+    /// The estimated CPU time and peak memory of one unit ([`cost`]), computed before
+    /// anything runs: every size a unit allocates from its variables must be counted
+    /// here, so that an absurd spec is refused instead of reaching an allocation failure.
+    fn cost(&self, input: &cost::CostInput) -> cost::Cost;
 
     fn name(&self) -> &'static str {
         self.info().name

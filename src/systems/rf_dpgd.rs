@@ -7,6 +7,7 @@
 //! the requested metrics. `noise_term_exact` is computed, not simulated: the exact
 //! expectation of `noise_term` over the DP noise ([`crate::train::noise_term`]), with
 //! Prop. 2.2's sigma (no `sigma_scale`).
+use super::cost::{dpgd_seconds, features_cost};
 use super::*;
 use crate::data::Dataset;
 use crate::models::RandomFeatures;
@@ -203,6 +204,47 @@ pub(super) fn sample_problem(
 impl System for RfDpGd {
     fn info(&self) -> &'static SystemInfo {
         &INFO
+    }
+
+    fn cost(&self, u: &CostInput) -> Cost {
+        let (d, n, p, nt) = (
+            u.var("d", 1.0),
+            u.var("n", 2.0),
+            u.var("p", 1.0),
+            u.var("n_test", 1.0),
+        );
+        let steps = u.var("steps", 1.0);
+        // Data, features V (p x d), Phi (n x p) and Phi_test (n_test x p).
+        let feats = features_cost(n + nt, p, d);
+        let mut seconds = feats.seconds + Cost::normals(p * d);
+        let mut bytes = feats.bytes + Cost::f64s(p * d + 6.0 * p + 3.0 * steps);
+        let main = u.wants(&[
+            "test_loss",
+            "train_loss",
+            "excess_risk",
+            "abs_excess_risk",
+            "clip_fraction",
+            "no_clip",
+            "sup_residual",
+            "sup_residual_over_ln_n",
+        ]);
+        if main {
+            seconds += dpgd_seconds(n, p, steps) + Cost::stream(2.0 * (n + nt) * p);
+        }
+        if u.wants(&["excess_risk", "abs_excess_risk", "min_norm_test_loss"]) {
+            // Through the n x n Gram matrix: Phi Phi^T, a solve, Phi^T.
+            seconds += Cost::gemm(2.0 * n * n * p) + Cost::eigen(n);
+            bytes += Cost::f64s(2.0 * n * n + p);
+        }
+        if u.wants(&["noise_term"]) {
+            seconds += dpgd_seconds(n, p, steps);
+        }
+        if u.wants(&["noise_term_exact"]) {
+            // K = Phi Phi^T, its eigendecomposition, Phi_test Phi^T U.
+            seconds += Cost::gemm(2.0 * n * n * p + 2.0 * nt * n * p) + Cost::eigen(n);
+            bytes += Cost::f64s(3.0 * n * n + 2.0 * nt * n);
+        }
+        Cost { seconds, bytes }
     }
 
     fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {

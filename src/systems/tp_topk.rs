@@ -191,6 +191,52 @@ impl System for TpTopK {
         &["epsilon_spent", "epsilon_error", "epsilon_composed"]
     }
 
+    fn cost(&self, u: &CostInput) -> Cost {
+        if u.option("mode") == "misranking" {
+            let (t1, trials) = (u.var("t1", 1.0), u.var("trials", 1.0));
+            return Cost {
+                seconds: Cost::normals(2.0 * trials * t1) + 1e-3,
+                bytes: 1e3,
+            };
+        }
+        let synthetic = u.option("data") == "synthetic";
+        let spec = SyntheticSpec::default();
+        let (n_all, features, classes) = if synthetic {
+            (
+                (spec.n_train + spec.n_test) as f64,
+                spec.features as f64,
+                spec.classes as f64,
+            )
+        } else {
+            (1797.0, 64.0, 10.0)
+        };
+        let n_train = if synthetic {
+            spec.n_train as f64
+        } else {
+            n_all * (1.0 - u.var("test_fraction", 0.2))
+        };
+        let params = if u.option("model") == "mlp" {
+            let h = u.var("hidden", 32.0);
+            (features + 1.0) * h + (h + 1.0) * classes
+        } else {
+            (features + 1.0) * classes
+        };
+        let (epochs, batch) = (u.var("epochs", 30.0), u.var("batch", 64.0));
+        let steps_per_epoch = (n_train / batch).round().max(1.0);
+        let steps = epochs * steps_per_epoch;
+        // Per step: per-sample gradients of the batch (forward and backward, about 4
+        // multiply-adds per parameter and sample), clipping, masking, noise on up to P
+        // coordinates; per epoch: the scores and an evaluation; once: the calibration
+        // (bisections over the RDP accountant) and the independent accountant.
+        let seconds = steps
+            * (Cost::stream(4.0 * batch * params + 10.0 * params) + Cost::normals(params))
+            + epochs * Cost::stream(4.0 * n_all * params)
+            + 0.03;
+        let bytes =
+            Cost::f64s(3.0 * batch * params + 2.0 * n_all * features + 20.0 * params + 8.0 * steps);
+        Cost { seconds, bytes }
+    }
+
     fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
         match u.option("mode") {
             "misranking" => misranking(u),

@@ -1,0 +1,618 @@
+//! Estimates of a claim's work and memory before anything runs, and the budget that
+//! refuses absurd sizes (a replicate count of 10^9, `p = n^9`, a bootstrap of 10^12
+//! resamples) in a fraction of a second instead of running for a year or aborting on an
+//! allocation failure.
+//!
+//! The work of a claim is the sum over its planned units of the system's cost model
+//! ([`crate::systems::System::cost`]) plus a fixed overhead per unit, plus the bootstrap
+//! of every fit; its wall time divides that by the threads (units run in parallel),
+//! but is never less than its costliest unit. Its memory is the costliest unit's peak
+//! times the units that run at once, plus the bookkeeping of every unit (plan entries,
+//! values, CSV rows) and the bootstrap's resamples. Nothing here allocates in
+//! proportion to a replicate count: units are counted, not listed.
+//!
+//! A refusal names the claim, the field of the spec that drives the estimate (the
+//! variable of the costliest unit whose halving saves most, the replicate count, or a
+//! prediction's `bootstrap`), the estimate and the limit.
+use crate::spec::{Claim, Predicted, PredictionKind, Profile, SweepProfile};
+use crate::systems::{cost::UNIT_OVERHEAD_S, Cost, CostInput};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Memory of one unit's bookkeeping besides the system's arrays: its plan entry (key,
+/// label, variables, metric names), its values, its CSV rows; per variable or metric.
+const BOOKKEEPING_PER_ENTRY: f64 = 160.0;
+const BOOKKEEPING_PER_UNIT: f64 = 512.0;
+/// Seconds per bootstrap draw (one random index and an addition).
+const BOOTSTRAP_DRAW_S: f64 = 2e-8;
+
+/// Limits of a run: wall-clock hours and bytes of memory.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limits {
+    /// Wall-clock seconds the whole run may take (`--max-hours`).
+    pub max_seconds: f64,
+    /// Bytes a claim may hold at once (`--max-memory-gb`).
+    pub max_bytes: f64,
+    /// Threads the units run on.
+    pub threads: usize,
+}
+
+/// Default work budget: 24 hours.
+pub const DEFAULT_MAX_HOURS: f64 = 24.0;
+
+impl Limits {
+    /// Limits from the flags, defaulting to [`DEFAULT_MAX_HOURS`] and half of this
+    /// machine's memory ([`machine_memory_bytes`]); the threads are rayon's.
+    pub fn new(max_hours: Option<f64>, max_memory_gb: Option<f64>) -> Result<Limits, BudgetError> {
+        let hours = max_hours.unwrap_or(DEFAULT_MAX_HOURS);
+        if !(hours > 0.0 && hours.is_finite()) {
+            return Err(BudgetError::Flag(format!(
+                "--max-hours must be positive and finite, got {hours}"
+            )));
+        }
+        let bytes = match max_memory_gb {
+            Some(gb) if gb > 0.0 && gb.is_finite() => gb * 1e9,
+            Some(gb) => {
+                return Err(BudgetError::Flag(format!(
+                    "--max-memory-gb must be positive and finite, got {gb}"
+                )))
+            }
+            None => 0.5 * machine_memory_bytes(),
+        };
+        Ok(Limits {
+            max_seconds: hours * 3600.0,
+            max_bytes: bytes,
+            threads: rayon::current_num_threads().max(1),
+        })
+    }
+}
+
+/// This machine's memory: `MemTotal` of `/proc/meminfo`, or 8 GB where it cannot be read.
+pub fn machine_memory_bytes() -> f64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map(|kb| kb * 1024.0)
+        .filter(|b| *b > 0.0)
+        .unwrap_or(8e9)
+}
+
+/// What drives an estimate: a field of the spec and its value where it matters.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Driver {
+    /// Dotted path of the field (`params.p`, `sweeps.vs_n.quick.replicates`, ...).
+    pub field: String,
+    /// The value and where, e.g. "p = 1.8e16 at sweep `vs_n` point n=64, variant `a`".
+    pub detail: String,
+}
+
+/// The estimate of one claim at one profile.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ClaimEstimate {
+    pub claim: String,
+    pub profile: Profile,
+    /// Planned units (a float: counted, never listed).
+    pub units: f64,
+    /// CPU seconds on one thread: units and fits.
+    pub cpu_seconds: f64,
+    /// Wall-clock seconds on `threads` threads.
+    pub wall_seconds: f64,
+    /// The costliest unit's CPU seconds.
+    pub max_unit_seconds: f64,
+    /// The largest unit's peak bytes.
+    pub max_unit_bytes: f64,
+    /// Bytes at the claim's peak: concurrent units, bookkeeping, bootstrap.
+    pub memory_bytes: f64,
+    pub threads: usize,
+    /// What drives the work and the memory.
+    pub work_driver: Driver,
+    pub memory_driver: Driver,
+}
+
+/// A run refused before it starts, or a bad limit flag.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum BudgetError {
+    /// The estimated wall time exceeds `--max-hours`.
+    #[error(
+        "{subject}: estimated work {} on {threads} threads exceeds the limit {} (--max-hours); \
+         field {}: {}",
+        hours(*.seconds), hours(*.limit_seconds), crate::spec::echo::clip(&.driver.field),
+        crate::spec::echo::clip_echoes(&.driver.detail)
+    )]
+    Work {
+        /// "claim `id`", or the command.
+        subject: String,
+        seconds: f64,
+        limit_seconds: f64,
+        threads: usize,
+        driver: Driver,
+    },
+    /// The estimated memory exceeds `--max-memory-gb`.
+    #[error(
+        "{subject}: estimated memory {} exceeds the limit {} (--max-memory-gb; default half of this \
+         machine's memory); field {}: {}",
+        gb(*.bytes), gb(*.limit_bytes), crate::spec::echo::clip(&.driver.field),
+        crate::spec::echo::clip_echoes(&.driver.detail)
+    )]
+    Memory {
+        /// "claim `id`", or the command.
+        subject: String,
+        bytes: f64,
+        limit_bytes: f64,
+        driver: Driver,
+    },
+    /// The claims fit one by one, but not together.
+    #[error(
+        "estimated work of the run {} on {threads} threads exceeds the limit {} (--max-hours); \
+         the largest claim is `{claim}` ({}; field {}: {})",
+        hours(*.seconds), hours(*.limit_seconds), hours(*.claim_seconds),
+        crate::spec::echo::clip(&.driver.field), crate::spec::echo::clip_echoes(&.driver.detail)
+    )]
+    RunWork {
+        seconds: f64,
+        limit_seconds: f64,
+        threads: usize,
+        claim: String,
+        claim_seconds: f64,
+        driver: Driver,
+    },
+    /// A limit flag out of range.
+    #[error("{0}")]
+    Flag(String),
+}
+
+/// Hours, as "3.2 h" or "1.2e+07 h".
+pub fn hours(seconds: f64) -> String {
+    let h = seconds / 3600.0;
+    if h.is_finite() && h < 1e4 {
+        format!("{h:.3} h")
+    } else {
+        format!("{h:.2e} h")
+    }
+}
+
+/// Gigabytes, as "12.4 GB" or "1.5e+11 GB".
+pub fn gb(bytes: f64) -> String {
+    let g = bytes / 1e9;
+    if g.is_finite() && g < 1e4 {
+        format!("{g:.3} GB")
+    } else {
+        format!("{g:.2e} GB")
+    }
+}
+
+/// A number as written in a message: shortest form, scientific when large.
+fn num(v: f64) -> String {
+    if v.is_finite() && v.abs() < 1e7 {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
+impl fmt::Display for ClaimEstimate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:<28} {:>10} units  cpu {:>10}  wall {:>10} on {} threads  memory {:>10} (largest unit {})",
+            self.claim,
+            num(self.units),
+            hours(self.cpu_seconds),
+            hours(self.wall_seconds),
+            self.threads,
+            gb(self.memory_bytes),
+            gb(self.max_unit_bytes),
+        )
+    }
+}
+
+/// Where a variable of a unit is set in the spec: an axis or coupled variable of the
+/// sweep, a variant's override, a claim parameter, or the system's default.
+fn field_of(
+    claim: &Claim,
+    sweep: &str,
+    profile: Profile,
+    prof: &SweepProfile,
+    variant: usize,
+    name: &str,
+) -> String {
+    if prof.axes.iter().any(|(k, _)| k == name) {
+        format!("sweeps.{sweep}.{profile}.axes.{name}")
+    } else if prof.coupled.contains_key(name) {
+        format!("sweeps.{sweep}.{profile}.coupled.{name}")
+    } else if claim.variants[variant].params.contains_key(name) {
+        format!("variants[{variant}].params.{name}")
+    } else if claim.params.contains_key(name) {
+        format!("params.{name}")
+    } else {
+        format!("{name} (the system's default)")
+    }
+}
+
+/// The system parameter of a unit whose halving lowers `of(cost)` most (within 10%: the
+/// one with the largest value), if halving any lowers it by more than 1%.
+fn driver_var(
+    claim: &Claim,
+    vars: &BTreeMap<String, f64>,
+    options: &BTreeMap<String, String>,
+    metrics: &std::collections::BTreeSet<String>,
+    of: fn(&Cost) -> f64,
+) -> Option<(String, f64)> {
+    let base = of(&claim.system.cost(&CostInput {
+        vars,
+        options,
+        metrics,
+    }));
+    let mut halvings: Vec<(f64, f64, String)> = Vec::new();
+    for pinfo in claim.system.params() {
+        let Some(&v) = vars.get(pinfo.name) else {
+            continue;
+        };
+        let mut halved = vars.clone();
+        halved.insert(pinfo.name.to_string(), v * 0.5);
+        let c = of(&claim.system.cost(&CostInput {
+            vars: &halved,
+            options,
+            metrics,
+        }));
+        let ratio = if base > 0.0 && base.is_finite() {
+            c / base
+        } else if c < base {
+            0.0
+        } else {
+            1.0
+        };
+        if ratio < 0.99 {
+            halvings.push((ratio, v.abs(), pinfo.name.to_string()));
+        }
+    }
+    // Among the variables that save about as much as the best one (a cost linear in
+    // n, p and steps saves half with each), the largest value is the absurd one.
+    let best = halvings.iter().map(|h| h.0).fold(f64::INFINITY, f64::min);
+    halvings
+        .into_iter()
+        .filter(|h| h.0 <= best * 1.1 + 1e-12)
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(_, _, name)| {
+            let v = vars[&name];
+            (name, v)
+        })
+}
+
+/// One (sweep, variant) group of a claim's plan with its costliest and largest units.
+struct Group {
+    sweep: String,
+    variant: usize,
+    points: usize,
+    replicates: usize,
+    cpu_seconds: f64,
+    max_unit: (f64, usize),
+    max_bytes: (f64, usize),
+    entries: f64,
+}
+
+/// Estimates a claim's work and memory at `profile` on `threads` threads, without
+/// running or listing its units.
+pub fn estimate_claim(claim: &Claim, profile: Profile, threads: usize) -> ClaimEstimate {
+    let needs = super::needs(claim, profile);
+    let mut groups = Vec::new();
+    for ((sweep, vi), metrics) in &needs {
+        let prof = claim.sweep(sweep).profile(profile);
+        let variant = &claim.variants[*vi];
+        let reps = prof.replicates as f64;
+        let mut g = Group {
+            sweep: sweep.clone(),
+            variant: *vi,
+            points: 0,
+            replicates: prof.replicates,
+            cpu_seconds: 0.0,
+            max_unit: (f64::NEG_INFINITY, 0),
+            max_bytes: (f64::NEG_INFINITY, 0),
+            entries: 0.0,
+        };
+        for (pi, pt) in prof.axis_points().iter().enumerate() {
+            g.points += 1;
+            // Validated at load: every point resolves (an error here costs nothing).
+            let Ok(vars) = claim.resolve(variant, prof, pt) else {
+                continue;
+            };
+            let c = claim.system.cost(&CostInput {
+                vars: &vars,
+                options: &variant.options,
+                metrics,
+            });
+            let unit = c.seconds + UNIT_OVERHEAD_S;
+            g.cpu_seconds += reps * unit;
+            if unit.total_cmp(&g.max_unit.0).is_gt() {
+                g.max_unit = (unit, pi);
+            }
+            if c.bytes.total_cmp(&g.max_bytes.0).is_gt() {
+                g.max_bytes = (c.bytes, pi);
+            }
+            g.entries = (vars.len() + 2 * metrics.len()) as f64;
+        }
+        groups.push(g);
+    }
+    // Fits: the bootstrap of every fitted prediction, per variant it judges.
+    let mut fits: Vec<(usize, f64, f64)> = Vec::new(); // (prediction, seconds, bytes)
+    for (i, p) in claim.predictions.iter().enumerate() {
+        let (PredictionKind::Exponent(f) | PredictionKind::RateAtMost(f)) = &p.kind else {
+            continue;
+        };
+        let prof = claim.sweep(&p.sweep).profile(profile);
+        let points: f64 = prof.axes.iter().map(|(_, v)| v.len() as f64).product();
+        let judged = claim.variants.iter().filter(|v| p.judges(v)).count() as f64;
+        let draws = f.bootstrap as f64 * points * prof.replicates as f64;
+        let extra = match f.predicted {
+            Predicted::Value(_) => 0.0,
+            _ => points * 1e-5,
+        };
+        fits.push((
+            i,
+            judged * (draws * BOOTSTRAP_DRAW_S + f.bootstrap as f64 * 1e-7 + extra),
+            8.0 * f.bootstrap as f64,
+        ));
+    }
+    let units: f64 = groups
+        .iter()
+        .map(|g| g.points as f64 * g.replicates as f64)
+        .sum();
+    let unit_cpu: f64 = groups.iter().map(|g| g.cpu_seconds).sum();
+    let fit_cpu: f64 = fits.iter().map(|f| f.1).sum();
+    let cpu_seconds = unit_cpu + fit_cpu;
+    let max_unit_seconds = groups.iter().map(|g| g.max_unit.0).fold(0.0, f64::max);
+    let threads = threads.max(1);
+    let wall_seconds = (unit_cpu / threads as f64).max(max_unit_seconds) + fit_cpu;
+    let max_unit_bytes = groups.iter().map(|g| g.max_bytes.0).fold(0.0, f64::max);
+    let concurrent = units.min(threads as f64).max(1.0);
+    let bookkeeping: f64 = groups
+        .iter()
+        .map(|g| {
+            g.points as f64
+                * g.replicates as f64
+                * (BOOKKEEPING_PER_UNIT + BOOKKEEPING_PER_ENTRY * g.entries)
+        })
+        .sum();
+    let fit_bytes = fits.iter().map(|f| f.2).fold(0.0, f64::max);
+    let memory_bytes = max_unit_bytes * concurrent + bookkeeping + fit_bytes;
+
+    // What drives the work: a fit, or a group's replicates, points or costliest unit.
+    let group_driver = |g: &Group, by_bytes: bool| -> Driver {
+        let prof = claim.sweep(&g.sweep).profile(profile);
+        let variant = &claim.variants[g.variant];
+        let (unit_value, pi) = if by_bytes { g.max_bytes } else { g.max_unit };
+        let reps_field = || Driver {
+            field: format!("sweeps.{}.{profile}.replicates", g.sweep),
+            detail: format!(
+                "{} replicates x {} points, variant `{}`",
+                num(g.replicates as f64),
+                g.points,
+                variant.name
+            ),
+        };
+        // Which factor is furthest from a usual claim: replicates (tens), points
+        // (tens), or one unit (up to a minute; for memory, a GB)?
+        let unit_score = if by_bytes {
+            unit_value / 1e9
+        } else {
+            unit_value / 60.0
+        };
+        let rep_score = g.replicates as f64 / 100.0;
+        if rep_score >= unit_score {
+            return reps_field();
+        }
+        let pt = prof.axis_points().into_iter().nth(pi).unwrap_or_default();
+        let label = crate::spec::point_label(&pt);
+        let Ok(vars) = claim.resolve(variant, prof, &pt) else {
+            return reps_field();
+        };
+        let needs_metrics = &needs[&(g.sweep.clone(), g.variant)];
+        let of: fn(&Cost) -> f64 = if by_bytes { |c| c.bytes } else { |c| c.seconds };
+        let what = if by_bytes {
+            format!("one unit holds {}", gb(unit_value))
+        } else {
+            format!("one unit takes {}", hours(unit_value))
+        };
+        match driver_var(claim, &vars, &variant.options, needs_metrics, of) {
+            Some((name, v)) => Driver {
+                field: field_of(claim, &g.sweep, profile, prof, g.variant, &name),
+                detail: format!(
+                    "{name} = {} at sweep `{}` {profile} point {label}, variant `{}` ({what})",
+                    num(v),
+                    g.sweep,
+                    variant.name
+                ),
+            },
+            None => Driver {
+                field: format!("sweeps.{}.{profile}", g.sweep),
+                detail: format!("point {label}, variant `{}` ({what})", variant.name),
+            },
+        }
+    };
+    let fit_driver = |i: usize| {
+        let b = match &claim.predictions[i].kind {
+            PredictionKind::Exponent(f) | PredictionKind::RateAtMost(f) => f.bootstrap,
+            _ => 0,
+        };
+        Driver {
+            field: format!("predictions[{i}].bootstrap"),
+            detail: format!(
+                "{} resamples (prediction `{}`)",
+                num(b as f64),
+                claim.predictions[i].name
+            ),
+        }
+    };
+    let top_group = |key: &dyn Fn(&Group) -> f64| {
+        groups
+            .iter()
+            .max_by(|a, b| key(a).total_cmp(&key(b)))
+            .map(|g| (g, key(g)))
+    };
+    let top_fit = |k: usize| {
+        fits.iter()
+            .max_by(|a, b| {
+                let (x, y) = if k == 1 { (a.1, b.1) } else { (a.2, b.2) };
+                x.total_cmp(&y)
+            })
+            .map(|f| (f.0, if k == 1 { f.1 } else { f.2 }))
+    };
+    let none = || Driver {
+        field: "(none)".into(),
+        detail: "nothing to run".into(),
+    };
+    let work_driver = match (top_group(&|g| g.cpu_seconds), top_fit(1)) {
+        (Some((_, gs)), Some((i, fs))) if fs > gs => fit_driver(i),
+        (Some((g, _)), _) => group_driver(g, false),
+        (None, Some((i, _))) => fit_driver(i),
+        (None, None) => none(),
+    };
+    let units_of = |g: &Group| g.points as f64 * g.replicates as f64;
+    let memory_driver = {
+        let unit_part = max_unit_bytes * concurrent;
+        let fit = top_fit(2);
+        let booked = top_group(&units_of);
+        if fit.is_some_and(|(_, b)| b > unit_part && b > bookkeeping) {
+            fit_driver(fit.expect("checked").0)
+        } else if bookkeeping > unit_part {
+            match booked {
+                Some((g, _)) => Driver {
+                    field: format!("sweeps.{}.{profile}.replicates", g.sweep),
+                    detail: format!(
+                        "{} replicates x {} points, variant `{}`: {} of bookkeeping",
+                        num(g.replicates as f64),
+                        g.points,
+                        claim.variants[g.variant].name,
+                        gb(bookkeeping)
+                    ),
+                },
+                None => none(),
+            }
+        } else {
+            match top_group(&|g| g.max_bytes.0) {
+                Some((g, _)) => group_driver(g, true),
+                None => none(),
+            }
+        }
+    };
+    ClaimEstimate {
+        claim: claim.id.clone(),
+        profile,
+        units,
+        cpu_seconds,
+        wall_seconds,
+        max_unit_seconds,
+        max_unit_bytes,
+        memory_bytes,
+        threads,
+        work_driver,
+        memory_driver,
+    }
+}
+
+/// `estimate <= limit`; a NaN estimate is not within any limit.
+fn within(estimate: f64, limit: f64) -> bool {
+    matches!(
+        estimate.partial_cmp(&limit),
+        Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+    )
+}
+
+/// Checks estimates against the limits: each claim's memory, then each claim's wall
+/// time and the whole run's (`repeat` times the claims, e.g. the seeds of `stability`;
+/// `share` of it, e.g. one shard of N). The first problem names its claim and field.
+pub fn check(
+    estimates: &[ClaimEstimate],
+    limits: &Limits,
+    repeat: f64,
+    share: f64,
+) -> Result<(), BudgetError> {
+    for e in estimates {
+        if !within(e.memory_bytes, limits.max_bytes) {
+            return Err(BudgetError::Memory {
+                subject: format!("claim `{}`", e.claim),
+                bytes: e.memory_bytes,
+                limit_bytes: limits.max_bytes,
+                driver: e.memory_driver.clone(),
+            });
+        }
+    }
+    let wall = |e: &ClaimEstimate| e.wall_seconds * repeat * share;
+    let total: f64 = estimates.iter().map(wall).sum();
+    if !within(total, limits.max_seconds) {
+        let worst = estimates
+            .iter()
+            .max_by(|a, b| wall(a).total_cmp(&wall(b)))
+            .expect("a total above a positive limit has a claim");
+        return Err(if !within(wall(worst), limits.max_seconds) {
+            BudgetError::Work {
+                subject: format!("claim `{}`", worst.claim),
+                seconds: wall(worst),
+                limit_seconds: limits.max_seconds,
+                threads: worst.threads,
+                driver: worst.work_driver.clone(),
+            }
+        } else {
+            BudgetError::RunWork {
+                seconds: total,
+                limit_seconds: limits.max_seconds,
+                threads: worst.threads,
+                claim: worst.claim.clone(),
+                claim_seconds: wall(worst),
+                driver: worst.work_driver.clone(),
+            }
+        });
+    }
+    Ok(())
+}
+
+/// Estimates every claim and checks them ([`check`]).
+pub fn check_claims(
+    claims: &[Claim],
+    profile: Profile,
+    limits: &Limits,
+    repeat: f64,
+    share: f64,
+) -> Result<Vec<ClaimEstimate>, BudgetError> {
+    let est: Vec<ClaimEstimate> = claims
+        .iter()
+        .map(|c| estimate_claim(c, profile, limits.threads))
+        .collect();
+    check(&est, limits, repeat, share)?;
+    Ok(est)
+}
+
+/// Checks the estimate of a command that is not a claim run (`dpclaims demo`, `audit`,
+/// `train`, `fig2`): `seconds` of wall time and `bytes` at its peak, with the flag that
+/// drives them.
+pub fn check_command(
+    command: &str,
+    seconds: f64,
+    bytes: f64,
+    driver: Driver,
+    limits: &Limits,
+) -> Result<(), BudgetError> {
+    if !within(bytes, limits.max_bytes) {
+        return Err(BudgetError::Memory {
+            subject: format!("`dpclaims {command}`"),
+            bytes,
+            limit_bytes: limits.max_bytes,
+            driver,
+        });
+    }
+    if !within(seconds, limits.max_seconds) {
+        return Err(BudgetError::Work {
+            subject: format!("`dpclaims {command}`"),
+            seconds,
+            limit_seconds: limits.max_seconds,
+            threads: limits.threads,
+            driver,
+        });
+    }
+    Ok(())
+}
