@@ -9,6 +9,7 @@
 //! random numbers: differences between variants are the variants' doing). The plan
 //! order is the order of [`UnitValues`], which [`crate::execute`] fills and
 //! [`crate::judge`] reads.
+pub mod budget;
 pub mod estimate;
 
 use crate::execute::RunError;
