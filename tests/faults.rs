@@ -320,7 +320,10 @@ fn every_fault_changes_a_system_it_declares_and_no_other() {
 const SENTINELS: &[(&str, &str, CellStatus)] = &[
     ("noise-missing-sqrt-eta", "noise-term-scaling", Verdict),
     ("noise-c-over-n", "final-risk-bound-blog", Snapshot),
-    ("noise-2c-over-n", "final-risk-bound-blog", Verdict),
+    // A snapshot change since the blog claim runs 40 replicates (was 4): the verdict it
+    // used to flip (as-printed refuted -> inconclusive) now stays refuted under twice the
+    // noise, since as-printed diverges either way; the numbers still move.
+    ("noise-2c-over-n", "final-risk-bound-blog", Snapshot),
     ("clip-multiply", "final-risk-bound-blog", Error),
     ("clip-skipped", "engine-equivalence", Verdict),
     ("clip-mean", "engine-equivalence", Verdict),
