@@ -12,6 +12,7 @@ mod fit;
 mod hardening;
 mod noise_exact;
 mod perf;
+mod pld;
 mod privacy;
 mod properties;
 mod rdp_independent;

@@ -18,6 +18,9 @@ pub enum AccountantArg {
     Rdp,
     /// Zero-concentrated DP (full batch only: q = 1).
     Zcdp,
+    /// Privacy loss distribution of the Poisson-subsampled Gaussian: a certified
+    /// bracket [lower, upper] (the upper end is the answer).
+    Pld,
 }
 
 impl From<AccountantArg> for Accountant {
@@ -26,6 +29,7 @@ impl From<AccountantArg> for Accountant {
             AccountantArg::Gdp => Accountant::Gdp,
             AccountantArg::Rdp => Accountant::Rdp,
             AccountantArg::Zcdp => Accountant::Zcdp,
+            AccountantArg::Pld => Accountant::Pld,
         }
     }
 }
@@ -69,7 +73,11 @@ pub struct AccountArgs {
         allow_hyphen_values = true
     )]
     pub phases: Vec<Phase>,
-    /// Print one JSON document `{"epsilon", "accountant", "order"}` on stdout.
+    /// Target width of the PLD bracket (pld only; the achieved width is printed).
+    #[arg(long, default_value_t = privacy::pld::DEFAULT_WIDTH, allow_negative_numbers = true)]
+    pub width: f64,
+    /// Print one JSON document `{"epsilon", "accountant", "order"}` on stdout (pld:
+    /// `{"epsilon", "epsilon_lower", "epsilon_upper", "accountant", "discretisation"}`).
     #[arg(long)]
     pub json: bool,
 }
@@ -166,7 +174,45 @@ struct AccountOutput {
     order: Option<f64>,
 }
 
+#[derive(Serialize)]
+struct PldOutput<'a> {
+    epsilon: f64,
+    epsilon_lower: f64,
+    epsilon_upper: f64,
+    accountant: &'static str,
+    discretisation: &'a privacy::pld::Discretisation,
+}
+
+/// `dpclaims account --accountant pld`: the certified bracket.
+fn account_pld(args: &AccountArgs) -> anyhow::Result<ExitCode> {
+    let b = privacy::pld::pld_epsilon(&args.phases, args.delta, args.width)?;
+    if args.json {
+        let doc = PldOutput {
+            epsilon: b.epsilon_upper,
+            epsilon_lower: b.epsilon_lower,
+            epsilon_upper: b.epsilon_upper,
+            accountant: "pld",
+            discretisation: &b.discretisation,
+        };
+        println!("{}", serde_json::to_string(&doc)?);
+    } else {
+        println!(
+            "ε ∈ [{}, {}] at delta = {} (pld, width {:.2e}, grid interval {:.3e}, {} points)",
+            b.epsilon_lower,
+            b.epsilon_upper,
+            args.delta,
+            b.width(),
+            b.discretisation.interval,
+            b.discretisation.points
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn account(args: &AccountArgs) -> anyhow::Result<ExitCode> {
+    if args.accountant == AccountantArg::Pld {
+        return account_pld(args);
+    }
     let acc = Accountant::from(args.accountant);
     let out = privacy::epsilon(acc, &args.phases, args.delta, &AccountantRecipe::PAPER)?;
     if args.json {
