@@ -1,6 +1,7 @@
 //! One integration-test binary (keeps link time down); one module per concern.
 mod architecture;
 mod audit;
+mod audit_estimators;
 mod bad_inputs;
 mod ci;
 mod claims;
