@@ -54,5 +54,25 @@ fn features(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, dpgd_kernels, features);
+/// The certified PLD accountant and RDP on the standard case (q = 0.01, z = 1,
+/// 10 000 steps, delta = 1e-5; target: bracket at most 0.01 wide in under 0.5 s).
+fn accountants(c: &mut Criterion) {
+    use dpclaims::privacy::{self, pld, Accountant, AccountantRecipe, Phase};
+    let phases = [Phase::new(0.01, 1.0, 10_000)];
+    let mut g = c.benchmark_group("accountants");
+    g.sample_size(10);
+    g.bench_function("pld_q0.01_z1_T10000", |b| {
+        b.iter(|| black_box(pld::pld_epsilon(&phases, 1e-5, pld::DEFAULT_WIDTH).unwrap()))
+    });
+    g.bench_function("rdp_q0.01_z1_T10000", |b| {
+        b.iter(|| {
+            black_box(
+                privacy::epsilon(Accountant::Rdp, &phases, 1e-5, &AccountantRecipe::PAPER).unwrap(),
+            )
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, dpgd_kernels, features, accountants);
 criterion_main!(benches);

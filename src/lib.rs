@@ -26,7 +26,9 @@
 //!   [`train::Recipe`]) and the fault matrix of `dpclaims faults`.
 //! * [`figures`] — reproductions of papers' figures (privacy-for-free Fig. 2).
 //! * [`perf`] — measured speed of the DP-GD kernels (`dpclaims perf`, `make bench`).
+//! * [`build_id`] — content hashes of the sources: what a stored result must match.
 //! * [`cli`] — the `dpclaims` command line (the binary only calls [`cli::main`]).
+pub mod build_id;
 pub mod cli;
 pub mod data;
 pub mod execute;

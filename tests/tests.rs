@@ -1,6 +1,7 @@
 //! One integration-test binary (keeps link time down); one module per concern.
 mod architecture;
 mod audit;
+mod audit_estimators;
 mod bad_inputs;
 mod ci;
 mod claims;
@@ -12,6 +13,7 @@ mod fit;
 mod hardening;
 mod noise_exact;
 mod perf;
+mod pld;
 mod privacy;
 mod properties;
 mod rdp_independent;

@@ -7,6 +7,7 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod audit_null;
 mod completions;
 mod conclude;
 mod demo;

@@ -18,6 +18,9 @@ pub enum AccountantArg {
     Rdp,
     /// Zero-concentrated DP (full batch only: q = 1).
     Zcdp,
+    /// Privacy loss distribution of the Poisson-subsampled Gaussian: a certified
+    /// bracket [lower, upper] (the upper end is the answer).
+    Pld,
 }
 
 impl From<AccountantArg> for Accountant {
@@ -26,6 +29,7 @@ impl From<AccountantArg> for Accountant {
             AccountantArg::Gdp => Accountant::Gdp,
             AccountantArg::Rdp => Accountant::Rdp,
             AccountantArg::Zcdp => Accountant::Zcdp,
+            AccountantArg::Pld => Accountant::Pld,
         }
     }
 }
@@ -69,7 +73,11 @@ pub struct AccountArgs {
         allow_hyphen_values = true
     )]
     pub phases: Vec<Phase>,
-    /// Print one JSON document `{"epsilon", "accountant", "order"}` on stdout.
+    /// Target width of the PLD bracket (pld only; the achieved width is printed).
+    #[arg(long, default_value_t = privacy::pld::DEFAULT_WIDTH, allow_negative_numbers = true)]
+    pub width: f64,
+    /// Print one JSON document `{"epsilon", "accountant", "order"}` on stdout (pld:
+    /// `{"epsilon", "epsilon_lower", "epsilon_upper", "accountant", "discretisation"}`).
     #[arg(long)]
     pub json: bool,
 }
@@ -152,6 +160,14 @@ pub struct AuditArgs {
     /// eps_B of Assumption 4's sigma_W.
     #[arg(long, allow_negative_numbers = true)]
     pub eps_b: Option<f64>,
+    /// Null calibration: run K independent audits (master seeds seed..seed+K) and count
+    /// how often each estimator's bound exceeds the claimed epsilon (for an exactly
+    /// calibrated mechanism, at most its share of 1 - confidence).
+    #[arg(long, value_name = "K")]
+    pub null_audits: Option<usize>,
+    /// With --null-audits: write the table as Markdown to this file (reports/AUDIT.md).
+    #[arg(long, value_name = "FILE", requires = "null_audits")]
+    pub markdown: Option<std::path::PathBuf>,
     /// Print one JSON document on stdout.
     #[arg(long)]
     pub json: bool,
@@ -166,7 +182,45 @@ struct AccountOutput {
     order: Option<f64>,
 }
 
+#[derive(Serialize)]
+struct PldOutput<'a> {
+    epsilon: f64,
+    epsilon_lower: f64,
+    epsilon_upper: f64,
+    accountant: &'static str,
+    discretisation: &'a privacy::pld::Discretisation,
+}
+
+/// `dpclaims account --accountant pld`: the certified bracket.
+fn account_pld(args: &AccountArgs) -> anyhow::Result<ExitCode> {
+    let b = privacy::pld::pld_epsilon(&args.phases, args.delta, args.width)?;
+    if args.json {
+        let doc = PldOutput {
+            epsilon: b.epsilon_upper,
+            epsilon_lower: b.epsilon_lower,
+            epsilon_upper: b.epsilon_upper,
+            accountant: "pld",
+            discretisation: &b.discretisation,
+        };
+        println!("{}", serde_json::to_string(&doc)?);
+    } else {
+        println!(
+            "ε ∈ [{}, {}] at delta = {} (pld, width {:.2e}, grid interval {:.3e}, {} points)",
+            b.epsilon_lower,
+            b.epsilon_upper,
+            args.delta,
+            b.width(),
+            b.discretisation.interval,
+            b.discretisation.points
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn account(args: &AccountArgs) -> anyhow::Result<ExitCode> {
+    if args.accountant == AccountantArg::Pld {
+        return account_pld(args);
+    }
     let acc = Accountant::from(args.accountant);
     let out = privacy::epsilon(acc, &args.phases, args.delta, &AccountantRecipe::PAPER)?;
     if args.json {
@@ -251,9 +305,28 @@ pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
             cfg.trials, cfg.d, cfg.n, cfg.p, cfg.steps
         ),
     )?;
-    let r = audit::run_audit(&cfg, args.seed, &crate::train::Recipe::PAPER)?;
+    if let Some(k) = args.null_audits {
+        return super::audit_null::null_calibration(
+            &cfg,
+            args.seed,
+            k,
+            args.markdown.as_deref(),
+            args.json,
+        );
+    }
+    let (r, est) = audit::run_audit_estimates(&cfg, args.seed, &crate::train::Recipe::PAPER)?;
     if args.json {
-        println!("{}", serde_json::to_string(&r)?);
+        // The reported bound is the largest estimator's, at the joint confidence; the
+        // Clopper-Pearson fields (tpr, fpr, threshold, ...) are at its share of it.
+        let mut doc = serde_json::to_value(&r)?;
+        doc["epsilon_lower_bound"] = serde_json::json!(est.epsilon_lower_bound);
+        doc["confidence"] = serde_json::json!(est.confidence);
+        doc["estimators"] = serde_json::json!({
+            "clopper_pearson": est.clopper_pearson,
+            "gdp": est.gdp,
+            "one_run": est.one_run,
+        });
+        println!("{}", serde_json::to_string(&doc)?);
         return Ok(ExitCode::SUCCESS);
     }
     let mut s = String::new();
@@ -266,10 +339,28 @@ pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         r.calibration
             .map(|c| format!(", {} calibration", c.name()))
             .unwrap_or_default(),
-        r.epsilon_lower_bound,
+        est.epsilon_lower_bound,
         r.epsilon_claimed,
         r.delta,
-        r.confidence
+        est.confidence
+    )?;
+    writeln!(
+        s,
+        "  estimators (each at confidence {:.4}): clopper-pearson {:.4}; gdp {:.4} \
+         (mu >= {:.4}, mu_hat {:.4}, normality KS p = {:.3}){}",
+        est.clopper_pearson.confidence,
+        est.clopper_pearson.epsilon_lower_bound,
+        est.gdp.epsilon_lower_bound,
+        est.gdp.mu_lower,
+        est.gdp.mu_hat,
+        est.gdp.fit_p_value,
+        est.one_run
+            .as_ref()
+            .map(|o| format!(
+                "; one-run {:.4} ({} canaries, {} of {} guesses right)",
+                o.epsilon_lower_bound, o.canaries, o.correct, o.guesses
+            ))
+            .unwrap_or_default()
     )?;
     writeln!(
         s,
@@ -294,7 +385,7 @@ pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     if let Some(o) = r.overnoise_ratio {
         writeln!(s, "  sigma / exactly calibrated sigma = {o:.4}")?;
     }
-    if r.epsilon_lower_bound > r.epsilon_claimed {
+    if est.epsilon_lower_bound > r.epsilon_claimed {
         writeln!(s, "  the lower bound EXCEEDS the claimed epsilon")?;
     }
     print!("{s}");

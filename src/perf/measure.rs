@@ -52,6 +52,9 @@ pub struct PerfReport {
     /// The reduced engine's per-step product (`rows` runs' rows times the n x n K)
     /// with each kernel set, interleaved: GFLOP/s.
     pub reduced_gemm: Vec<GemmRate>,
+    /// The privacy accountants on standard cases ([`super::privacy`]): RDP and the
+    /// certified PLD bracket, with their times.
+    pub accountants: Vec<super::privacy::AccountantTiming>,
 
     /// direct_step_s / gemv_floor_s (target: at most 1.5).
     pub direct_over_floor: f64,
@@ -277,6 +280,7 @@ pub fn measure(sizes: &PerfSizes, seed: &SeedPath, quick: bool) -> Result<PerfRe
         heatmap_cells_per_s: heatmap.as_ref().map(|h| h.runs as f64 / h.projected_s),
         heatmap,
         reduced_gemm,
+        accountants: super::privacy::measure_accountants().unwrap_or_default(),
         direct_over_floor: direct / floor,
         reference_over_direct: reference / direct,
         reduced_large_over_small_p: reduced_ratio,

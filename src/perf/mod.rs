@@ -34,6 +34,7 @@
 //! `reports/BENCH.md` is written on the report side ([`crate::report::bench`]).
 pub mod kernels;
 pub mod measure;
+pub mod privacy;
 
 pub use kernels::*;
 pub use measure::*;

@@ -72,6 +72,9 @@ pub enum PrivacyError {
     /// at any order of the grid).
     #[error("the accounted epsilon is not finite (noise too small for any useful guarantee)")]
     Unbounded,
+    /// A PLD bracket width that is not a positive finite number.
+    #[error("the PLD bracket width must be positive and finite, got {0}")]
+    Width(f64),
     /// The independent quadrature accountant ([`super::rdp_quadrature`]) could not
     /// meet its error control.
     #[error("RDP quadrature failed: {0}")]

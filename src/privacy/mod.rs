@@ -5,6 +5,8 @@
 //! * [`gdp`] — exact mu-GDP of full-batch Gaussian composition (the oracle).
 //! * [`zcdp`] — rho-zCDP and its conversions.
 //! * [`rdp`] — RDP of the (subsampled) Gaussian, composition, RDP → (eps, delta).
+//! * [`pld`] — a certified bracket `[ε_lower, ε_upper]` from the privacy loss
+//!   distribution of the Poisson-subsampled Gaussian, composed by FFT.
 //! * [`rdp_quadrature`] — an independent RDP accountant for the subsampled Gaussian:
 //!   the Rényi divergences by numerical integration of their definition.
 //! * [`calibrate`](mod@calibrate) — smallest noise multiplier meeting a target
@@ -22,6 +24,7 @@ pub mod audit;
 pub mod calibrate;
 mod error;
 pub mod gdp;
+pub mod pld;
 pub mod rdp;
 pub mod rdp_quadrature;
 mod special;
@@ -82,6 +85,9 @@ pub enum Accountant {
     Rdp,
     /// zCDP (full batch only).
     Zcdp,
+    /// Privacy loss distribution, Poisson-subsampled Gaussian: the upper end of the
+    /// certified bracket of [`pld::pld_epsilon`] at [`pld::DEFAULT_WIDTH`].
+    Pld,
 }
 
 impl Accountant {
@@ -91,6 +97,7 @@ impl Accountant {
             Accountant::Gdp => "gdp",
             Accountant::Rdp => "rdp",
             Accountant::Zcdp => "zcdp",
+            Accountant::Pld => "pld",
         }
     }
 }
@@ -108,8 +115,9 @@ impl FromStr for Accountant {
             "gdp" => Ok(Accountant::Gdp),
             "rdp" => Ok(Accountant::Rdp),
             "zcdp" => Ok(Accountant::Zcdp),
+            "pld" => Ok(Accountant::Pld),
             other => Err(format!(
-                "unknown accountant `{other}` (expected gdp, rdp or zcdp)"
+                "unknown accountant `{other}` (expected gdp, rdp, zcdp or pld)"
             )),
         }
     }
@@ -212,6 +220,13 @@ pub fn epsilon(
             Ok(Accounted {
                 epsilon: eps,
                 order: Some(order),
+            })
+        }
+        Accountant::Pld => {
+            let b = pld::pld_epsilon(phases, delta, pld::DEFAULT_WIDTH)?;
+            Ok(Accounted {
+                epsilon: b.epsilon_upper,
+                order: None,
             })
         }
     }

@@ -91,16 +91,19 @@
 //! * [`mod@run`] — the audit itself: calibration, the runs of both worlds, the bound
 //!   ([`run_audit`], [`audit_scores`], [`bound_from_scores`]).
 //! * [`stats`] — threshold selection and Clopper-Pearson bounds.
+//! * [`estimators`] — the Gaussian-DP and one-run estimators beside Clopper-Pearson,
+//!   with the confidence split among them ([`run::run_audit_estimates`]).
 //! * This file: the errors and the result every part shares.
 pub mod canary;
 pub mod config;
+pub mod estimators;
 pub mod run;
 pub mod stats;
 
 pub use config::{
     clip_rule_name, parse_clip_rule, AuditConfig, AuditEngine, AuditSystem, Calibration,
 };
-pub use run::{audit_scores, bound_from_scores, run_audit, AuditScores};
+pub use run::{audit_scores, bound_from_scores, run_audit, run_audit_estimates, AuditScores};
 
 use crate::fit::FitError;
 use crate::privacy::PrivacyError;
@@ -154,6 +157,9 @@ pub enum AuditError {
         /// The score.
         score: f64,
     },
+    /// An estimator could not be computed from the scores.
+    #[error("audit estimator: {0}")]
+    Estimator(String),
     #[error(transparent)]
     Privacy(#[from] PrivacyError),
     #[error(transparent)]

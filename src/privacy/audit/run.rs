@@ -3,6 +3,7 @@
 //! its scores turned into a lower bound on epsilon ([`super::stats`]).
 use super::canary::{self, DpgdCanaryProblem, FirstLayerCanaryProblem, World};
 use super::config::{clip_rule_name, AuditConfig, AuditEngine, AuditSystem, Calibration};
+use super::estimators::{self, Estimates};
 use super::stats::{self, ThresholdOutcome};
 use super::{AuditError, AuditResult};
 use crate::privacy::{calibrate, gdp_epsilon, Accountant};
@@ -257,9 +258,77 @@ pub fn bound_from_scores(
 /// Deterministic: the same `(cfg, seed, recipe)` gives the same result, bit for bit,
 /// whatever the number of threads.
 pub fn run_audit(cfg: &AuditConfig, seed: u64, recipe: &Recipe) -> Result<AuditResult, AuditError> {
+    Ok(audit_inner(cfg, seed, recipe, false)?.0)
+}
+
+/// [`run_audit`] with every estimator ([`super::estimators`]): Clopper–Pearson,
+/// Gaussian DP and, on the fast engine (the exact law of the scores), the one-run audit,
+/// each at confidence `1 − (1 − c)/k` for `k` estimators, so that the largest bound
+/// (`Estimates::epsilon_lower_bound`) holds with confidence `c`. The result's
+/// Clopper–Pearson fields are at that split confidence.
+pub fn run_audit_estimates(
+    cfg: &AuditConfig,
+    seed: u64,
+    recipe: &Recipe,
+) -> Result<(AuditResult, Estimates), AuditError> {
+    let (result, scores, k) = audit_inner(cfg, seed, recipe, true)?;
+    let each = 1.0 - (1.0 - cfg.confidence) / k as f64;
+    let gdp = estimators::gdp_estimate(&scores.canary, &scores.replaced, cfg.delta, each)?;
+    let one_run = match (scores.engine, result.mu_canary) {
+        (AuditEngine::Fast, Some(mu)) if k == 3 => Some(estimators::one_run_gaussian(
+            mu,
+            cfg.trials,
+            &SeedPath::new(seed)
+                .child("audit")
+                .child(cfg.system.name())
+                .child("one-run"),
+            cfg.delta,
+            each,
+        )),
+        _ => None,
+    };
+    let cp = result.epsilon_lower_bound;
+    let best = [
+        Some(cp),
+        Some(gdp.epsilon_lower_bound),
+        one_run.as_ref().map(|o| o.epsilon_lower_bound),
+    ]
+    .into_iter()
+    .flatten()
+    .fold(0.0, f64::max);
+    Ok((
+        result,
+        Estimates {
+            epsilon_lower_bound: best,
+            confidence: cfg.confidence,
+            clopper_pearson: estimators::ClopperPearsonEstimate {
+                epsilon_lower_bound: cp,
+                confidence: each,
+            },
+            gdp,
+            one_run,
+        },
+    ))
+}
+
+/// The audit; with `split`, the Clopper–Pearson bound at its share `1 − (1 − c)/k` of
+/// the confidence, `k` the number of estimators [`run_audit_estimates`] will use (also
+/// returned, with the scores).
+fn audit_inner(
+    cfg: &AuditConfig,
+    seed: u64,
+    recipe: &Recipe,
+    split: bool,
+) -> Result<(AuditResult, AuditScores, usize), AuditError> {
     let mech = build(cfg, seed, recipe)?;
     let scores = scores_of(cfg, &mech, seed, recipe)?;
-    let out = bound_from_scores(&scores.canary, &scores.replaced, cfg.delta, cfg.confidence)?;
+    let k = match (split, scores.engine) {
+        (false, _) => 1,
+        (true, AuditEngine::Fast) => 3,
+        (true, _) => 2,
+    };
+    let confidence = 1.0 - (1.0 - cfg.confidence) / k as f64;
+    let out = bound_from_scores(&scores.canary, &scores.replaced, cfg.delta, confidence)?;
     let (sigma, noise_multiplier, mu, mu_canary, overnoise_ratio, calibration) = match &mech {
         Mechanism::Dpgd {
             problem,
@@ -289,14 +358,14 @@ pub fn run_audit(cfg: &AuditConfig, seed: u64, recipe: &Recipe) -> Result<AuditR
     };
     let mu = bounded.then_some(mu);
     let epsilon_achieved = mu.map(|m| gdp_epsilon(m, cfg.delta)).transpose()?;
-    Ok(AuditResult {
+    let result = AuditResult {
         system: cfg.system,
         engine: scores.engine,
         calibration,
         epsilon_lower_bound: out.epsilon_lower_bound(),
         epsilon_claimed: cfg.epsilon,
         delta: cfg.delta,
-        confidence: cfg.confidence,
+        confidence,
         trials: cfg.trials,
         measured: out.positives as usize,
         tpr: out.tpr,
@@ -312,5 +381,12 @@ pub fn run_audit(cfg: &AuditConfig, seed: u64, recipe: &Recipe) -> Result<AuditR
         mu_canary,
         overnoise_ratio,
         runs_with_ordinary_clipping: scores.runs_with_ordinary_clipping,
-    })
+    };
+    // The fast engine needs the canary's closed-form mu for the one-run estimator.
+    let k = if k == 3 && result.mu_canary.is_none() {
+        2
+    } else {
+        k
+    };
+    Ok((result, scores, k))
 }

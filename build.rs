@@ -1,0 +1,86 @@
+//! Build identity: content hashes of the sources, so that results computed by one build
+//! can be told from another's (shard manifests, the result cache) whatever the version
+//! number says. Hashes the file contents, never their times or absolute paths, so two
+//! clones of the same tree build the same identity.
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// The folders and files whose code decides a unit's numbers: the core, the systems that
+/// adapt a unit to it, and the fault recipes. Reports, the CLI, fits and verdict rules
+/// are not in it: changing them cannot change a simulated value.
+const ENGINE: &[&str] = &[
+    "src/train",
+    "src/privacy",
+    "src/models",
+    "src/data",
+    "src/systems",
+    "src/faults",
+    "src/rng.rs",
+    "src/linalg.rs",
+    "Cargo.lock",
+];
+
+fn files(root: &Path, out: &mut Vec<PathBuf>) {
+    if root.is_dir() {
+        let mut entries: Vec<_> = std::fs::read_dir(root)
+            .expect("build.rs: read_dir")
+            .map(|e| e.expect("build.rs: dir entry").path())
+            .collect();
+        entries.sort();
+        for e in entries {
+            files(&e, out);
+        }
+    } else if root.is_file() {
+        out.push(root.to_path_buf());
+    }
+}
+
+fn hash(paths: &[&str]) -> String {
+    let mut all = Vec::new();
+    for p in paths {
+        files(Path::new(p), &mut all);
+    }
+    all.sort();
+    let mut h = Sha256::new();
+    for f in &all {
+        let rel = f.to_string_lossy().replace('\\', "/");
+        h.update((rel.len() as u64).to_le_bytes());
+        h.update(rel.as_bytes());
+        let bytes = std::fs::read(f).expect("build.rs: read source");
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(&bytes);
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn git_commit() -> String {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .output();
+    match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        _ => "unknown".into(),
+    }
+}
+
+fn main() {
+    println!("cargo:rerun-if-changed=src");
+    println!("cargo:rerun-if-changed=Cargo.lock");
+    println!("cargo:rerun-if-changed=Cargo.toml");
+    // The commit is informational (a dirty tree has the commit of its base): follow HEAD.
+    if let Ok(o) = std::process::Command::new("git")
+        .args(["rev-parse", "--git-dir"])
+        .output()
+    {
+        if o.status.success() {
+            let dir = String::from_utf8_lossy(&o.stdout).trim().to_string();
+            println!("cargo:rerun-if-changed={dir}/HEAD");
+        }
+    }
+    println!("cargo:rustc-env=DPCLAIMS_ENGINE_HASH={}", hash(ENGINE));
+    println!(
+        "cargo:rustc-env=DPCLAIMS_SOURCE_HASH={}",
+        hash(&["src", "Cargo.lock", "Cargo.toml"])
+    );
+    println!("cargo:rustc-env=DPCLAIMS_GIT_COMMIT={}", git_commit());
+}

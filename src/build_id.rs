@@ -1,0 +1,27 @@
+//! The identity of this build, computed by `build.rs` from the contents of the sources
+//! (never their times or paths): what a stored result must match to be reused.
+//!
+//! * [`ENGINE_HASH`] covers the code that decides a unit's numbers (the core, the
+//!   systems, the fault recipes, `Cargo.lock`): results of two builds with the same
+//!   engine hash are interchangeable, so shard merges and the result cache compare it.
+//! * [`SOURCE_HASH`] covers every source file; [`GIT_COMMIT`] is the commit the build
+//!   was made from (informational: an uncommitted change keeps its base's commit).
+
+/// SHA-256 (hex) of the engine's sources and `Cargo.lock`.
+pub const ENGINE_HASH: &str = env!("DPCLAIMS_ENGINE_HASH");
+/// SHA-256 (hex) of all of `src/`, `Cargo.lock` and `Cargo.toml`.
+pub const SOURCE_HASH: &str = env!("DPCLAIMS_SOURCE_HASH");
+/// `git rev-parse HEAD` at build time, or `unknown`.
+pub const GIT_COMMIT: &str = env!("DPCLAIMS_GIT_COMMIT");
+
+/// A one-line identity for reports and messages: version, engine and source hashes
+/// (12 hex digits each) and the commit.
+pub fn describe() -> String {
+    format!(
+        "dpclaims {} (engine {}, source {}, commit {})",
+        env!("CARGO_PKG_VERSION"),
+        &ENGINE_HASH[..12],
+        &SOURCE_HASH[..12],
+        &GIT_COMMIT[..GIT_COMMIT.len().min(12)]
+    )
+}

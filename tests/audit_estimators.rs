@@ -1,0 +1,110 @@
+//! The audit's estimators beside Clopper-Pearson (Gaussian DP, one run), the confidence
+//! split and the null calibration (issue: a tight and calibrated audit).
+use crate::util::{dpclaims, ok_json};
+use dpclaims::privacy::audit::estimators::{gdp_estimate, one_run_bound, one_run_p_value};
+use dpclaims::privacy::gdp_epsilon;
+use dpclaims::rng::SeedPath;
+
+/// App. D of Steinke, Nasr & Jagielski (2023) by hand: r = 2 guesses, both right, at
+/// eps = 0 (q = 1/2): beta = 1/4; alpha = max(P[Bin = 1]/1, P[0 <= Bin < 2]/2) = 1/2.
+#[test]
+fn one_run_p_value_matches_a_hand_computation() {
+    assert!((one_run_p_value(10, 2, 2, 0.0, 0.0) - 0.25).abs() < 1e-12);
+    assert!((one_run_p_value(10, 2, 2, 0.0, 0.01) - (0.25 + 0.5 * 0.01 * 20.0)).abs() < 1e-12);
+    // More right guesses, larger bound; none right, no bound.
+    let a = one_run_bound(1000, 100, 80, 1e-5, 0.95);
+    let b = one_run_bound(1000, 100, 95, 1e-5, 0.95);
+    assert!(0.0 < a && a < b, "{a} {b}");
+    assert_eq!(one_run_bound(1000, 100, 40, 1e-5, 0.95), 0.0);
+}
+
+/// On exactly Gaussian scores with a known mu the lower confidence bound sits below mu and
+/// close to it, and the normality check passes.
+#[test]
+fn gdp_estimate_bounds_a_known_mu_from_below() {
+    let mu = 0.5;
+    let mut rng = SeedPath::new(3).rng();
+    let mut draw = |shift: f64, n: usize| -> Vec<f64> {
+        (0..n)
+            .map(|_| {
+                let z: f64 =
+                    rand_distr::Distribution::sample(&rand_distr::StandardNormal, &mut rng);
+                2.0 * (shift + z) + 7.0
+            })
+            .collect()
+    };
+    let canary = draw(mu, 20_000);
+    let replaced = draw(0.0, 20_000);
+    let e = gdp_estimate(&canary, &replaced, 1e-5, 0.95).unwrap();
+    assert!(e.mu_lower <= mu && e.mu_lower > mu - 0.05, "{e:?}");
+    assert!(e.epsilon_lower_bound <= gdp_epsilon(mu, 1e-5).unwrap());
+    assert!(e.fit_p_value > 0.01, "{e:?}");
+    // Scores that are far from Gaussian are flagged.
+    let skewed: Vec<f64> = canary.iter().map(|x| x.exp()).collect();
+    let f = gdp_estimate(&skewed, &replaced, 1e-5, 0.95).unwrap();
+    assert!(f.fit_p_value < 1e-6, "{f:?}");
+}
+
+/// The JSON document carries every estimator; a quarter of the noise is caught by the
+/// reported (largest) bound.
+#[test]
+fn cli_audit_reports_every_estimator() {
+    let base = [
+        "audit",
+        "--system",
+        "rf-dpgd",
+        "--epsilon",
+        "2",
+        "--delta",
+        "1e-5",
+        "--trials",
+        "4000",
+        "--json",
+    ];
+    let v = ok_json(&dpclaims(&base));
+    let est = &v["estimators"];
+    for key in ["clopper_pearson", "gdp", "one_run"] {
+        assert!(
+            est[key]["epsilon_lower_bound"].as_f64().is_some(),
+            "{key}: {v}"
+        );
+    }
+    assert!(est["gdp"]["mu_lower"].as_f64().unwrap() > 0.3);
+    assert!(est["gdp"]["fit_p_value"].as_f64().is_some());
+    assert_eq!(est["one_run"]["canaries"].as_u64(), Some(4000));
+    let reported = v["epsilon_lower_bound"].as_f64().unwrap();
+    assert!(reported <= 2.0, "{v}");
+    assert!(reported >= est["gdp"]["epsilon_lower_bound"].as_f64().unwrap());
+    let under = ok_json(&dpclaims(&[&base[..], &["--noise-scale", "0.25"]].concat()));
+    assert!(
+        under["epsilon_lower_bound"].as_f64().unwrap() > 2.0,
+        "{under}"
+    );
+}
+
+/// The null calibration (reduced: 40 audits): no estimator's bound exceeds the claimed
+/// epsilon more often than its share of 1 - confidence allows (Clopper-Pearson).
+#[test]
+fn null_calibration_of_the_estimators() {
+    let out = dpclaims(&[
+        "audit",
+        "--system",
+        "rf-dpgd",
+        "--epsilon",
+        "2",
+        "--delta",
+        "1e-5",
+        "--trials",
+        "2000",
+        "--null-audits",
+        "40",
+        "--json",
+    ]);
+    let v = ok_json(&out);
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 4, "{v}");
+    for r in rows {
+        assert_eq!(r["calibrated"], true, "{r}");
+        assert_eq!(r["audits"], 40);
+    }
+}
