@@ -16,6 +16,8 @@ mod privacy;
 mod properties;
 mod rdp_independent;
 mod reduced;
+mod report_sets;
+mod shard_tamper;
 mod sharding;
 mod spec_errors;
 mod util;
