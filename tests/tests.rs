@@ -9,6 +9,7 @@ mod dpsgd;
 mod faults;
 mod figures;
 mod fit;
+mod fuzz_corpus;
 mod hardening;
 mod noise_exact;
 mod perf;

@@ -33,7 +33,7 @@ impl fmt::Display for Provenance {
             "profile `{}`, seed {}, engine `{}`",
             self.profile,
             self.seed,
-            &self.engine[..self.engine.len().min(12)]
+            self.engine.chars().take(12).collect::<String>()
         )
     }
 }

@@ -187,9 +187,12 @@ impl Manifest {
     }
 }
 
-/// The first 12 hex digits of a spec hash, for messages.
+/// The first 12 hex digits of a hash, for messages.
 pub(super) fn short(hash: &str) -> &str {
-    &hash[..hash.len().min(12)]
+    // By characters: a hash read from an edited file may hold any text.
+    hash.char_indices()
+        .nth(12)
+        .map_or(hash, |(i, _)| &hash[..i])
 }
 
 /// One unit of a partial file: its key and every metric the system returned.
