@@ -33,9 +33,10 @@ pub fn partial_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 /// Validates partial files against each other, against this build and against the claim
 /// specs, and assembles every claim's unit values. Errors name the files, the claim or
 /// the unit: a file computed by another engine, two files of one shard, files of
-/// shardings into different N, manifests that differ, a spec whose hash is not the manifest's, a unit in the wrong
-/// shard or unknown to the plan, a unit present twice, units missing (with the shards
-/// that should have had them), a metric missing or not finite.
+/// shardings into different N, manifests that differ, a spec whose hash is not the
+/// manifest's, a unit in the wrong shard or unknown to the plan, a unit present twice,
+/// units missing (with the shards that should have had them), a metric missing or not
+/// finite. (Each file's checksum was checked by [`Partial::read`].)
 pub fn merge(partials: &[(PathBuf, Partial)], specs: &[Claim]) -> Result<Merged, ShardError> {
     let Some((first_file, first)) = partials.first() else {
         return Err(ShardError::Merge("no partial files to merge".into()));

@@ -19,9 +19,9 @@
 //! version, the build's engine hash and commit, assignment, profile, seed, shard I/N, and
 //! per claim its id, file, spec hash and unit count), one entry per unit of the shard,
 //! and a SHA-256 checksum of both (a reader also requires the exact bytes the writer
-//! produces, so any flipped bit is refused). A unit entry holds its key (claim, sweep, variant,
-//! point index, replicate) and every metric the system returned, each stored as the 16
-//! hex digits of the f64's IEEE-754 bit pattern ([`Bits`]) — exact for every value,
+//! produces, so any flipped bit is refused). A unit entry holds its key (claim, sweep,
+//! variant, point index, replicate) and every metric the system returned, each stored as
+//! the 16 hex digits of the f64's IEEE-754 bit pattern ([`Bits`]) — exact for every value,
 //! including NaN, infinities, −0 and subnormals, whatever the JSON parser does with
 //! decimals.
 //!
