@@ -10,7 +10,7 @@ BIN := $(or $(CARGO_TARGET_DIR),target)/release/dpclaims
 # Extra flags of `make run`, e.g. RUN_FLAGS="--junit target/dpclaims-junit.xml" in CI.
 RUN_FLAGS ?=
 
-.PHONY: deps build test run faults report fig2 bench lint fmt clean audit-report
+.PHONY: deps build test run faults report fig2 bench lint fmt clean audit-report fuzz
 
 deps:
 	@if dpkg -s libopenblas-dev liblapack-dev >/dev/null 2>&1; then \
@@ -65,6 +65,14 @@ CRITERION_DIR := $(or $(CARGO_TARGET_DIR),target)/criterion
 bench: deps
 	$(CARGO) bench --locked --features bench
 	$(CARGO) run --release --locked --quiet -- perf --markdown reports/BENCH.md --criterion $(CRITERION_DIR)
+
+# Fuzz the spec loader (fuzz/fuzz_targets/spec_load.rs) for FUZZ_SECONDS with cargo-fuzz
+# (`cargo install cargo-fuzz`). It needs nightly flags: RUSTC_BOOTSTRAP=1 lets the stable
+# toolchain take them. No sanitizer (the loader is safe Rust). Inputs that add coverage
+# are kept in fuzz/corpus/spec_load/, which `make test` replays (tests/fuzz_corpus.rs).
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	cd fuzz && RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run --sanitizer none spec_load corpus/spec_load -- -max_total_time=$(FUZZ_SECONDS)
 
 lint: deps
 	$(CARGO) fmt --check

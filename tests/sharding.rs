@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 
 /// A small random-features claim (two sweeps, replicates, bootstrap, a report metric):
 /// every unit draws noise, so a unit computed with the wrong seed path would show.
-const NOISE: &str = r#"
+pub(crate) const NOISE: &str = r#"
 id: tiny-noise
 title: "noise term of DP-GD on random features, tiny sizes (test only)"
 source: {paper: "test", section: "s", equation: "Eq. 20"}
@@ -73,7 +73,7 @@ report_metrics: [train_loss]
 "#;
 
 /// A deterministic claim (no randomness), so the suite has two claims.
-const CALIBRATION: &str = r#"
+pub(crate) const CALIBRATION: &str = r#"
 id: tiny-calibration
 title: "tiny calibration (test only)"
 source: {paper: "p", section: "s", equation: "e"}
@@ -102,7 +102,7 @@ predictions:
 "#;
 
 /// A temporary directory holding `claims/` with the two specs.
-fn workdir() -> tempfile::TempDir {
+pub(crate) fn workdir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let claims = dir.path().join("claims");
     std::fs::create_dir(&claims).unwrap();
@@ -111,16 +111,16 @@ fn workdir() -> tempfile::TempDir {
     dir
 }
 
-fn text(b: &[u8]) -> String {
+pub(crate) fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-fn code(o: &Output) -> i32 {
+pub(crate) fn code(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)
 }
 
 /// Runs shard `i` of `n` into `dir/<partials>` (extra args first) and checks it succeeded.
-fn run_shard(dir: &Path, i: usize, n: usize, partials: &str, extra: &[&str]) -> Output {
+pub(crate) fn run_shard(dir: &Path, i: usize, n: usize, partials: &str, extra: &[&str]) -> Output {
     let spec = format!("{i}/{n}");
     let mut args = vec!["run"];
     args.extend_from_slice(extra);
@@ -131,7 +131,7 @@ fn run_shard(dir: &Path, i: usize, n: usize, partials: &str, extra: &[&str]) -> 
 }
 
 /// Every file of a directory, name -> bytes.
-fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| {
@@ -157,7 +157,7 @@ fn assert_same_reports(a: &Path, b: &Path) {
 }
 
 /// Runs the three shards of a work dir into `shards/`, one after another.
-fn three_shards(dir: &Path) {
+pub(crate) fn three_shards(dir: &Path) {
     for i in 0..3 {
         run_shard(dir, i, 3, "shards", &[]);
     }
@@ -265,7 +265,7 @@ fn merge_rejects_a_missing_shard_naming_units_and_the_absent_file() {
 }
 
 #[test]
-fn merge_rejects_a_duplicated_unit_naming_it_and_both_files() {
+fn merge_rejects_a_duplicated_shard_naming_both_files() {
     let w = workdir();
     let dir = w.path();
     three_shards(dir);
@@ -279,8 +279,7 @@ fn merge_rejects_a_duplicated_unit_naming_it_and_both_files() {
     let err = text(&out.stderr);
     assert_eq!(code(&out), 2, "{err}");
     for w in [
-        "present twice",
-        "claim `",
+        "duplicated shard",
         "shards/shard-1-of-3.json",
         "again/shard-1-of-3.json",
     ] {

@@ -1,7 +1,10 @@
 //! Reports: Markdown, CSV and SVG written atomically to `reports/`.
 //!
-//! Every file is rendered to a string first and then written with [`write_atomic`]
-//! (temporary file in the same directory, then rename), so a report is never
+//! Every file is rendered to a string first. A run's set (pages, `SUMMARY.md`,
+//! `verdicts.json`) replaces the previous set in one step ([`set`]: staging directory,
+//! then `renameat2(RENAME_EXCHANGE)`); a run of some claims keeps the rows of the others
+//! ([`kept`]). Single files of other commands are written with [`write_atomic`]
+//! (temporary file in the same directory, then rename), so no report is ever
 //! half-written. Output contains no timings and no paths that depend on the machine,
 //! so the same spec and seed give the same bytes.
 pub mod baseline;
@@ -13,8 +16,10 @@ pub mod diff;
 pub mod github;
 pub mod heatmap;
 pub mod junit;
+pub mod kept;
 mod output;
 mod plots;
+pub mod set;
 pub mod snapshot;
 pub mod stability;
 mod summary;
@@ -24,7 +29,10 @@ pub use claim_page::{claim_markdown, prediction_text, result_line};
 pub use csv::claim_csv;
 pub use output::{prepare_output_dir, prepare_output_file, OutputError};
 pub use plots::claim_svg;
-pub use summary::{claim_in_words, claims_table, summary_markdown, verdicts_table};
+pub use summary::{
+    claim_in_words, claims_table, summary_markdown, summary_markdown_listed, verdicts_table,
+    Listed, SummaryRows,
+};
 
 use crate::judge::{ClaimOutcome, Tally};
 use std::io::Write as _;
@@ -126,34 +134,61 @@ pub fn run_json(
 
 /// `verdicts.json`: the `--json` document of the run without the baseline line (which
 /// depends on the snapshots, not on the run), pretty-printed — what `dpclaims diff` reads.
+/// It adds the engine hash of the build (`engine`) and per claim its rows of
+/// `SUMMARY.md` (`summary`), so a later run of other claims can keep them.
 pub fn verdicts_json(outcomes: &[ClaimOutcome]) -> Option<String> {
+    verdicts_json_listed(
+        outcomes,
+        &outcomes.iter().map(Listed::Run).collect::<Vec<_>>(),
+    )
+}
+
+/// `verdicts.json` listing `listed`: this run's claims and those kept (with `from`).
+pub fn verdicts_json_listed(outcomes: &[ClaimOutcome], listed: &[Listed]) -> Option<String> {
     let first = outcomes.first()?;
-    let doc = run_json(first.profile, first.seed, outcomes);
+    let mut doc = run_json(first.profile, first.seed, outcomes);
+    let claims: Vec<serde_json::Value> = listed
+        .iter()
+        .map(|l| match l {
+            Listed::Run(o) => {
+                let mut c = doc["claims"]
+                    .as_array()
+                    .and_then(|cs| cs.iter().find(|c| c["id"] == o.claim.id.as_str()))
+                    .cloned()
+                    .expect("every listed outcome is in the run's document");
+                c["summary"] = serde_json::to_value(SummaryRows::of(o)).expect("rows serialise");
+                c
+            }
+            Listed::Kept(k) => k.doc.clone(),
+        })
+        .collect();
+    doc["claims"] = serde_json::Value::Array(claims);
+    doc["engine"] = crate::build_id::ENGINE_HASH.into();
     Some(serde_json::to_string_pretty(&doc).expect("a JSON value serialises") + "\n")
 }
 
-/// Writes `<id>.md`, `<id>.csv`, `<id>.svg` of every outcome, `SUMMARY.md` and
-/// `verdicts.json`.
+/// Writes the run's report set — `<id>.md`, `<id>.csv`, `<id>.svg` of every outcome,
+/// `SUMMARY.md` and `verdicts.json` — replacing the previous set of `dir` atomically
+/// ([`set`]). Claims of the previous set that this run did not judge keep their pages
+/// and their rows, marked with the run they came from ([`kept`]). This is the one place
+/// that writes a run's set: a new file of the set is written with `stage.write` (or
+/// under `stage.dir()`), never into `dir`.
 pub fn write_reports(dir: &Path, outcomes: &[ClaimOutcome]) -> std::io::Result<()> {
-    for o in outcomes {
-        write_atomic(
-            &dir.join(format!("{}.md", o.claim.id)),
-            claim_markdown(o).as_bytes(),
-        )?;
-        write_atomic(
-            &dir.join(format!("{}.csv", o.claim.id)),
-            claim_csv(o).as_bytes(),
-        )?;
-        write_atomic(
-            &dir.join(format!("{}.svg", o.claim.id)),
-            claim_svg(o).as_bytes(),
-        )?;
-    }
-    if let Some(v) = verdicts_json(outcomes) {
-        write_atomic(&dir.join(diff::VERDICTS_FILE), v.as_bytes())?;
-    }
-    write_atomic(
-        &dir.join("SUMMARY.md"),
-        summary_markdown(outcomes).as_bytes(),
-    )
+    set::replace(dir, |stage| {
+        let previous = kept::previous(dir, outcomes)?;
+        let listed = previous.listing(outcomes);
+        for o in outcomes {
+            let id = &o.claim.id;
+            stage.write(&format!("{id}.md"), claim_markdown(o).as_bytes())?;
+            stage.write(&format!("{id}.csv"), claim_csv(o).as_bytes())?;
+            stage.write(&format!("{id}.svg"), claim_svg(o).as_bytes())?;
+        }
+        if let Some(v) = verdicts_json_listed(outcomes, &listed) {
+            stage.write(diff::VERDICTS_FILE, v.as_bytes())?;
+        }
+        stage.write(
+            "SUMMARY.md",
+            summary_markdown_listed(outcomes, &listed).as_bytes(),
+        )
+    })
 }

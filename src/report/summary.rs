@@ -55,8 +55,80 @@ pub fn claim_in_words(o: &ClaimOutcome) -> String {
     )
 }
 
+/// A claim's rows of `SUMMARY.md` without the claim cell (which links to the page):
+/// what `verdicts.json` records per claim, so that a later run of other claims into the
+/// same directory can list this one unchanged ([`super::kept`]).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SummaryRows {
+    /// The source cell of the claims table.
+    pub source: String,
+    /// The claim in plain words ([`claim_in_words`]).
+    pub words: String,
+    /// One row of the table of every verdict per result, from the prediction cell on.
+    pub verdicts: Vec<String>,
+}
+
+impl SummaryRows {
+    /// The rows of `o`.
+    pub fn of(o: &ClaimOutcome) -> Self {
+        Self {
+            source: cell(&format!(
+                "{}, {}",
+                o.claim.source.section, o.claim.source.equation
+            )),
+            words: claim_in_words(o),
+            verdicts: o
+                .results
+                .iter()
+                .map(|r| {
+                    format!(
+                        "`{}` ({} {}) | {} | {}{} | {} | {} | {} |",
+                        r.prediction_name,
+                        r.kind,
+                        r.metric,
+                        cell(&o.claim.predictions[r.prediction].source),
+                        r.variant,
+                        if r.negative_control {
+                            " (neg. control)"
+                        } else {
+                            ""
+                        },
+                        result_line(r),
+                        r.regime.summary(),
+                        verdict_cell(r)
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A claim listed in `SUMMARY.md`: judged by this run, or kept from an earlier run
+/// whose pages are still in the directory (marked with that run's profile, seed and
+/// engine).
+pub enum Listed<'a> {
+    Run(&'a ClaimOutcome),
+    Kept(&'a super::kept::Kept),
+}
+
+impl Listed<'_> {
+    fn id(&self) -> &str {
+        match self {
+            Listed::Run(o) => &o.claim.id,
+            Listed::Kept(k) => &k.id,
+        }
+    }
+}
+
 /// `reports/SUMMARY.md`: a table of claims in plain words, then one row per verdict.
 pub fn summary_markdown(outcomes: &[ClaimOutcome]) -> String {
+    let listed: Vec<Listed> = outcomes.iter().map(Listed::Run).collect();
+    summary_markdown_listed(outcomes, &listed)
+}
+
+/// `reports/SUMMARY.md` of a run of `outcomes` listing `listed` (this run's claims and
+/// those kept from earlier runs, in table order). The tally counts this run only.
+pub fn summary_markdown_listed(outcomes: &[ClaimOutcome], listed: &[Listed]) -> String {
     let mut s = String::new();
     let profile = outcomes
         .first()
@@ -77,10 +149,29 @@ pub fn summary_markdown(outcomes: &[ClaimOutcome]) -> String {
          the last recorded run is a separate question, answered by the regression baseline \
          (insta snapshots in `tests/snapshots`).\n"
     );
+    let kept: Vec<&str> = listed
+        .iter()
+        .filter(|l| matches!(l, Listed::Kept(_)))
+        .map(Listed::id)
+        .collect();
+    if !kept.is_empty() {
+        let _ = writeln!(
+            s,
+            "This run judged {} of the {} claims listed. The rows marked *kept* come from \
+             earlier runs (their profile, seed and engine are given), whose pages are still in \
+             this directory: {}. The tally below counts this run only.\n",
+            outcomes.len(),
+            listed.len(),
+            kept.iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     let _ = writeln!(s, "{}\n", Tally::of(outcomes).line());
-    s.push_str(&claims_table(outcomes, true));
+    s.push_str(&listed_claims_table(listed, true));
     let _ = writeln!(s, "\n## Every verdict\n");
-    s.push_str(&verdicts_table(outcomes, true));
+    s.push_str(&listed_verdicts_table(listed, true));
     s
 }
 
@@ -96,51 +187,59 @@ fn claim_cell(id: &str, links: bool) -> String {
 
 /// The table of claims in plain words (Markdown).
 pub fn claims_table(outcomes: &[ClaimOutcome], links: bool) -> String {
+    let listed: Vec<Listed> = outcomes.iter().map(Listed::Run).collect();
+    listed_claims_table(&listed, links)
+}
+
+/// The table of every verdict (Markdown).
+pub fn verdicts_table(outcomes: &[ClaimOutcome], links: bool) -> String {
+    let listed: Vec<Listed> = outcomes.iter().map(Listed::Run).collect();
+    listed_verdicts_table(&listed, links)
+}
+
+/// The rows of a listed claim and, for a kept one, its mark.
+fn rows_of(l: &Listed) -> (SummaryRows, Option<String>) {
+    match l {
+        Listed::Run(o) => (SummaryRows::of(o), None),
+        Listed::Kept(k) => (k.rows.clone(), Some(k.from.to_string())),
+    }
+}
+
+fn listed_claims_table(listed: &[Listed], links: bool) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "| claim | source | in plain words |");
     let _ = writeln!(s, "|---|---|---|");
-    for o in outcomes {
+    for l in listed {
+        let (rows, from) = rows_of(l);
         let _ = writeln!(
             s,
-            "| {} | {} | {} |",
-            claim_cell(&o.claim.id, links),
-            cell(&format!(
-                "{}, {}",
-                o.claim.source.section, o.claim.source.equation
-            )),
-            claim_in_words(o)
+            "| {}{} | {} | {}{} |",
+            claim_cell(l.id(), links),
+            if from.is_some() { " (kept)" } else { "" },
+            rows.source,
+            rows.words,
+            from.map(|f| format!(" — *kept from an earlier run: {f}*"))
+                .unwrap_or_default()
         );
     }
     s
 }
 
-/// The table of every verdict (Markdown).
-pub fn verdicts_table(outcomes: &[ClaimOutcome], links: bool) -> String {
+fn listed_verdicts_table(listed: &[Listed], links: bool) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
         "| claim | prediction | source | variant | measured | regime | verdict |"
     );
     let _ = writeln!(s, "|---|---|---|---|---|---|---|");
-    for o in outcomes {
-        for r in &o.results {
+    for l in listed {
+        let (rows, from) = rows_of(l);
+        for r in &rows.verdicts {
             let _ = writeln!(
                 s,
-                "| {} | `{}` ({} {}) | {} | {}{} | {} | {} | {} |",
-                claim_cell(&o.claim.id, links),
-                r.prediction_name,
-                r.kind,
-                r.metric,
-                cell(&o.claim.predictions[r.prediction].source),
-                r.variant,
-                if r.negative_control {
-                    " (neg. control)"
-                } else {
-                    ""
-                },
-                result_line(r),
-                r.regime.summary(),
-                verdict_cell(r)
+                "| {}{} | {r}",
+                claim_cell(l.id(), links),
+                if from.is_some() { " (kept)" } else { "" }
             );
         }
     }

@@ -90,7 +90,20 @@ pub fn load_claim(path: &Path) -> Result<Claim, SpecError> {
         )));
     }
     let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
-    let text = spec_text(&bytes).map_err(err)?;
+    claim_from_bytes(path, &bytes)
+}
+
+/// Validates the bytes of a claim file (`path` names it in errors and is recorded as its
+/// file): what [`load_claim`] does once the file is read. Any bytes give a claim or a
+/// [`SpecError`], never a panic (the fuzz target `fuzz/fuzz_targets/spec_load.rs`).
+pub fn claim_from_bytes(path: &Path, bytes: &[u8]) -> Result<Claim, SpecError> {
+    let file = path.display().to_string();
+    let err = |message: String| SpecError {
+        file: file.clone(),
+        field: "(file)".into(),
+        message,
+    };
+    let text = spec_text(bytes).map_err(err)?;
     let raw: RawClaim = raw::claim_from_yaml(text).map_err(|(field, message)| SpecError {
         file: file.clone(),
         field,
@@ -98,7 +111,7 @@ pub fn load_claim(path: &Path) -> Result<Claim, SpecError> {
     })?;
     let hash = {
         use sha2::{Digest, Sha256};
-        let d = Sha256::digest(&bytes);
+        let d = Sha256::digest(bytes);
         d.iter().map(|b| format!("{b:02x}")).collect::<String>()
     };
     validate(raw, path, hash)

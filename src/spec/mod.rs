@@ -17,7 +17,7 @@ mod predictions;
 pub mod raw;
 
 pub use assumption::{Assumption, Violation};
-pub use load::{load_claim, load_claims, MAX_SWEEP_POINTS};
+pub use load::{claim_from_bytes, load_claim, load_claims, MAX_SWEEP_POINTS};
 
 use crate::data::InputDist;
 use crate::systems::{ParamKind, System};

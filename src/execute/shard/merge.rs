@@ -30,16 +30,59 @@ pub fn partial_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(v)
 }
 
-/// Validates partial files against each other and against the claim specs, and
-/// assembles every claim's unit values. Errors name the files, the claim or the unit:
-/// manifests that differ, a spec whose hash is not the manifest's, a unit in the wrong
-/// shard or unknown to the plan, a unit present twice, units missing (with the shards
-/// that should have had them), a metric missing or not finite.
+/// Validates partial files against each other, against this build and against the claim
+/// specs, and assembles every claim's unit values. Errors name the files, the claim or
+/// the unit: a file computed by another engine, two files of one shard, files of
+/// shardings into different N, manifests that differ, a spec whose hash is not the
+/// manifest's, a unit in the wrong shard or unknown to the plan, a unit present twice,
+/// units missing (with the shards that should have had them), a metric missing or not
+/// finite. (Each file's checksum was checked by [`Partial::read`].)
 pub fn merge(partials: &[(PathBuf, Partial)], specs: &[Claim]) -> Result<Merged, ShardError> {
     let Some((first_file, first)) = partials.first() else {
         return Err(ShardError::Merge("no partial files to merge".into()));
     };
     let manifest = &first.manifest;
+    // Each file's integrity (checksum) was checked when it was read; here, that it was
+    // computed by this engine, and that the files are one sharding, each shard once.
+    for (f, p) in partials {
+        let m = &p.manifest;
+        if m.engine_hash != crate::build_id::ENGINE_HASH {
+            return Err(ShardError::File {
+                file: f.display().to_string(),
+                message: format!(
+                    "computed by another build: engine hash {} (commit {}), this dpclaims is \
+                     engine {} (commit {}); results are interchangeable only between builds \
+                     with the same engine hash: merge with the build that ran the shards, or \
+                     rerun this shard",
+                    short(&m.engine_hash),
+                    short(&m.git_commit),
+                    short(crate::build_id::ENGINE_HASH),
+                    short(crate::build_id::GIT_COMMIT)
+                ),
+            });
+        }
+    }
+    let mut seen: BTreeMap<usize, &Path> = BTreeMap::new();
+    for (f, p) in partials {
+        let (s, s0) = (p.manifest.shard, manifest.shard);
+        if s.count != s0.count {
+            return Err(ShardError::Merge(format!(
+                "{} is shard {s} but {} is shard {s0}: shardings into different numbers of \
+                 shards overlap (their units would be counted twice); merge the files of one \
+                 sharding",
+                f.display(),
+                first_file.display()
+            )));
+        }
+        if let Some(g) = seen.insert(s.index, f) {
+            return Err(ShardError::Merge(format!(
+                "{} and {} are both shard {s}: a duplicated shard (a copy, or one file given \
+                 twice); give each shard once",
+                f.display(),
+                g.display()
+            )));
+        }
+    }
     for (f, p) in &partials[1..] {
         if let Some((field, here, there)) = p.manifest.difference(manifest, false) {
             return Err(ShardError::Merge(format!(

@@ -16,16 +16,22 @@
 //! its own seed path (`master / claim / sweep / point / rep`), whatever else runs.
 //!
 //! **Partial file** (`shard-<I>-of-<N>.json`, [`Partial`]): a manifest (format, dpclaims
-//! version, assignment, profile, seed, shard I/N, and per claim its id, file, spec hash
-//! and unit count) and one entry per unit of the shard: its key (claim, sweep, variant,
-//! point index, replicate) and every metric the system returned, each stored as the 16
-//! hex digits of the f64's IEEE-754 bit pattern ([`Bits`]) — exact for every value,
+//! version, the build's engine hash and commit, assignment, profile, seed, shard I/N, and
+//! per claim its id, file, spec hash and unit count), one entry per unit of the shard,
+//! and a SHA-256 checksum of both (a reader also requires the exact bytes the writer
+//! produces, so any flipped bit is refused). A unit entry holds its key (claim, sweep,
+//! variant, point index, replicate) and every metric the system returned, each stored as
+//! the 16 hex digits of the f64's IEEE-754 bit pattern ([`Bits`]) — exact for every value,
 //! including NaN, infinities, −0 and subnormals, whatever the JSON parser does with
 //! decimals.
 //!
-//! **Merge** ([`merge()`]) checks that every file has the same format, version,
-//! assignment, profile, seed and claims (ids and spec hashes), that the specs given to it
-//! have those hashes, that every unit belongs to the shard its file says, and that every
+//! **Merge** ([`merge()`]) checks each file's checksum, that every file was computed by
+//! an engine with this build's engine hash ([`crate::build_id::ENGINE_HASH`]: builds with
+//! the same engine hash compute the same bits, so their partial files are
+//! interchangeable; the commit is recorded only to say which build to use), that the
+//! files are shards of one N with no shard twice, that they have the same format,
+//! version, assignment, profile, seed and claims (ids and spec hashes), that the specs
+//! given to it have those hashes, that every unit belongs to the shard its file says, and that every
 //! unit of every claim is present exactly once; it returns the values in plan order,
 //! ready for [`execute::judge`].
 //!

@@ -1,6 +1,15 @@
 //! The partial file of a shard (`shard-<I>-of-<N>.json`): its manifest (what the file
-//! was computed from, compared before any merge) and its units, every metric stored as
-//! the bit pattern of its f64 ([`Bits`]).
+//! was computed from — profile, seed, spec hashes, the build's engine hash — compared
+//! before any merge), its units, every metric stored as the bit pattern of its f64
+//! ([`Bits`]), and the SHA-256 checksum of the two.
+//!
+//! **Integrity.** `checksum` is the SHA-256 (hex) of the pretty JSON of
+//! `{"manifest": …, "units": …}`, exactly as written before it. A reader recomputes it
+//! from what it parsed, and also requires the file to be byte for byte what this
+//! format writes (the writer is deterministic): a flipped bit is either invalid JSON, a
+//! changed value (checksum), or a change the parser would forgive — a letter's case in a
+//! hex digit, whitespace — caught by the byte comparison. A truncated file is invalid
+//! JSON.
 use super::{Shard, ShardError};
 use crate::plan::{self, UnitKey};
 use crate::spec::{Claim, Profile};
@@ -10,7 +19,7 @@ use std::fmt;
 use std::path::Path;
 
 /// Version tag of the partial file format.
-pub const FORMAT: &str = "dpclaims-partial/1";
+pub const FORMAT: &str = "dpclaims-partial/2";
 /// Name of the unit-to-shard assignment (see the module docs); part of the manifest so
 /// files written under another assignment are never mixed.
 pub const ASSIGNMENT: &str = "claim-offset-round-robin/1";
@@ -59,6 +68,12 @@ pub struct ManifestClaim {
 pub struct Manifest {
     pub format: String,
     pub dpclaims_version: String,
+    /// [`crate::build_id::ENGINE_HASH`] of the build that computed the units: results of
+    /// builds with the same engine hash are interchangeable, so it must match between
+    /// files and with the merging build.
+    pub engine_hash: String,
+    /// [`crate::build_id::GIT_COMMIT`] of that build (informational: not compared).
+    pub git_commit: String,
     pub assignment: String,
     /// `quick` or `full`.
     pub profile: String,
@@ -74,6 +89,8 @@ impl Manifest {
         Self {
             format: FORMAT.into(),
             dpclaims_version: env!("CARGO_PKG_VERSION").into(),
+            engine_hash: crate::build_id::ENGINE_HASH.into(),
+            git_commit: crate::build_id::GIT_COMMIT.into(),
             assignment: ASSIGNMENT.into(),
             profile: profile.to_string(),
             seed,
@@ -119,6 +136,21 @@ impl Manifest {
                 &other.dpclaims_version,
             );
         }
+        if self.engine_hash != other.engine_hash {
+            return Some((
+                "engine hash",
+                format!(
+                    "{} (commit {})",
+                    short(&self.engine_hash),
+                    short(&self.git_commit)
+                ),
+                format!(
+                    "{} (commit {})",
+                    short(&other.engine_hash),
+                    short(&other.git_commit)
+                ),
+            ));
+        }
         if self.assignment != other.assignment {
             return d("assignment", &self.assignment, &other.assignment);
         }
@@ -155,9 +187,12 @@ impl Manifest {
     }
 }
 
-/// The first 12 hex digits of a spec hash, for messages.
+/// The first 12 hex digits of a hash, for messages.
 pub(super) fn short(hash: &str) -> &str {
-    &hash[..hash.len().min(12)]
+    // By characters: a hash read from an edited file may hold any text.
+    hash.char_indices()
+        .nth(12)
+        .map_or(hash, |(i, _)| &hash[..i])
 }
 
 /// One unit of a partial file: its key and every metric the system returned.
@@ -191,42 +226,110 @@ impl PartialUnit {
     }
 }
 
-/// A partial result file: the manifest and the units of one shard, in run order.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A partial result file: the manifest and the units of one shard, in run order (the
+/// checksum is computed when written and checked when read).
+#[derive(Clone, Debug)]
 pub struct Partial {
     pub manifest: Manifest,
     pub units: Vec<PartialUnit>,
 }
 
+/// What the checksum covers, in file order.
+#[derive(Serialize)]
+struct Body<'a> {
+    manifest: &'a Manifest,
+    units: &'a [PartialUnit],
+}
+
+/// The file: the body and its checksum.
+#[derive(Serialize)]
+struct Sealed<'a> {
+    manifest: &'a Manifest,
+    units: &'a [PartialUnit],
+    checksum: String,
+}
+
+/// The file as read.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SealedOwned {
+    manifest: Manifest,
+    units: Vec<PartialUnit>,
+    checksum: String,
+}
+
 impl Partial {
+    /// SHA-256 (hex) of the pretty JSON of the manifest and the units.
+    pub fn checksum(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let body = serde_json::to_string_pretty(&Body {
+            manifest: &self.manifest,
+            units: &self.units,
+        })
+        .expect("a partial file serialises");
+        Sha256::digest(body.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
     /// The file's JSON text (pretty, one trailing newline; same run ⇒ same bytes).
     pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).expect("a partial file serialises");
+        let mut s = serde_json::to_string_pretty(&Sealed {
+            manifest: &self.manifest,
+            units: &self.units,
+            checksum: self.checksum(),
+        })
+        .expect("a partial file serialises");
         s.push('\n');
         s
     }
 
-    /// Parses a partial file's text; `file` names it in errors.
+    /// Parses a partial file's text and checks its integrity (module docs); `file` names
+    /// it in errors.
     pub fn from_json(file: &Path, text: &str) -> Result<Self, ShardError> {
         let err = |message: String| ShardError::File {
             file: file.display().to_string(),
             message,
         };
-        let p: Partial = serde_json::from_str(text)
-            .map_err(|e| err(format!("not a dpclaims partial file: {e}")))?;
-        if p.manifest.format != FORMAT {
+        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+            err(format!(
+                "not a dpclaims partial file (truncated or corrupted?): {e}"
+            ))
+        })?;
+        // The format first: a file of another format is named as such, whatever its fields.
+        if let Some(f) = v["manifest"]["format"].as_str().filter(|f| *f != FORMAT) {
             return Err(err(format!(
-                "manifest.format: `{}`, this dpclaims reads `{FORMAT}`",
-                p.manifest.format
+                "manifest.format: `{f}`, this dpclaims reads `{FORMAT}` (rerun the shard)"
             )));
+        }
+        let s: SealedOwned = serde_json::from_value(v)
+            .map_err(|e| err(format!("not a dpclaims partial file: {e}")))?;
+        let p = Partial {
+            manifest: s.manifest,
+            units: s.units,
+        };
+        let sum = p.checksum();
+        if sum != s.checksum {
+            return Err(err(format!(
+                "checksum mismatch: the content hashes to {}, the file records {} — it was \
+                 corrupted or edited after it was written; rerun the shard",
+                short(&sum),
+                short(&s.checksum)
+            )));
+        }
+        if p.to_json() != text {
+            return Err(err(
+                "not byte for byte as dpclaims wrote it (whitespace or the case of a hex \
+                 digit changed): corrupted or edited; rerun the shard"
+                    .into(),
+            ));
         }
         p.manifest.profile().map_err(err)?;
         Shard::new(p.manifest.shard.index, p.manifest.shard.count)
             .map_err(|m| err(format!("manifest.shard: {m}")))?;
         Ok(p)
     }
-
     /// Reads and parses a partial file.
     pub fn read(file: &Path) -> Result<Self, ShardError> {
         let text = std::fs::read_to_string(file).map_err(|e| ShardError::File {

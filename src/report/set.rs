@@ -1,0 +1,305 @@
+//! A run's report set replaced atomically: a run killed at any moment (SIGKILL, power
+//! aside) leaves the directory holding the previous complete set or the new complete one,
+//! never a mix of the two.
+//!
+//! **How** (Linux). For `--out reports`, under an exclusive `flock` of the parent
+//! directory (two runs into one directory take turns):
+//! 1. a stale staging directory `.reports.dpclaims-staging` (left by a run killed before
+//!    step 5 or 6) is removed;
+//! 2. it is created again, next to `reports/` (same filesystem), and the run's files are
+//!    written into it ([`Stage`]; each fsynced);
+//! 3. every entry of `reports/` the run did not write is carried over: files hard-linked
+//!    (copied where a link is refused), directories recreated recursively, symlinks
+//!    recreated — the files other commands write (`fig2*`, `BENCH.md`, `FAULTS.md`,
+//!    `STABILITY.md`, `full/`) and the pages of claims this run did not judge survive,
+//!    unchanged and without copying their bytes;
+//! 4. the staging directory is fsynced;
+//! 5. `renameat2(staging, reports, RENAME_EXCHANGE)` swaps the two directories in one
+//!    step: before it `reports/` is the old set, after it the new one;
+//! 6. the staging name, now holding the old set, is removed.
+//!
+//! The old directory is never written to, so until step 5 it is intact; step 5 is
+//! atomic; after it the new directory is complete. A kill between 5 and 6 leaves only
+//! garbage under the staging name, which step 1 of the next run removes.
+//!
+//! **Not covered.** Another command writing into `reports/` *during* steps 3–5 (e.g.
+//! `dpclaims fig2` alongside a run) may lose its file, which lands in the old directory;
+//! run such commands one after the other. Where the swap is impossible — not Linux, a
+//! filesystem without `RENAME_EXCHANGE`, a parent directory that is not writable, or an
+//! output directory that contains the working directory (swapping it would move the
+//! shell's directory, and carry the whole tree over) — the files are written in place,
+//! each atomically (temporary file and rename) but not as a set; [`Stage::in_place`]
+//! says which.
+//!
+//! **Observing it in tests.** With `DPCLAIMS_REPORT_GATE` set, the writer prints
+//! `dpclaims-report-step: <step>` on stderr before every step above and every file, and
+//! waits for one line on stdin, so a test can kill the process at each step without
+//! timing anything. Nothing else reads the variable.
+use std::io::{BufRead as _, Write as _};
+use std::path::{Path, PathBuf};
+
+/// Where a run's files are written: the staging directory, or the output directory
+/// itself when the set cannot be swapped.
+pub struct Stage {
+    dir: PathBuf,
+    in_place: bool,
+    gate: bool,
+}
+
+impl Stage {
+    /// The directory to write the set's files into (write them with [`Stage::write`], or
+    /// under this path directly: every file found here is part of the new set).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// True when the files are written straight into the output directory (see the
+    /// module docs): each file atomic, the set not.
+    pub fn in_place(&self) -> bool {
+        self.in_place
+    }
+
+    /// Writes `name` (a file name in [`Stage::dir`]) and fsyncs it.
+    pub fn write(&self, name: &str, contents: &[u8]) -> std::io::Result<()> {
+        self.step(&format!("write {name}"));
+        let path = self.dir.join(name);
+        if self.in_place {
+            return super::write_atomic(&path, contents);
+        }
+        let mut f = std::fs::File::create(&path)?;
+        f.write_all(contents)?;
+        f.sync_all()
+    }
+
+    /// The test gate (module docs): announce `what`, wait for a line on stdin.
+    fn step(&self, what: &str) {
+        if self.gate {
+            eprintln!("dpclaims-report-step: {what}");
+            let mut line = String::new();
+            let _ = std::io::stdin().lock().read_line(&mut line);
+        }
+    }
+}
+
+/// The name of the staging directory of `dir` (a sibling).
+pub fn staging_dir(dir: &Path) -> Option<PathBuf> {
+    let name = dir.file_name()?.to_string_lossy().into_owned();
+    Some(dir.with_file_name(format!(".{name}.dpclaims-staging")))
+}
+
+/// Replaces the report set of `dir` by what `fill` writes into the [`Stage`], atomically
+/// where possible (module docs). `fill` may read the current contents of `dir`.
+pub fn replace(
+    dir: &Path,
+    fill: impl FnOnce(&Stage) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let gate = std::env::var_os("DPCLAIMS_REPORT_GATE").is_some();
+    std::fs::create_dir_all(dir)?;
+    let in_place = |gate| Stage {
+        dir: dir.to_path_buf(),
+        in_place: true,
+        gate,
+    };
+    let real = std::fs::canonicalize(dir)?;
+    let contains_cwd = std::env::current_dir()
+        .and_then(std::fs::canonicalize)
+        .is_ok_and(|cwd| cwd.starts_with(&real));
+    let (Some(parent), Some(staging)) = (real.parent(), staging_dir(&real)) else {
+        return fill(&in_place(gate));
+    };
+    if !cfg!(target_os = "linux") || contains_cwd {
+        return fill(&in_place(gate));
+    }
+    let Ok(_lock) = lock(parent) else {
+        return fill(&in_place(gate));
+    };
+    let stage = Stage {
+        dir: staging.clone(),
+        in_place: false,
+        gate,
+    };
+    stage.step("remove a stale staging directory");
+    if std::fs::symlink_metadata(&staging).is_ok() {
+        std::fs::remove_dir_all(&staging)?;
+    }
+    match std::fs::create_dir(&staging) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            return fill(&in_place(gate));
+        }
+        Err(e) => return Err(e),
+    }
+    let built = (|| {
+        std::fs::set_permissions(&staging, std::fs::metadata(&real)?.permissions())?;
+        fill(&stage)?;
+        for entry in std::fs::read_dir(&real)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            let to = staging.join(&name);
+            if std::fs::symlink_metadata(&to).is_ok() || is_leftover(&name.to_string_lossy()) {
+                continue;
+            }
+            stage.step(&format!("keep {}", name.to_string_lossy()));
+            link_tree(&entry.path(), &to)?;
+        }
+        std::fs::File::open(&staging)?.sync_all()
+    })();
+    if let Err(e) = built {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(e);
+    }
+    stage.step("exchange");
+    if let Err(e) = exchange(&staging, &real) {
+        // No RENAME_EXCHANGE here: move the new files in one by one (each atomic).
+        if !matches!(
+            e.raw_os_error(),
+            Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP)
+        ) {
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(e);
+        }
+        for entry in std::fs::read_dir(&staging)? {
+            let entry = entry?;
+            let to = real.join(entry.file_name());
+            if entry.file_type()?.is_file() && !to.is_dir() {
+                std::fs::rename(entry.path(), to)?;
+            }
+        }
+    }
+    std::fs::File::open(parent)?.sync_all()?;
+    stage.step("remove the old set");
+    std::fs::remove_dir_all(&staging)?;
+    stage.step("done");
+    Ok(())
+}
+
+/// Debris of an interrupted write that must not be carried over: the temporary files
+/// of [`super::write_atomic`] (`.<name>.tmp-<pid>`) and the write probes of
+/// [`super::prepare_output_dir`].
+fn is_leftover(name: &str) -> bool {
+    name.starts_with('.') && (name.contains(".tmp-") || name.starts_with(".dpclaims-write-probe-"))
+}
+
+/// An exclusive `flock` of directory `dir`, released when the file is dropped.
+fn lock(dir: &Path) -> std::io::Result<std::fs::File> {
+    let f = std::fs::File::open(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::io::AsRawFd as _;
+        // SAFETY: flock on a file descriptor this function owns.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(f)
+}
+
+/// Swaps two directories in one step: `renameat2(a, b, RENAME_EXCHANGE)` (Linux ≥ 3.15;
+/// ext4, xfs, btrfs, tmpfs, overlayfs...).
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt as _;
+    let c = |p: &Path| {
+        CString::new(p.as_os_str().as_bytes())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+    };
+    let (a, b) = (c(a)?, c(b)?);
+    // SAFETY: two NUL-terminated paths that outlive the call; the raw syscall avoids
+    // depending on the libc version exporting the wrapper.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn exchange(_: &Path, _: &Path) -> std::io::Result<()> {
+    Err(std::io::Error::from_raw_os_error(libc::ENOSYS))
+}
+
+/// Recreates `from` at `to`: a file hard-linked (copied if the link is refused), a
+/// directory recursively, a symlink as a symlink.
+fn link_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    let m = std::fs::symlink_metadata(from)?;
+    let t = m.file_type();
+    if t.is_symlink() {
+        #[cfg(unix)]
+        return std::os::unix::fs::symlink(std::fs::read_link(from)?, to);
+    }
+    if t.is_dir() {
+        std::fs::create_dir(to)?;
+        std::fs::set_permissions(to, m.permissions())?;
+        for e in std::fs::read_dir(from)? {
+            let e = e?;
+            link_tree(&e.path(), &to.join(e.file_name()))?;
+        }
+        return Ok(());
+    }
+    if t.is_file() {
+        return std::fs::hard_link(from, to).or_else(|_| std::fs::copy(from, to).map(|_| ()));
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!(
+            "{}: neither a file, a directory nor a symlink: cannot carry it into the new report set",
+            from.display()
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_set_replaces_the_old_one_and_other_files_survive() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("reports");
+        std::fs::create_dir_all(dir.join("full")).unwrap();
+        std::fs::write(dir.join("a.md"), "old a").unwrap();
+        std::fs::write(dir.join("BENCH.md"), "bench").unwrap();
+        std::fs::write(dir.join("full/x.md"), "x").unwrap();
+        std::fs::write(dir.join(".a.md.tmp-123"), "debris").unwrap();
+        std::fs::create_dir(staging_dir(&dir).unwrap()).unwrap();
+        replace(&dir, |s| {
+            assert!(!s.in_place());
+            s.write("a.md", b"new a")
+        })
+        .unwrap();
+        assert_eq!(std::fs::read_to_string(dir.join("a.md")).unwrap(), "new a");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("BENCH.md")).unwrap(),
+            "bench"
+        );
+        assert_eq!(std::fs::read_to_string(dir.join("full/x.md")).unwrap(), "x");
+        assert!(!dir.join(".a.md.tmp-123").exists());
+        assert!(!staging_dir(&dir).unwrap().exists());
+    }
+
+    #[test]
+    fn a_failing_writer_leaves_the_old_set() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("reports");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.md"), "old a").unwrap();
+        let e = replace(&dir, |s| {
+            s.write("a.md", b"new a")?;
+            Err(std::io::Error::other("boom"))
+        });
+        assert!(e.is_err());
+        assert_eq!(std::fs::read_to_string(dir.join("a.md")).unwrap(), "old a");
+        assert!(!staging_dir(&dir).unwrap().exists());
+    }
+}
