@@ -2,6 +2,7 @@
 mod architecture;
 mod audit;
 mod bad_inputs;
+mod cache;
 mod ci;
 mod claims;
 mod core;
