@@ -6,7 +6,8 @@
 //! seed derivation of [`crate::rng`] does):
 //!
 //! ```text
-//! "dpclaims/cache/v1", build (the engine hash), recipe identity, profile, system name,
+//! "dpclaims/cache/v1", build (the engine hash), machine (the kernels that round),
+//! recipe identity, profile, system name,
 //! parameters (name, f64 bits)*, options (name, value)*, data (input, target and its
 //! coefficients' bits, label noise bits), metrics requested*, seed path (master, labels*)
 //! ```
@@ -68,6 +69,8 @@ impl KeyHasher {
 pub struct KeyContext<'a> {
     /// The engine hash of the build ([`crate::build_id::ENGINE_HASH`]).
     pub build: &'a str,
+    /// The kernels whose rounding reaches the bits ([`super::machine_identity`]).
+    pub machine: &'a str,
     /// The identity of the [`crate::train::Recipe`] (`paper` for the papers' formulas).
     pub recipe: &'a str,
     pub profile: Profile,
@@ -80,6 +83,7 @@ pub fn key(ctx: &KeyContext<'_>, input: &UnitInput<'_>) -> CacheKey {
     let mut h = KeyHasher(Sha256::new());
     h.str(KEY_TAG);
     h.str(ctx.build);
+    h.str(ctx.machine);
     h.str(ctx.recipe);
     h.str(&ctx.profile.to_string());
     h.str(ctx.system);

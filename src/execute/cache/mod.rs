@@ -69,6 +69,7 @@ pub struct CacheCounts {
 pub struct ResultCache {
     dir: PathBuf,
     build: String,
+    machine: String,
     hits: AtomicUsize,
     misses: AtomicUsize,
     corrupt: AtomicUsize,
@@ -120,6 +121,7 @@ impl ResultCache {
         Ok(Self {
             dir: dir.to_path_buf(),
             build: build.to_string(),
+            machine: machine_identity(),
             hits: AtomicUsize::new(0),
             misses: AtomicUsize::new(0),
             corrupt: AtomicUsize::new(0),
@@ -189,6 +191,36 @@ impl ResultCache {
             store_errors: self.store_errors.load(Ordering::Relaxed),
         }
     }
+}
+
+/// What, besides the build, decides the bits of a unit on this machine: the kernels
+/// that round differently from one CPU to another (faer's instruction set, OpenBLAS's
+/// kernel set, the C library's `libm`, README "Determinism"). Part of every key, so a
+/// cache shared between machines (a CI cache restored on another runner) serves only
+/// values this machine would have computed bit for bit.
+pub fn machine_identity() -> String {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    let libc_version = {
+        // SAFETY: glibc returns a pointer to a static NUL-terminated string.
+        let p = unsafe { libc::gnu_get_libc_version() };
+        if p.is_null() {
+            "unknown".to_string()
+        } else {
+            unsafe { std::ffi::CStr::from_ptr(p) }
+                .to_string_lossy()
+                .into_owned()
+        }
+    };
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let libc_version = "unknown".to_string();
+    format!(
+        "{} {}; faer {}; openblas {}; glibc {}",
+        std::env::consts::ARCH,
+        std::env::consts::OS,
+        crate::linalg::faer_simd_level(),
+        crate::perf::blas_core().unwrap_or_else(|| "unknown".into()),
+        libc_version
+    )
 }
 
 /// The name of the folder of the entries of the build whose engine hash is `build`.
@@ -295,8 +327,19 @@ pub(crate) fn context<'a>(
 ) -> KeyContext<'a> {
     KeyContext {
         build: &cache.build,
+        machine: &cache.machine,
         recipe: recipe_id,
         profile,
         system,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_machine_identity_names_the_kernels_and_is_stable() {
+        let m = super::machine_identity();
+        assert!(m.contains("faer ") && m.contains("openblas "), "{m}");
+        assert_eq!(m, super::machine_identity());
     }
 }
