@@ -435,3 +435,47 @@ fn cache_stats_and_prune_report_and_remove_what_this_build_cannot_use() {
     assert!(entries(&d.join("c")).is_empty());
     assert!(this_build.parent().unwrap().join("CACHEDIR.TAG").is_file());
 }
+
+#[test]
+fn two_processes_filling_one_cache_together_write_the_same_reports() {
+    let w = tempfile::tempdir().unwrap();
+    let d = w.path();
+    let claim = claim_in(d, str::to_string);
+    let n = units(&claim);
+    let children: Vec<_> = ["one", "two"]
+        .iter()
+        .map(|out| {
+            Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+                .current_dir(d)
+                .args([
+                    "run",
+                    "claims",
+                    "--no-baseline",
+                    "--cache",
+                    "shared",
+                    "--out",
+                    out,
+                ])
+                .env_remove("DPCLAIMS_CACHE")
+                .env_remove("DPCLAIMS_NO_CACHE")
+                .env_remove("GITHUB_ACTIONS")
+                .env_remove("GITHUB_STEP_SUMMARY")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("damaged"), "{}", stderr(&o));
+    }
+    assert!(tree(&d.join("one")) == tree(&d.join("two")));
+    let after = dpclaims(d, &["run", "claims", "--no-reports", "--cache", "shared"]);
+    assert!(
+        stderr(&after).contains(&format!("{n} of {n} units read, 0 computed")),
+        "{}",
+        stderr(&after)
+    );
+}
