@@ -20,7 +20,11 @@ pub struct CacheArgs {
     )]
     pub cache_dir: PathBuf,
     /// Compute every unit: neither read nor write the result cache.
-    #[arg(long, env = "DPCLAIMS_NO_CACHE")]
+    #[arg(
+        long,
+        env = "DPCLAIMS_NO_CACHE",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
     pub no_cache: bool,
 }
 
