@@ -78,6 +78,7 @@ fn run_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_dpclaims"));
     c.current_dir(dir)
         .args(args)
+        .env("DPCLAIMS_NO_CACHE", "1")
         .env_remove("GITHUB_ACTIONS")
         .env_remove("GITHUB_STEP_SUMMARY");
     for (k, v) in env {

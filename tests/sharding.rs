@@ -173,6 +173,8 @@ fn three_shard_processes_merge_into_the_unsharded_reports_byte_for_byte() {
     let children: Vec<std::process::Child> = (0..3)
         .map(|i| {
             Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+                // Never the user's result cache (tests/cache.rs tests the cache).
+                .env("DPCLAIMS_NO_CACHE", "1")
                 .current_dir(dir)
                 .args([
                     "run",
@@ -572,6 +574,7 @@ fn the_slurm_script_runs_end_to_end_against_a_stand_in_sbatch() {
         .current_dir(dir)
         .env("PATH", path)
         .env("DPCLAIMS", env!("CARGO_BIN_EXE_dpclaims"))
+        .env("DPCLAIMS_NO_CACHE", "1")
         .env_remove("SLURM_ARRAY_TASK_ID")
         .output()
         .unwrap();

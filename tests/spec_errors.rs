@@ -39,6 +39,8 @@ fn run_spec(dir: &Path, text: &str) -> (i32, String, String) {
     let f = dir.join("spec.yaml");
     std::fs::write(&f, text).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+        // Never the user's result cache (tests/cache.rs tests the cache).
+        .env("DPCLAIMS_NO_CACHE", "1")
         .args(["run", "--no-reports"])
         .arg(&f)
         .output()
@@ -237,6 +239,8 @@ fn malformed_specs_exit_2_naming_file_field_and_problem() {
 #[test]
 fn a_missing_file_is_a_clear_error() {
     let out = Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+        // Never the user's result cache (tests/cache.rs tests the cache).
+        .env("DPCLAIMS_NO_CACHE", "1")
         .args(["run", "--no-reports", "no/such/claim.yaml"])
         .output()
         .unwrap();
@@ -250,6 +254,8 @@ fn reports_are_byte_identical_across_runs_and_thread_counts() {
     let run = |threads: &str| {
         let dir = tempfile::tempdir().unwrap();
         let out = Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+            // Never the user's result cache (tests/cache.rs tests the cache).
+            .env("DPCLAIMS_NO_CACHE", "1")
             .args([
                 "run",
                 "claims/rank-one-gradient-step.yaml",
@@ -289,6 +295,8 @@ fn reports_are_byte_identical_across_runs_and_thread_counts() {
 #[test]
 fn run_json_is_one_document_in_the_documented_shape() {
     let out = Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+        // Never the user's result cache (tests/cache.rs tests the cache).
+        .env("DPCLAIMS_NO_CACHE", "1")
         .args([
             "run",
             "claims/sigma-a-calibration.yaml",

@@ -3,6 +3,7 @@ mod architecture;
 mod audit;
 mod audit_estimators;
 mod bad_inputs;
+mod cache;
 mod ci;
 mod claims;
 mod core;

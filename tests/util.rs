@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// Runs the built `dpclaims` binary with `args`.
 pub fn dpclaims(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+        // Never the user's result cache (tests/cache.rs tests the cache).
+        .env("DPCLAIMS_NO_CACHE", "1")
         .args(args)
         .output()
         .expect("run dpclaims")
@@ -29,6 +31,8 @@ pub fn ok_json(out: &Output) -> serde_json::Value {
 /// Runs the built `dpclaims` binary with `args` in the directory `dir`.
 pub fn dpclaims_in(dir: &std::path::Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+        // Never the user's result cache (tests/cache.rs tests the cache).
+        .env("DPCLAIMS_NO_CACHE", "1")
         .current_dir(dir)
         .args(args)
         .output()

@@ -45,6 +45,10 @@ pub struct FaultsArgs {
     /// matrix, several times slower).
     #[arg(long)]
     pub all: bool,
+    /// The fault-free baseline's units are cached under the papers' recipe (the same
+    /// entries as `run`'s), each fault's under the fault's name.
+    #[command(flatten)]
+    pub cache: super::cache::CacheArgs,
 }
 
 /// Exit status: 0 when every fault run is detected, 1 when one is not, 2 on bad input
@@ -171,7 +175,9 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
         }),
     }
     };
-    let m = matrix::run_matrix(&claims, &faults, &cfg, &progress)?;
+    let m = a
+        .cache
+        .with(|| matrix::run_matrix(&claims, &faults, &cfg, &progress))?;
     bar.finish_and_clear();
     if !a.no_report {
         let path = a.out.join("FAULTS.md");

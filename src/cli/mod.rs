@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod audit_null;
+mod cache;
 mod completions;
 mod conclude;
 mod demo;
@@ -76,6 +77,9 @@ enum Command {
     /// exit status 3.
     #[command(name = "internal-panic", hide = true)]
     InternalPanic,
+    /// The result cache of unit results: `stats` (entries and size per build), `prune`
+    /// (remove what this build cannot use).
+    Cache(cache::CacheCmdArgs),
     /// Print a shell completion script (bash, zsh, fish).
     Completions(completions::CompletionsArgs),
     /// Print the man page dpclaims(1), or write every command's page with --out DIR.
@@ -111,6 +115,7 @@ pub fn main() -> ExitCode {
         Command::Faults(a) => faults::run(a),
         Command::InternalPanic => panic!("deliberate panic (internal-panic)\nsecond line"),
         Command::Diff(a) => diff::run(a),
+        Command::Cache(a) => cache::run(a),
         Command::Completions(a) => completions::completions(a),
         Command::Man(a) => completions::man(a),
     };

@@ -50,6 +50,8 @@ pub struct RunArgs {
     pub budget: BudgetArgs,
     #[command(flatten)]
     pub ci: CiArgs,
+    #[command(flatten)]
+    pub cache: super::cache::CacheArgs,
 }
 
 pub(super) fn default_paths(p: &[PathBuf]) -> Vec<PathBuf> {
@@ -69,6 +71,10 @@ pub fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
+    a.cache.with(|| run_claims(a))
+}
+
+fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let claims = spec::load_claims(&default_paths(&a.paths))?;
     if let (Some(shard), Some(dir)) = (a.shard, &a.partial_out) {
         a.budget

@@ -28,9 +28,16 @@ pub struct StabilityArgs {
     pub out: PathBuf,
     #[command(flatten)]
     pub budget: super::conclude::BudgetArgs,
+    /// Each seed's units are cached under their own keys (the seed is in the key).
+    #[command(flatten)]
+    pub cache: super::cache::CacheArgs,
 }
 
 pub fn run(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
+    a.cache.with(|| run_seeds(a))
+}
+
+fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
     if a.seeds == 0 {
         anyhow::bail!("--seeds must be at least 1");
     }

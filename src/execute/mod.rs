@@ -7,6 +7,10 @@
 //! Every entry point takes the [`Recipe`] of the run (the formulas of the core: the
 //! papers' with [`Recipe::PAPER`]) and hands it to the systems in [`UnitInput::recipe`];
 //! execution does not look into it.
+//!
+//! A caller may cache unit results ([`cache`]): a unit whose key is found is not run, its
+//! values are the stored bits; every other unit runs and is stored.
+pub mod cache;
 pub mod shard;
 
 use crate::judge::{ClaimOutcome, PointRecord};
@@ -71,6 +75,7 @@ fn run_timed(
     tick: &(dyn Fn() + Sync),
 ) -> Result<Vec<(UnitValue, f64)>, RunError> {
     crate::linalg::pin_blas_threads();
+    let cached = cache::active();
     let planned: Vec<Planned> = plan(claim, profile, seed)?
         .into_iter()
         .enumerate()
@@ -100,7 +105,21 @@ fn run_timed(
                 ),
                 message,
             };
-            let metrics = claim.system.run(&input).map_err(|e| err(e.to_string()))?;
+            let key = cached.as_ref().map(|(c, recipe_id)| {
+                let ctx = cache::context(c, recipe_id, profile, claim.system.name());
+                cache::entry::key(&ctx, &input)
+            });
+            // Stored only after the checks below, so an entry has every metric the
+            // unit's key asks for, each finite (and the checks run again on a hit).
+            let hit = cached
+                .as_ref()
+                .zip(key.as_ref())
+                .and_then(|((c, _), k)| c.lookup(k));
+            let computed = hit.is_none();
+            let metrics = match hit {
+                Some(m) => m,
+                None => claim.system.run(&input).map_err(|e| err(e.to_string()))?,
+            };
             for m in &u.metrics {
                 match metrics.get(m) {
                     None => return Err(err(format!("system did not produce metric `{m}`"))),
@@ -109,6 +128,9 @@ fn run_timed(
                     }
                     _ => {}
                 }
+            }
+            if let (true, Some((c, _)), Some(k)) = (computed, &cached, &key) {
+                c.store(k, &metrics);
             }
             tick();
             Ok(((u.key.clone(), metrics), start.elapsed().as_secs_f64()))

@@ -1799,6 +1799,8 @@ fn run_case(c: &Case, base: &Path) -> (Outcome, Option<i32>) {
         Input::Prepared(f) => f(d),
     };
     let mut child = Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+        // Never the user's result cache (tests/cache.rs tests the cache).
+        .env("DPCLAIMS_NO_CACHE", "1")
         .args(&argv)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("RAYON_NUM_THREADS", "1")

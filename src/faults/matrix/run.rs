@@ -101,7 +101,10 @@ fn run_audits(
         .collect()
 }
 
-/// One claim on the core of `f`.
+/// One claim on the core of `f`. Under a result cache ([`execute::cache`]) the units of
+/// a faulty core are keyed by the fault's name, so they are never served to a run of the
+/// papers' recipe (nor to another fault's); the fault-free run shares `paper` entries
+/// with `dpclaims run`.
 fn run_claim(
     claim: &Claim,
     f: Fault,
@@ -109,7 +112,12 @@ fn run_claim(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<ClaimOutcome, RunError> {
     let tick = || progress(Progress::Tick);
-    execute::run_claim(claim, cfg.profile, cfg.seed, &f.recipe(), &tick)
+    let run = || execute::run_claim(claim, cfg.profile, cfg.seed, &f.recipe(), &tick);
+    if f.is_none() {
+        execute::cache::as_recipe("paper", run)
+    } else {
+        execute::cache::as_recipe(&format!("fault/{}", f.name()), run)
+    }
 }
 
 /// The fault-free outcomes of the suite and audits (what each row is compared with).

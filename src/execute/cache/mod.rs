@@ -1,0 +1,345 @@
+//! The result cache: each unit's metric values stored under a content key (the unit as
+//! the system sees it, the profile, the recipe's identity and the build's engine hash,
+//! [`entry`]), so that a re-run computes only what changed.
+//!
+//! Layout of a cache directory (default `.dpclaims-cache` in the working directory):
+//!
+//! ```text
+//! <dir>/CACHEDIR.TAG, .gitignore            (backup tools and git skip the folder)
+//! <dir>/<build: 16 hex digits of the engine hash>/<2 hex>/<key: 64 hex>   (one entry)
+//! ```
+//!
+//! Rules:
+//! * A value is served only from an entry whose checksum, format and key check out
+//!   ([`entry::decode`]); anything else is a miss: the unit is recomputed and the entry
+//!   overwritten. A cache never makes a run fail: an entry that cannot be written is
+//!   counted and skipped.
+//! * Entries are written to a temporary file in the same folder and renamed into place,
+//!   so a reader (another thread, or another process sharing the directory) sees a whole
+//!   entry or none. A crash mid-write leaves a temporary file (removed by `prune`) or, on
+//!   a file system that reorders writes, an entry whose checksum fails (a miss); that is
+//!   why entries are not `fsync`ed.
+//! * The library runs uncached unless the caller opts in with [`with_cache`] on its own
+//!   thread (the CLI does; tests and other library callers run uncached). A scope is
+//!   thread-local, not a parameter, so that every runner entry point reaches it (local
+//!   runs, shards, several seeds, a matrix of recipes) without a parameter on each. A
+//!   scope names its recipe ([`with_cache`], [`as_recipe`]): values computed with one
+//!   recipe are never served to a run of another.
+pub mod entry;
+pub mod maintain;
+
+use entry::{CacheKey, KeyContext};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// The default cache directory, relative to the working directory.
+pub const DEFAULT_DIR: &str = ".dpclaims-cache";
+
+/// Characters of the engine hash that name a build's folder.
+const BUILD_DIR_LEN: usize = 16;
+
+/// A cache directory that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    #[error("cache directory {dir}: {message}")]
+    Dir { dir: String, message: String },
+}
+
+/// What a cache did during a run (counts since it was opened).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CacheCounts {
+    /// Units served from an entry.
+    pub hits: usize,
+    /// Units computed (no entry, or an entry that failed its checks).
+    pub misses: usize,
+    /// Of the misses, entries that existed but failed their checksum, format or key.
+    pub corrupt: usize,
+    /// Entries written.
+    pub stored: usize,
+    /// Entries that could not be written (the run went on).
+    pub store_errors: usize,
+}
+
+/// A cache directory for one build.
+#[derive(Debug)]
+pub struct ResultCache {
+    dir: PathBuf,
+    build: String,
+    machine: String,
+    hits: AtomicUsize,
+    misses: AtomicUsize,
+    corrupt: AtomicUsize,
+    stored: AtomicUsize,
+    store_errors: AtomicUsize,
+}
+
+/// Distinguishes the temporary files of one process's threads.
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl ResultCache {
+    /// The cache in `dir` for this build ([`crate::build_id::ENGINE_HASH`]), created if
+    /// missing.
+    pub fn open(dir: &Path) -> Result<Self, CacheError> {
+        Self::with_build(dir, crate::build_id::ENGINE_HASH)
+    }
+
+    /// The cache in `dir` for the build whose engine hash is `build` (tests use this to
+    /// stand for another build).
+    pub fn with_build(dir: &Path, build: &str) -> Result<Self, CacheError> {
+        let err = |e: std::io::Error| CacheError::Dir {
+            dir: dir.display().to_string(),
+            message: e.to_string(),
+        };
+        if build.is_empty()
+            || !build
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        {
+            return Err(CacheError::Dir {
+                dir: dir.display().to_string(),
+                message: format!("build identity `{build}` is not alphanumeric"),
+            });
+        }
+        std::fs::create_dir_all(dir).map_err(err)?;
+        for (name, text) in [
+            (
+                "CACHEDIR.TAG",
+                "Signature: 8a477f597d28d172789f06886806bc55\n\
+                 # This file is a cache directory tag created by dpclaims (result cache).\n",
+            ),
+            (".gitignore", "# dpclaims result cache\n*\n"),
+        ] {
+            let p = dir.join(name);
+            if !p.exists() {
+                write_atomic(&p, text.as_bytes()).map_err(err)?;
+            }
+        }
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            build: build.to_string(),
+            machine: machine_identity(),
+            hits: AtomicUsize::new(0),
+            misses: AtomicUsize::new(0),
+            corrupt: AtomicUsize::new(0),
+            stored: AtomicUsize::new(0),
+            store_errors: AtomicUsize::new(0),
+        })
+    }
+
+    /// The cache directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The engine hash this cache serves.
+    pub fn build(&self) -> &str {
+        &self.build
+    }
+
+    /// The folder of this build's entries.
+    fn build_dir(&self) -> PathBuf {
+        self.dir.join(build_dir_name(&self.build))
+    }
+
+    fn path(&self, key: &CacheKey) -> PathBuf {
+        self.build_dir().join(&key.0[..2]).join(&key.0)
+    }
+
+    /// The values stored under `key`, or `None` (counted as a miss; an entry that fails
+    /// its checks also as corrupt).
+    pub fn lookup(&self, key: &CacheKey) -> Option<BTreeMap<String, f64>> {
+        let found = match std::fs::read(self.path(key)) {
+            Ok(bytes) => {
+                let v = entry::decode(key, &bytes);
+                if v.is_none() {
+                    self.corrupt.fetch_add(1, Ordering::Relaxed);
+                }
+                v
+            }
+            Err(_) => None,
+        };
+        match found {
+            Some(_) => self.hits.fetch_add(1, Ordering::Relaxed),
+            None => self.misses.fetch_add(1, Ordering::Relaxed),
+        };
+        found
+    }
+
+    /// Stores `metrics` under `key` (atomically; a failure is counted, never an error).
+    pub fn store(&self, key: &CacheKey, metrics: &BTreeMap<String, f64>) {
+        let Some(bytes) = entry::encode(key, metrics) else {
+            self.store_errors.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        match write_atomic(&self.path(key), &bytes) {
+            Ok(()) => self.stored.fetch_add(1, Ordering::Relaxed),
+            Err(_) => self.store_errors.fetch_add(1, Ordering::Relaxed),
+        };
+    }
+
+    /// What this cache did since it was opened.
+    pub fn counts(&self) -> CacheCounts {
+        CacheCounts {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            corrupt: self.corrupt.load(Ordering::Relaxed),
+            stored: self.stored.load(Ordering::Relaxed),
+            store_errors: self.store_errors.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// What, besides the build, decides the bits of a unit on this machine: the kernels
+/// that round differently from one CPU to another (faer's instruction set, OpenBLAS's
+/// kernel set, the C library's `libm`, README "Determinism"). Part of every key, so a
+/// cache shared between machines (a CI cache restored on another runner) serves only
+/// values this machine would have computed bit for bit.
+pub fn machine_identity() -> String {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    let libc_version = {
+        // SAFETY: glibc returns a pointer to a static NUL-terminated string.
+        let p = unsafe { libc::gnu_get_libc_version() };
+        if p.is_null() {
+            "unknown".to_string()
+        } else {
+            unsafe { std::ffi::CStr::from_ptr(p) }
+                .to_string_lossy()
+                .into_owned()
+        }
+    };
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let libc_version = "unknown".to_string();
+    format!(
+        "{} {}; faer {}; openblas {}; glibc {}",
+        std::env::consts::ARCH,
+        std::env::consts::OS,
+        crate::linalg::faer_simd_level(),
+        crate::perf::blas_core().unwrap_or_else(|| "unknown".into()),
+        libc_version
+    )
+}
+
+/// The name of the folder of the entries of the build whose engine hash is `build`.
+pub(crate) fn build_dir_name(build: &str) -> &str {
+    &build[..build.len().min(BUILD_DIR_LEN)]
+}
+
+/// Writes `bytes` to a temporary file next to `path` and renames it into place.
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(
+        ".{name}.tmp-{}-{}",
+        std::process::id(),
+        TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let written = std::fs::File::create(&tmp).and_then(|mut f| f.write_all(bytes));
+    written
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+}
+
+/// A cache and the identity of the recipe the runs in it use.
+#[derive(Clone, Debug)]
+struct Scope {
+    cache: Arc<ResultCache>,
+    /// The recipe's identity in keys (`paper` for [`crate::train::Recipe::PAPER`]).
+    recipe_id: String,
+}
+
+thread_local! {
+    static SCOPE: RefCell<Option<Scope>> = const { RefCell::new(None) };
+}
+
+/// Restores the previous scope when a scope function returns or unwinds.
+struct Restore(Option<Scope>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let previous = self.0.take();
+        SCOPE.with(|s| *s.borrow_mut() = previous);
+    }
+}
+
+fn scoped<R>(scope: Option<Scope>, f: impl FnOnce() -> R) -> R {
+    let _restore = Restore(SCOPE.with(|s| std::mem::replace(&mut *s.borrow_mut(), scope)));
+    f()
+}
+
+/// Runs `f` with the runner's units on this thread cached in `cache` (module docs),
+/// their recipe named `recipe_id` in the keys: `"paper"` for [`crate::train::Recipe::PAPER`].
+///
+/// The recipe is named, not read from the [`crate::train::Recipe`] value: its formulas are function
+/// pointers, whose addresses are neither stable across processes nor unique within one
+/// (each codegen unit may hold its own copy). So the contract is the caller's: every run
+/// of another recipe inside `f` is wrapped in [`as_recipe`] with a name of its own, or
+/// in [`uncached`].
+pub fn with_cache<R>(cache: &Arc<ResultCache>, recipe_id: &str, f: impl FnOnce() -> R) -> R {
+    scoped(
+        Some(Scope {
+            cache: cache.clone(),
+            recipe_id: recipe_id.to_string(),
+        }),
+        f,
+    )
+}
+
+/// Runs `f` with the cache of this thread's scope (if any) keyed for the recipe named
+/// `recipe_id`: what a caller running another recipe than its scope's must use.
+pub fn as_recipe<R>(recipe_id: &str, f: impl FnOnce() -> R) -> R {
+    let scope = SCOPE.with(|s| s.borrow().clone()).map(|s| Scope {
+        recipe_id: recipe_id.to_string(),
+        ..s
+    });
+    scoped(scope, f)
+}
+
+/// Runs `f` without a cache on this thread.
+pub fn uncached<R>(f: impl FnOnce() -> R) -> R {
+    scoped(None, f)
+}
+
+/// The cache a run on this thread uses, with the name of its recipe.
+pub(crate) fn active() -> Option<(Arc<ResultCache>, String)> {
+    SCOPE.with(|s| {
+        s.borrow()
+            .as_ref()
+            .map(|s| (s.cache.clone(), s.recipe_id.clone()))
+    })
+}
+
+/// Key context of a unit in a scope.
+pub(crate) fn context<'a>(
+    cache: &'a ResultCache,
+    recipe_id: &'a str,
+    profile: crate::spec::Profile,
+    system: &'a str,
+) -> KeyContext<'a> {
+    KeyContext {
+        build: &cache.build,
+        machine: &cache.machine,
+        recipe: recipe_id,
+        profile,
+        system,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_machine_identity_names_the_kernels_and_is_stable() {
+        let m = super::machine_identity();
+        assert!(m.contains("faer ") && m.contains("openblas "), "{m}");
+        assert_eq!(m, super::machine_identity());
+    }
+}
