@@ -77,6 +77,10 @@ fn run_timed(
         .filter(|(i, u)| keep(*i, &u.key))
         .map(|(_, u)| u)
         .collect();
+    claim.system.prepare().map_err(|e| RunError::Claim {
+        claim: claim.id.clone(),
+        message: e.to_string(),
+    })?;
     let results: Vec<Result<(UnitValue, f64), RunError>> = planned
         .par_iter()
         .map(|u| {
@@ -87,6 +91,7 @@ fn run_timed(
                 options: &variant.options,
                 data: &variant.data,
                 metrics: &u.metrics,
+                variant: &variant.name,
                 seeds: u.seeds.clone(),
                 recipe,
             };
@@ -114,6 +119,7 @@ fn run_timed(
             Ok(((u.key.clone(), metrics), start.elapsed().as_secs_f64()))
         })
         .collect();
+    claim.system.release();
     results.into_iter().collect()
 }
 
