@@ -197,6 +197,12 @@ pub trait System: Sync + Send + std::fmt::Debug {
     }
     /// Called when a claim's units have run (an external core's workers are stopped).
     fn release(&self) {}
+    /// What else makes a variant run differently besides its options, data and
+    /// variables (an external variant's own command): variants with different tags are
+    /// never identical.
+    fn variant_tag(&self, _variant: &str) -> String {
+        String::new()
+    }
 }
 
 /// Every registered system.

@@ -315,6 +315,10 @@ impl System for ExternalSystem {
         Ok(())
     }
 
+    fn variant_tag(&self, variant: &str) -> String {
+        self.pool(variant).command.display()
+    }
+
     fn release(&self) {
         for p in &self.pools {
             p.release();
