@@ -344,3 +344,35 @@ fn the_audit_runs_through_the_protocol() {
     let again = dpclaims_in(dir.path(), &args);
     assert_eq!(o.stdout, again.stdout, "same seed, same audit");
 }
+
+/// The fenced block of `lang` in docs/external-protocol.md that contains `marker`.
+fn doc_block(lang: &str, marker: &str) -> String {
+    let doc = std::fs::read_to_string("docs/external-protocol.md").unwrap();
+    doc.split(&format!("```{lang}\n"))
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap().to_string())
+        .find(|b| b.contains(marker))
+        .unwrap_or_else(|| panic!("a ```{lang} block with `{marker}` in the protocol doc"))
+}
+
+#[test]
+fn the_documented_minimal_core_and_claim_work_as_documented() {
+    let core = doc_block("python", "PROTOCOL");
+    assert!(
+        core.lines().count() <= 32,
+        "the minimal example stays about 30 lines"
+    );
+    let spec = doc_block("yaml", "system: external");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("core.py"), core).unwrap();
+    std::fs::write(dir.path().join("claim.yaml"), spec).unwrap();
+    let o = run(dir.path(), &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let text = v.to_string();
+    assert!(text.contains("\"holds\""), "{text}");
+    assert!(
+        text.contains("\"caught\":true") || text.contains("refuted"),
+        "{text}"
+    );
+}
