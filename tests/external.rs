@@ -204,6 +204,16 @@ fn a_non_finite_metric_and_an_error_answer_are_exit_2() {
         "{}",
         stderr(&o)
     );
+    // Lying: the handshake promises `m`, the answers never carry it.
+    let liar = r#"    print(json.dumps({"metrics": {"other": 1.0}}), flush=True)"#;
+    let dir = setup(&python_core(r#"["m"]"#, liar), "");
+    let o = run(dir.path(), &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("the answer has no metric `m` (it gave: other)"),
+        "{}",
+        stderr(&o)
+    );
     let err = r#"    print(json.dumps({"error": "p must exceed n"}), flush=True)"#;
     let dir = setup(&python_core(r#"["m"]"#, err), "");
     let o = run(dir.path(), &[]);

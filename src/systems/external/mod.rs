@@ -6,8 +6,9 @@
 //! are the spec's `external.metrics`, its parameters whatever the spec defines (every
 //! variable of a sweep point is sent), its options free-form strings. One
 //! [`ExternalSystem`] is therefore built per claim when the spec is loaded (and kept for
-//! the life of the process), and it is not in [`super::all`]: the fault matrix injects
-//! faults into this project's core, which an external core does not run.
+//! the life of the process), and it is not in [`super::all`]: the regression matrix over
+//! this project's core (README, "Regression power") varies formulas an external core
+//! does not run.
 //!
 //! Each command (the claim's, or a variant's own) has a [`Pool`] of long-lived workers
 //! ([`worker`]): one per thread that runs units at the same time, started and greeted on
