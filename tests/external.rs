@@ -386,3 +386,20 @@ fn the_documented_minimal_core_and_claim_work_as_documented() {
         "{text}"
     );
 }
+
+#[test]
+fn a_sharded_external_run_merges_into_the_same_result() {
+    let dir = setup(&python_core(r#"["m"]"#, GOOD), "");
+    let spec = dir.path().join("claim.yaml");
+    let spec = spec.to_str().unwrap();
+    let parts = dir.path().join("parts");
+    let parts = parts.to_str().unwrap();
+    for shard in ["0/2", "1/2"] {
+        let o = dpclaims(&["run", spec, "--shard", shard, "--partial-out", parts]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let merged = dpclaims(&["merge", parts, "--claims", spec, "--no-reports", "--json"]);
+    assert!(merged.status.success(), "{}", stderr(&merged));
+    let whole = run(dir.path(), &[]);
+    assert_eq!(merged.stdout, whole.stdout);
+}
