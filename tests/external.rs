@@ -403,3 +403,23 @@ fn a_sharded_external_run_merges_into_the_same_result() {
     let whole = run(dir.path(), &[]);
     assert_eq!(merged.stdout, whole.stdout);
 }
+
+#[test]
+fn a_relative_program_path_is_the_spec_directory_s() {
+    let dir = setup(&python_core(r#"["m"]"#, GOOD), "");
+    let script = "#!/bin/sh\nexec python3 \"$(dirname \"$0\")/core.py\"\n";
+    let sub = dir.path().join("bin");
+    std::fs::create_dir(&sub).unwrap();
+    let wrapper = sub.join("core.sh");
+    std::fs::write(&wrapper, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let spec = std::fs::read_to_string(dir.path().join("claim.yaml")).unwrap();
+    std::fs::write(
+        dir.path().join("claim.yaml"),
+        spec.replace(r#"["python3", "core.py"]"#, r#"["bin/core.sh"]"#),
+    )
+    .unwrap();
+    let o = run(dir.path(), &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -2,7 +2,10 @@
 //! into an [`ExternalSystem`] (see [`crate::systems::external`]).
 //!
 //! Commands run in the spec file's directory, so `["python3", "core.py"]` finds
-//! `core.py` next to the spec wherever `dpclaims` is started.
+//! `core.py` next to the spec wherever `dpclaims` is started; a program path with a slash
+//! (`bin/core.sh`) is taken relative to that directory too ([`worker`]).
+//!
+//! [`worker`]: crate::systems::external::worker
 use super::load::Ctx;
 use super::raw::RawClaim;
 use super::SpecError;

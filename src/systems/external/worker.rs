@@ -21,6 +21,9 @@ pub const STDERR_LINES: usize = 12;
 /// Longest answer line read (bytes): an answer is a few hundred bytes; a core that prints
 /// a megabyte without a newline is broken, and is not allowed to fill the memory.
 pub const MAX_LINE_BYTES: u64 = 1 << 20;
+/// Least time a core gets to start and answer the handshake (seconds): importing numpy,
+/// JAX or PyTorch on a loaded machine can take longer than a unit's `timeout_s`.
+pub const STARTUP_TIMEOUT_S: u64 = 60;
 /// Longest stderr line kept (characters).
 const MAX_STDERR_CHARS: usize = 400;
 
@@ -76,6 +79,7 @@ pub struct Worker {
     stderr: Arc<Mutex<VecDeque<String>>>,
     stderr_done: Receiver<()>,
     timeout: Duration,
+    greeted: bool,
     dead: bool,
 }
 
@@ -88,7 +92,15 @@ impl Worker {
                 stderr: vec![],
             });
         };
-        let mut c = Command::new(prog);
+        // A relative path with a slash (`./core`, `bin/core`) is the spec directory's;
+        // a bare name (`python3`) is looked up on PATH.
+        let p = std::path::Path::new(prog);
+        let program = if p.is_relative() && p.components().count() > 1 {
+            cmd.dir.join(p)
+        } else {
+            p.to_path_buf()
+        };
+        let mut c = Command::new(program);
         c.args(args)
             .current_dir(&cmd.dir)
             .stdin(Stdio::piped())
@@ -125,6 +137,7 @@ impl Worker {
             stderr,
             stderr_done,
             timeout: cmd.timeout,
+            greeted: false,
             dead: false,
         })
     }
@@ -141,7 +154,15 @@ impl Worker {
         if sent.is_err() {
             return Err(self.exited("exited before reading the request"));
         }
-        match self.lines.recv_timeout(self.timeout) {
+        // The first request is the handshake: it may also wait for the core to start.
+        let (limit, which) = if self.greeted {
+            (self.timeout, "timeout_s")
+        } else {
+            let startup = Duration::from_secs(STARTUP_TIMEOUT_S);
+            (self.timeout.max(startup), "the startup limit")
+        };
+        self.greeted = true;
+        match self.lines.recv_timeout(limit) {
             Ok(Msg::Line(s)) => Ok(s),
             Ok(Msg::Eof) | Err(RecvTimeoutError::Disconnected) => {
                 Err(self.exited("exited without answering"))
@@ -154,8 +175,8 @@ impl Worker {
             Err(RecvTimeoutError::Timeout) => {
                 self.kill();
                 let what = format!(
-                    "no answer within {} s (timeout_s); the core was killed",
-                    self.timeout.as_secs_f64()
+                    "no answer within {} s ({which}); the core was killed",
+                    limit.as_secs_f64()
                 );
                 Err(self.failure(what))
             }
