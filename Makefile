@@ -20,12 +20,29 @@ deps:
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libopenblas-dev liblapack-dev; \
 	fi
+	@# The reference cores of examples/external/ run under `python3` (the first on PATH)
+	@# and need numpy: Debian's python3-numpy when missing; if the PATH python3 is not
+	@# Debian's (pyenv, conda) it still lacks numpy then, and pip installs it there.
+	@if python3 -c 'import numpy' >/dev/null 2>&1; then \
+	  echo "deps: numpy present for $$(command -v python3)"; \
+	else \
+	  echo "deps: installing python3-numpy"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-numpy; \
+	  if ! python3 -c 'import numpy' >/dev/null 2>&1; then \
+	    echo "deps: $$(command -v python3) is not Debian's python3: pip install numpy"; \
+	    python3 -m pip install -q numpy; \
+	  fi; \
+	fi
 
 build: deps
 	$(CARGO) build --release --locked
 
 test: deps
 	$(TEST_ENV) $(CARGO) test --release --locked
+	@# The reference external cores (numpy) at the quick profile: the correct cores hold,
+	@# the faulty ones are caught (exit 1 otherwise); about 15 s.
+	OPENBLAS_NUM_THREADS=1 $(BIN) run examples/external --no-reports --check-determinism
 
 run: build
 	$(BIN) run --profile quick --out reports $(RUN_FLAGS)

@@ -259,6 +259,7 @@ fn run_unit(u: &SmallUnit, fault: Fault) -> Result<Vec<(String, u64)>, String> {
         options: &u.options,
         data: &u.data,
         metrics: &u.metrics,
+        variant: "main",
         seeds: SeedPath::new(3).child("fault-test").child(u.system),
         recipe: &recipe,
     };

@@ -196,6 +196,7 @@ fn rf_unit(seeds: SeedPath, extra: &[(&str, f64)], recipe: &Recipe) -> BTreeMap<
         options: &options,
         data: &data,
         metrics: &metrics,
+        variant: "main",
         seeds,
         recipe,
     };

@@ -8,6 +8,7 @@ mod ci;
 mod claims;
 mod core;
 mod dpsgd;
+mod external;
 mod faults;
 mod figures;
 mod fit;

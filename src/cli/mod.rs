@@ -13,6 +13,7 @@ mod completions;
 mod conclude;
 mod demo;
 mod diff;
+mod external;
 mod faults;
 mod fig2;
 mod perf;

@@ -108,10 +108,11 @@ pub struct CalibrateArgs {
 /// Arguments of `dpclaims audit` (see [`crate::privacy::audit`] for the construction).
 #[derive(Args, Debug)]
 pub struct AuditArgs {
-    /// Audited system: rf-dpgd, feature-learning-second-layer or
-    /// feature-learning-first-layer.
-    #[arg(long, value_parser = <privacy::audit::AuditSystem as std::str::FromStr>::from_str)]
-    pub system: privacy::audit::AuditSystem,
+    /// Audited system: rf-dpgd, feature-learning-second-layer,
+    /// feature-learning-first-layer, or external (a core speaking dpclaims-external/1,
+    /// started with --command).
+    #[arg(long, value_parser = super::external::parse_audit_target)]
+    pub system: super::external::AuditTarget,
     /// Claimed epsilon (> 0).
     #[arg(long, allow_negative_numbers = true)]
     pub epsilon: f64,
@@ -173,6 +174,8 @@ pub struct AuditArgs {
     pub json: bool,
     #[command(flatten)]
     pub budget: super::conclude::BudgetArgs,
+    #[command(flatten)]
+    pub external: super::external::ExternalAuditArgs,
 }
 
 #[derive(Serialize)]
@@ -269,7 +272,11 @@ pub fn calibrate(args: &CalibrateArgs) -> anyhow::Result<ExitCode> {
 pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     use privacy::audit;
     use std::fmt::Write as _;
-    let mut cfg = audit::AuditConfig::new(args.system, args.epsilon, args.delta);
+    let system = match args.system {
+        super::external::AuditTarget::External => return super::external::audit(args),
+        super::external::AuditTarget::Builtin(s) => s,
+    };
+    let mut cfg = audit::AuditConfig::new(system, args.epsilon, args.delta);
     cfg.trials = args.trials;
     cfg.noise_scale = args.noise_scale;
     cfg.confidence = args.confidence;

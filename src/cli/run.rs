@@ -44,6 +44,10 @@ pub struct RunArgs {
     /// Directory of a sharded run's partial files (`shard-<I>-of-<N>.json`).
     #[arg(long, value_name = "DIR", requires = "shard")]
     pub partial_out: Option<PathBuf>,
+    /// External cores (`system: external`) answer a sample of their units twice; a core
+    /// whose answers differ is an error (exit 2).
+    #[arg(long)]
+    pub check_determinism: bool,
     #[command(flatten)]
     pub baseline: BaselineArgs,
     #[command(flatten)]
@@ -83,6 +87,13 @@ fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
         return super::shard::run_shard(&claims, a.profile, a.seed, shard, dir, a.json);
     }
     a.budget.check(&claims, a.profile, 1.0, 1.0)?;
+    crate::systems::external::set_check_determinism(a.check_determinism);
+    // External cores are started and greeted before any unit of any claim runs.
+    for c in &claims {
+        c.system
+            .prepare()
+            .map_err(|e| anyhow::anyhow!("claim `{}`: {e}", c.id))?;
+    }
     if !a.no_reports {
         report::prepare_output_dir(&a.out)?;
     }

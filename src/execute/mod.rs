@@ -82,6 +82,10 @@ fn run_timed(
         .filter(|(i, u)| keep(*i, &u.key))
         .map(|(_, u)| u)
         .collect();
+    claim.system.prepare().map_err(|e| RunError::Claim {
+        claim: claim.id.clone(),
+        message: e.to_string(),
+    })?;
     let results: Vec<Result<(UnitValue, f64), RunError>> = planned
         .par_iter()
         .map(|u| {
@@ -92,6 +96,7 @@ fn run_timed(
                 options: &variant.options,
                 data: &variant.data,
                 metrics: &u.metrics,
+                variant: &variant.name,
                 seeds: u.seeds.clone(),
                 recipe,
             };
@@ -136,6 +141,7 @@ fn run_timed(
             Ok(((u.key.clone(), metrics), start.elapsed().as_secs_f64()))
         })
         .collect();
+    claim.system.release();
     results.into_iter().collect()
 }
 

@@ -134,7 +134,12 @@ pub fn identical_main(
     claim
         .variants
         .iter()
-        .filter(|m| !m.negative_control && m.options == ctrl.options && m.data == ctrl.data)
+        .filter(|m| {
+            !m.negative_control
+                && m.options == ctrl.options
+                && m.data == ctrl.data
+                && claim.system.variant_tag(&m.name) == claim.system.variant_tag(&ctrl.name)
+        })
         .find(|m| {
             resolved(m).is_some_and(|theirs| theirs.iter().zip(&mine).all(|(a, b)| same_vars(a, b)))
         })

@@ -259,6 +259,9 @@ fn check_option(
     key: &str,
     value: &str,
 ) -> Result<(), SpecError> {
+    if system.accepts_any_option() {
+        return Ok(());
+    }
     match system.options().iter().find(|o| o.name == key) {
         None => Err(ctx.err(
             format!("{field}.{key}"),
@@ -292,32 +295,46 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
     {
         return Err(ctx.err("id", "must be non-empty lowercase letters, digits and '-'"));
     }
-    let system = systems::by_name(&raw.system).ok_or_else(|| {
-        ctx.err(
-            "system",
-            format!(
-                "unknown system `{}` (known: {})",
-                raw.system,
-                systems::all()
-                    .iter()
-                    .map(|s| s.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        )
-    })?;
-    if raw.model != system.model() {
+    let system: &'static dyn System = if raw.system == systems::external::NAME {
+        super::external::system(&ctx, &raw, path)?
+    } else {
+        super::external::refuse_for_builtin(&ctx, &raw)?;
+        systems::by_name(&raw.system).ok_or_else(|| {
+            ctx.err(
+                "system",
+                format!(
+                    "unknown system `{}` (known: {}, {})",
+                    raw.system,
+                    systems::all()
+                        .iter()
+                        .map(|s| s.name())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    systems::external::NAME
+                ),
+            )
+        })?
+    };
+    let external = raw.system == systems::external::NAME;
+    // For an external core, `model` and `adjacency` are descriptive and optional.
+    let required = |field: &str, v: &Option<String>| match v {
+        Some(v) => Ok(v.clone()),
+        None if external => Ok("not_applicable".to_string()),
+        None => Err(ctx.err(field, format!("missing field `{field}`"))),
+    };
+    let model = required("model", &raw.model)?;
+    if !external && model != system.model() {
         return Err(ctx.err(
             "model",
             format!(
                 "system `{}` simulates model `{}`, not `{}`",
                 system.name(),
                 system.model(),
-                raw.model
+                model
             ),
         ));
     }
-    let adjacency = raw.adjacency.clone();
+    let adjacency = required("adjacency", &raw.adjacency)?;
     if !["replace_one", "add_remove", "not_applicable"].contains(&adjacency.as_str()) {
         return Err(ctx.err(
             "adjacency",
@@ -451,7 +468,7 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
         },
         statement: raw.statement.trim().to_string(),
         system,
-        model: raw.model,
+        model,
         adjacency,
         params: raw.params,
         assumptions,

@@ -11,6 +11,7 @@
 pub mod assumption;
 pub mod echo;
 pub mod expr;
+mod external;
 mod load;
 mod points;
 mod predictions;

@@ -155,9 +155,17 @@ pub struct RawClaim {
     pub source: RawSource,
     pub statement: String,
     pub system: String,
-    pub model: String,
-    /// replace_one | add_remove | not_applicable (DESIGN 3: explicit in every spec).
-    pub adjacency: String,
+    /// Required for the built-in systems; optional for `system: external`.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// replace_one | add_remove | not_applicable (DESIGN 3: explicit in every spec of a
+    /// built-in system; optional for `system: external`).
+    #[serde(default)]
+    pub adjacency: Option<String>,
+    /// `system: external` only: the core's command, the metrics asked of it, the time
+    /// limit of one answer.
+    #[serde(default)]
+    pub external: Option<RawExternal>,
     #[serde(default)]
     pub data: RawData,
     #[serde(default, deserialize_with = "unique_keys")]
@@ -225,6 +233,25 @@ pub struct RawSource {
     pub equation: String,
 }
 
+/// The `external:` block of a claim (`system: external`).
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawExternal {
+    /// Program and arguments, run in the spec file's directory.
+    pub command: Vec<String>,
+    #[serde(default)]
+    pub metrics: Vec<String>,
+    #[serde(default)]
+    pub timeout_s: Option<f64>,
+}
+
+/// A variant's own core (`external: {command: [...]}`), e.g. a faulty copy.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawVariantExternal {
+    pub command: Vec<String>,
+}
+
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct RawData {
@@ -274,6 +301,9 @@ pub struct RawVariant {
     pub options: BTreeMap<String, String>,
     #[serde(default)]
     pub data: Option<RawData>,
+    /// `system: external` only: this variant runs another core.
+    #[serde(default)]
+    pub external: Option<RawVariantExternal>,
     /// Negative controls: the predictions (by name) that must refute this variant.
     #[serde(default)]
     pub caught_by: Vec<String>,

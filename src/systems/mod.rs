@@ -7,6 +7,8 @@
 //! * [`audit`] — empirical privacy audit (a lower bound on epsilon).
 //! * [`engines`] — the direct and the reduced DP-GD engines checked against each other.
 //! * [`tp_topk`] — DP-SGD and the TP-TopK family (fewer-coordinates paper).
+//! * [`external`] — anyone's training core, a program speaking JSON Lines
+//!   (`dpclaims-external/1`); built per claim from its spec, so not in [`all`].
 //!
 //! A system receives one work unit (a sweep point of a variant, one replicate) with its
 //! resolved variables, its own seed path and the [`Recipe`] of the run, and returns the
@@ -16,6 +18,7 @@ pub mod audit;
 pub mod calibration;
 pub mod cost;
 pub mod engines;
+pub mod external;
 pub mod feature_learning;
 pub mod rf_dpgd;
 pub mod tp_topk;
@@ -82,6 +85,8 @@ pub struct UnitInput<'a> {
     pub options: &'a BTreeMap<String, String>,
     pub data: &'a DataSpec,
     pub metrics: &'a BTreeSet<String>,
+    /// The unit's variant (its seed path does not name it: variants share their seeds).
+    pub variant: &'a str,
     pub seeds: SeedPath,
     /// The formulas of the run ([`Recipe::PAPER`] unless the caller of the runner
     /// chose others). Systems pass it to every core entry point they call.
@@ -180,6 +185,23 @@ pub trait System: Sync + Send + std::fmt::Debug {
     /// check on them cannot fail, so specs may tabulate them but not judge them.
     fn self_checks(&self) -> &'static [&'static str] {
         &[]
+    }
+    /// Whether any option name and value is valid (an external core reads its own).
+    fn accepts_any_option(&self) -> bool {
+        false
+    }
+    /// Called once before a claim's units run: an external core is started and greeted
+    /// here, so a wrong protocol or a missing metric fails before any unit runs.
+    fn prepare(&self) -> Result<(), SystemError> {
+        Ok(())
+    }
+    /// Called when a claim's units have run (an external core's workers are stopped).
+    fn release(&self) {}
+    /// What else makes a variant run differently besides its options, data and
+    /// variables (an external variant's own command): variants with different tags are
+    /// never identical.
+    fn variant_tag(&self, _variant: &str) -> String {
+        String::new()
     }
 }
 

@@ -1,0 +1,117 @@
+//! `dpclaims audit --system external --command "python3 core.py" [--param k=v ...]`:
+//! the audit through the external protocol ([`crate::systems::external::audit`]).
+use super::privacy::AuditArgs;
+use crate::privacy::audit::AuditSystem;
+use crate::systems::external::{audit, worker::CoreCommand};
+use anyhow::{anyhow, bail};
+use clap::Args;
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// The audited system: built in, or an external core.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuditTarget {
+    Builtin(AuditSystem),
+    External,
+}
+
+/// `--system` of `audit`.
+pub fn parse_audit_target(s: &str) -> Result<AuditTarget, String> {
+    if s == "external" {
+        return Ok(AuditTarget::External);
+    }
+    s.parse::<AuditSystem>()
+        .map(AuditTarget::Builtin)
+        .map_err(|e| format!("{e}, or external"))
+}
+
+/// The options of `audit --system external`.
+#[derive(Args, Debug, Default)]
+pub struct ExternalAuditArgs {
+    /// The external core's command line (split at whitespace), run in the current
+    /// directory; with --system external.
+    #[arg(long)]
+    pub command: Option<String>,
+    /// A parameter of every request, `name=number` (repeatable); with --system external.
+    #[arg(long = "param", value_name = "NAME=NUMBER")]
+    pub params: Vec<String>,
+    /// An option of every request, `name=value` (repeatable); with --system external.
+    #[arg(long = "option", value_name = "NAME=VALUE")]
+    pub options: Vec<String>,
+    /// Time limit of one answer of the external core, in seconds.
+    #[arg(long, default_value_t = 60.0)]
+    pub timeout_s: f64,
+}
+
+fn split<'a>(flag: &str, s: &'a str) -> anyhow::Result<(&'a str, &'a str)> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim(), v.trim())),
+        _ => bail!("--{flag} `{s}`: expected NAME=VALUE"),
+    }
+}
+
+pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
+    let e = &args.external;
+    let Some(command) = &e.command else {
+        bail!("--system external needs --command \"program args...\"");
+    };
+    let argv: Vec<String> = command.split_whitespace().map(String::from).collect();
+    if argv.is_empty() {
+        bail!("--command is empty");
+    }
+    if !(e.timeout_s.is_finite() && e.timeout_s > 0.0) {
+        bail!(
+            "--timeout-s must be a positive number of seconds, got {}",
+            e.timeout_s
+        );
+    }
+    let mut params = BTreeMap::new();
+    for p in &e.params {
+        let (k, v) = split("param", p)?;
+        let x: f64 = v
+            .parse()
+            .map_err(|_| anyhow!("--param `{p}`: `{v}` is not a number"))?;
+        if !x.is_finite() {
+            bail!("--param `{p}`: not finite");
+        }
+        params.insert(k.to_string(), x);
+    }
+    let mut options = BTreeMap::new();
+    for o in &e.options {
+        let (k, v) = split("option", o)?;
+        options.insert(k.to_string(), v.to_string());
+    }
+    let cfg = audit::ExternalAudit {
+        command: CoreCommand {
+            argv,
+            dir: std::env::current_dir()?,
+            timeout: Duration::from_secs_f64(e.timeout_s),
+        },
+        params,
+        options,
+        epsilon: args.epsilon,
+        delta: args.delta,
+        trials: args.trials,
+        confidence: args.confidence,
+    };
+    let r = audit::run(&cfg, args.seed).map_err(|m| anyhow!("audit of `{command}`: {m}"))?;
+    if args.json {
+        println!("{}", serde_json::to_string(&r)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "audit of external core `{}`: epsilon_lower_bound = {:.4} vs claimed epsilon = {} \
+         (delta = {}, confidence {})",
+        r.command, r.epsilon_lower_bound, r.epsilon_claimed, r.delta, r.confidence
+    );
+    println!(
+        "  {} runs per data set, {} measured: threshold {:.6}, TPR = {:.5} (>= {:.5}), \
+         FPR = {:.5} (<= {:.5})",
+        r.trials, r.measured, r.threshold, r.tpr, r.tpr_lower, r.fpr, r.fpr_upper
+    );
+    if r.epsilon_lower_bound > r.epsilon_claimed {
+        println!("  the lower bound EXCEEDS the claimed epsilon");
+    }
+    Ok(ExitCode::SUCCESS)
+}

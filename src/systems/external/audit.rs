@@ -1,0 +1,127 @@
+//! `dpclaims audit --system external`: the empirical privacy audit of
+//! [`crate::privacy::audit`] (a canary attack, Clopper–Pearson bounds on TPR and FPR,
+//! Kairouz, Oh & Viswanath 2015 Thm 2.1) driven through the external protocol.
+//!
+//! Every trial is one request with `"canary": 1` (the data set with the canary) or
+//! `"canary": 0` (the canary replaced), the given parameters and `epsilon`, `delta`; the
+//! core answers `{"metrics": {"score": s}}`. The scores go through the same threshold
+//! selection and bound as the built-in audit ([`crate::privacy::audit::bound_from_scores`]:
+//! threshold on the first half of each world's trials, bound on the second).
+//!
+//! Trial `i` of world `w` is unit `audit/<w>/trials/<i>/0`, seeded from the path
+//! `master / "audit" / "external" / <w> / <i>` ([`super::seed_of`]).
+use super::protocol::Request;
+use super::worker::CoreCommand;
+use super::Pool;
+use crate::rng::SeedPath;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// What to audit.
+#[derive(Clone, Debug)]
+pub struct ExternalAudit {
+    pub command: CoreCommand,
+    /// Extra parameters of every request (`--param k=v`).
+    pub params: BTreeMap<String, f64>,
+    /// Options of every request (`--option k=v`).
+    pub options: BTreeMap<String, String>,
+    pub epsilon: f64,
+    pub delta: f64,
+    /// Runs per world (>= 2).
+    pub trials: usize,
+    pub confidence: f64,
+}
+
+/// The outcome (the fields of the built-in audit's that an external core determines).
+#[derive(Clone, Debug, Serialize)]
+pub struct ExternalAuditResult {
+    pub command: String,
+    pub epsilon_lower_bound: f64,
+    pub epsilon_claimed: f64,
+    pub delta: f64,
+    pub confidence: f64,
+    pub trials: usize,
+    /// Runs per world the bound is measured on (the second half).
+    pub measured: usize,
+    pub threshold: f64,
+    pub tpr: f64,
+    pub fpr: f64,
+    pub tpr_lower: f64,
+    pub fpr_upper: f64,
+}
+
+/// Runs the audit (errors: a core failure naming the trial, or an invalid setting).
+pub fn run(cfg: &ExternalAudit, seed: u64) -> Result<ExternalAuditResult, String> {
+    if cfg.trials < 2 {
+        return Err(format!("--trials must be at least 2, got {}", cfg.trials));
+    }
+    if !(cfg.epsilon.is_finite() && cfg.epsilon > 0.0) {
+        return Err(format!(
+            "--epsilon must be finite and > 0, got {}",
+            cfg.epsilon
+        ));
+    }
+    if !(cfg.delta > 0.0 && cfg.delta < 1.0) {
+        return Err(format!("--delta must be in (0, 1), got {}", cfg.delta));
+    }
+    if !(cfg.confidence > 0.0 && cfg.confidence < 1.0) {
+        return Err(format!(
+            "--confidence must be in (0, 1), got {}",
+            cfg.confidence
+        ));
+    }
+    for reserved in ["canary", "epsilon", "delta"] {
+        if cfg.params.contains_key(reserved) {
+            return Err(format!(
+                "--param {reserved}=... is set by the audit itself (canary per trial, epsilon and delta from --epsilon and --delta)"
+            ));
+        }
+    }
+    let pool = Pool::new(cfg.command.clone(), vec!["score".to_string()]);
+    pool.prepare()?;
+    let root = SeedPath::new(seed).child("audit").child("external");
+    let world = |name: &str, canary: f64| -> Result<Vec<f64>, String> {
+        let mut params = cfg.params.clone();
+        params.insert("canary".into(), canary);
+        params.insert("epsilon".into(), cfg.epsilon);
+        params.insert("delta".into(), cfg.delta);
+        (0..cfg.trials)
+            .into_par_iter()
+            .map(|i| {
+                let unit = format!("audit/{name}/trials/{i}/0");
+                let req = Request {
+                    unit: &unit,
+                    seed: super::seed_of(&root.child(name).child(i)),
+                    params: &params,
+                    options: &cfg.options,
+                };
+                pool.call(&req, &["score"], false)
+                    .map(|m| m["score"])
+                    .map_err(|e| format!("trial {i} of the {name} world (unit `{unit}`): {e}"))
+            })
+            .collect()
+    };
+    let canary = world("canary", 1.0);
+    let replaced = canary.as_ref().ok().map(|_| world("replaced", 0.0));
+    pool.release();
+    let canary = canary?;
+    let replaced = replaced.expect("ran after the canary world")?;
+    let out =
+        crate::privacy::audit::bound_from_scores(&canary, &replaced, cfg.delta, cfg.confidence)
+            .map_err(|e| e.to_string())?;
+    Ok(ExternalAuditResult {
+        command: cfg.command.display(),
+        epsilon_lower_bound: out.epsilon_lower_bound(),
+        epsilon_claimed: cfg.epsilon,
+        delta: cfg.delta,
+        confidence: cfg.confidence,
+        trials: cfg.trials,
+        measured: out.positives as usize,
+        threshold: out.threshold,
+        tpr: out.tpr,
+        fpr: out.fpr,
+        tpr_lower: out.tpr_lower,
+        fpr_upper: out.fpr_upper,
+    })
+}

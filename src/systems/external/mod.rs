@@ -1,0 +1,328 @@
+//! `system: external`: a claim checked against anyone's training core, a program that
+//! speaks the JSON Lines protocol `dpclaims-external/1` ([`protocol`];
+//! docs/external-protocol.md) on its stdin/stdout.
+//!
+//! Unlike the built-in systems an external system has no static declaration: its metrics
+//! are the spec's `external.metrics`, its parameters whatever the spec defines (every
+//! variable of a sweep point is sent), its options free-form strings. One
+//! [`ExternalSystem`] is therefore built per claim when the spec is loaded (and kept for
+//! the life of the process), and it is not in [`super::all`]: the regression matrix over
+//! this project's core (README, "Regression power") varies formulas an external core
+//! does not run.
+//!
+//! Each command (the claim's, or a variant's own) has a [`Pool`] of long-lived workers
+//! ([`worker`]): one per thread that runs units at the same time, started and greeted on
+//! first use, killed when the claim's run ends ([`System::release`]). [`System::prepare`]
+//! greets one worker of every command before any unit runs, so a wrong protocol or a
+//! missing metric is an error before anything is computed.
+//!
+//! Seeds: a unit's seed is the first 8 bytes (little-endian) of the seed of its path
+//! `master / claim / sweep / point / rep<r> / "external"` ([`crate::rng`]), the same tree
+//! as the built-in systems, so the variants of a claim see the same seed at a point
+//! (common random numbers) and a deterministic core gives the same bytes on every run.
+pub mod audit;
+pub mod protocol;
+pub mod worker;
+
+use super::*;
+use protocol::Request;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use worker::{CoreCommand, CoreFailure, Worker};
+
+/// The name of the system in specs.
+pub const NAME: &str = "external";
+
+static CHECK_DETERMINISM: AtomicBool = AtomicBool::new(false);
+
+/// `run --check-determinism`: every external core answers a sample of its units twice
+/// (the first unit of each core and every unit whose seed is 0 mod 8), and a core whose
+/// two answers differ is an error.
+pub fn set_check_determinism(on: bool) {
+    CHECK_DETERMINISM.store(on, Ordering::Relaxed);
+}
+
+/// The workers of one command.
+pub struct Pool {
+    pub command: CoreCommand,
+    /// Metrics the spec asks of this core (checked against its handshake).
+    wanted: Vec<String>,
+    idle: Mutex<Vec<Worker>>,
+    first_checked: AtomicBool,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Pool({})", self.command.display())
+    }
+}
+
+impl Pool {
+    pub fn new(command: CoreCommand, wanted: Vec<String>) -> Pool {
+        Pool {
+            command,
+            wanted,
+            idle: Mutex::new(Vec::new()),
+            first_checked: AtomicBool::new(false),
+        }
+    }
+
+    /// "core `python3 core.py`: <failure>".
+    fn describe(&self, f: CoreFailure) -> String {
+        format!("core `{}`: {f}", self.command.display())
+    }
+
+    /// An idle worker, or a new one (started and greeted).
+    fn take(&self) -> Result<Worker, String> {
+        if let Some(w) = self.idle.lock().ok().and_then(|mut v| v.pop()) {
+            return Ok(w);
+        }
+        let mut w = Worker::spawn(&self.command).map_err(|f| self.describe(f))?;
+        let offered = protocol::handshake(&mut w).map_err(|f| self.describe(f))?;
+        let missing: Vec<&str> = self
+            .wanted
+            .iter()
+            .filter(|m| !offered.contains(m))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "core `{}` does not compute the metric(s) `{}` the spec asks for (it offers: {})",
+                self.command.display(),
+                missing.join("`, `"),
+                if offered.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    offered.join(", ")
+                }
+            ));
+        }
+        Ok(w)
+    }
+
+    fn give_back(&self, w: Worker) {
+        if w.alive() {
+            if let Ok(mut v) = self.idle.lock() {
+                v.push(w);
+            }
+        }
+    }
+
+    /// Starts and greets one worker (kept idle for the first unit).
+    pub fn prepare(&self) -> Result<(), String> {
+        let w = self.take()?;
+        self.give_back(w);
+        Ok(())
+    }
+
+    /// Kills the idle workers.
+    pub fn release(&self) {
+        if let Ok(mut v) = self.idle.lock() {
+            v.clear();
+        }
+    }
+
+    /// One request on one worker; with `check`, asked twice and compared bit for bit.
+    pub fn call(
+        &self,
+        req: &Request,
+        wanted: &[&str],
+        check: bool,
+    ) -> Result<BTreeMap<String, f64>, String> {
+        let mut w = self.take()?;
+        let out = protocol::call(&mut w, req, wanted).map_err(|f| self.describe(f));
+        let out = match out {
+            Ok(first) if check => {
+                let again = protocol::call(&mut w, req, wanted).map_err(|f| self.describe(f));
+                again.and_then(|second| {
+                    match first
+                        .iter()
+                        .find(|(k, v)| second.get(*k).map(|s| s.to_bits()) != Some(v.to_bits()))
+                    {
+                        None => Ok(first),
+                        Some((k, v)) => Err(format!(
+                            "core `{}` is not deterministic: asked twice for unit `{}` \
+                             (seed {}), it answered `{k}` = {v:e} then {:e}",
+                            self.command.display(),
+                            req.unit,
+                            protocol::seed_hex(req.seed),
+                            second[k]
+                        )),
+                    }
+                })
+            }
+            other => other,
+        };
+        self.give_back(w);
+        out
+    }
+}
+
+/// The validated `external:` block of a claim.
+#[derive(Clone, Debug)]
+pub struct ExternalSpec {
+    /// The claim's command (index 0) and every variant's own command, without duplicates.
+    pub commands: Vec<CoreCommand>,
+    /// Variant name -> index in `commands`.
+    pub variant_command: BTreeMap<String, usize>,
+    /// The metrics the spec asks of the core.
+    pub metrics: Vec<String>,
+    /// Every variable the spec defines (parameters, axes, coupled): the declared
+    /// parameters of the system (no constraint: the core checks its own).
+    pub params: Vec<String>,
+}
+
+/// An external system (module docs).
+#[derive(Debug)]
+pub struct ExternalSystem {
+    info: &'static SystemInfo,
+    variant_command: BTreeMap<String, usize>,
+    pools: Vec<Pool>,
+    /// The first failure of this run: the units after it are not sent (a crashed or
+    /// hanging core would otherwise be restarted, and waited for, once per unit).
+    failed: Mutex<Option<String>>,
+}
+
+fn leak(s: &str) -> &'static str {
+    Box::leak(s.to_string().into_boxed_str())
+}
+
+impl ExternalSystem {
+    /// Builds the system of one claim, for the life of the process (its declaration is
+    /// `'static` like every system's; a claim file is loaded once per run).
+    pub fn leaked(spec: ExternalSpec) -> &'static ExternalSystem {
+        let params: Vec<ParamInfo> = spec
+            .params
+            .iter()
+            .map(|p| ParamInfo {
+                name: leak(p),
+                kind: ParamKind::Finite,
+                optional: true,
+                doc: "sent to the external core",
+            })
+            .collect();
+        let metrics: Vec<MetricInfo> = spec
+            .metrics
+            .iter()
+            .map(|m| MetricInfo {
+                name: leak(m),
+                doc: "computed by the external core",
+            })
+            .collect();
+        let cmds: Vec<String> = spec.commands.iter().map(|c| c.display()).collect();
+        let info = Box::leak(Box::new(SystemInfo {
+            name: NAME,
+            model: "not_applicable",
+            description: leak(&format!(
+                "external core over {} (`{}`)",
+                protocol::PROTOCOL,
+                cmds.join("`, `")
+            )),
+            needs_target: false,
+            params: Box::leak(params.into_boxed_slice()),
+            options: &[],
+            metrics: Box::leak(metrics.into_boxed_slice()),
+        }));
+        let pools = spec
+            .commands
+            .into_iter()
+            .map(|c| Pool::new(c, spec.metrics.clone()))
+            .collect();
+        Box::leak(Box::new(ExternalSystem {
+            info,
+            variant_command: spec.variant_command,
+            pools,
+            failed: Mutex::new(None),
+        }))
+    }
+
+    /// The workers of the variant `variant`.
+    pub fn pool(&self, variant: &str) -> &Pool {
+        &self.pools[self.variant_command.get(variant).copied().unwrap_or(0)]
+    }
+}
+
+/// `<claim>/<variant>/<sweep>/<point>/<replicate>` from a unit's seed path
+/// (`master / claim / sweep / point label / rep<r>`, [`crate::plan`]) and its variant.
+fn unit_id(u: &UnitInput) -> String {
+    let l = u.seeds.labels();
+    let get = |i: usize| l.get(i).map(String::as_str).unwrap_or("");
+    let rep = get(3);
+    format!(
+        "{}/{}/{}/{}/{}",
+        get(0),
+        u.variant,
+        get(1),
+        get(2),
+        rep.strip_prefix("rep").unwrap_or(rep)
+    )
+}
+
+/// The 64-bit seed of a seed path (module docs).
+pub fn seed_of(path: &crate::rng::SeedPath) -> u64 {
+    let s = path.child("external").seed();
+    u64::from_le_bytes(s[..8].try_into().expect("8 bytes"))
+}
+
+impl System for ExternalSystem {
+    fn info(&self) -> &'static SystemInfo {
+        self.info
+    }
+
+    fn cost(&self, _: &CostInput) -> Cost {
+        // Unknown: the core's own business. A nominal figure keeps the plan's totals
+        // meaningful as unit counts; timeout_s bounds every unit's wall time.
+        Cost {
+            seconds: 1e-3,
+            bytes: 1e5,
+        }
+    }
+
+    fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
+        let pool = self.pool(u.variant);
+        let seed = seed_of(&u.seeds);
+        let unit = unit_id(u);
+        let req = Request {
+            unit: &unit,
+            seed,
+            params: u.vars,
+            options: u.options,
+        };
+        let wanted: Vec<&str> = u.metrics.iter().map(String::as_str).collect();
+        let check = CHECK_DETERMINISM.load(Ordering::Relaxed)
+            && (seed % 8 == 0 || !pool.first_checked.swap(true, Ordering::Relaxed));
+        if let Some(first) = self.failed.lock().ok().and_then(|f| f.clone()) {
+            return Err(SystemError::Invalid(format!("not run: {first}")));
+        }
+        pool.call(&req, &wanted, check).map_err(|e| {
+            if let Ok(mut f) = self.failed.lock() {
+                f.get_or_insert_with(|| format!("unit `{unit}` failed first: {e}"));
+            }
+            SystemError::Invalid(e)
+        })
+    }
+
+    fn accepts_any_option(&self) -> bool {
+        true
+    }
+
+    fn prepare(&self) -> Result<(), SystemError> {
+        if let Ok(mut f) = self.failed.lock() {
+            *f = None;
+        }
+        for p in &self.pools {
+            p.prepare().map_err(SystemError::Invalid)?;
+        }
+        Ok(())
+    }
+
+    fn variant_tag(&self, variant: &str) -> String {
+        self.pool(variant).command.display()
+    }
+
+    fn release(&self) {
+        for p in &self.pools {
+            p.release();
+        }
+    }
+}
