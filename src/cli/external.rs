@@ -110,6 +110,18 @@ pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
          FPR = {:.5} (<= {:.5})",
         r.trials, r.measured, r.threshold, r.tpr, r.tpr_lower, r.fpr, r.fpr_upper
     );
+    let e = &r.estimators;
+    println!(
+        "  estimators (each at confidence {:.4}): clopper-pearson {:.4}; gdp {}",
+        e.clopper_pearson.confidence,
+        e.clopper_pearson.epsilon_lower_bound,
+        e.gdp
+            .as_ref()
+            .map_or("none (scores without spread)".into(), |g| format!(
+                "{:.4} (mu >= {:.4}, normality KS p = {:.3})",
+                g.epsilon_lower_bound, g.mu_lower, g.fit_p_value
+            ))
+    );
     if r.epsilon_lower_bound > r.epsilon_claimed {
         println!("  the lower bound EXCEEDS the claimed epsilon");
     }

@@ -49,6 +49,18 @@ pub struct ExternalAuditResult {
     pub fpr: f64,
     pub tpr_lower: f64,
     pub fpr_upper: f64,
+    /// The two estimators, each at confidence `1 − (1 − c)/2` (so that
+    /// `epsilon_lower_bound`, the larger, holds at `c`): Clopper–Pearson (the threshold
+    /// fields above) and the Gaussian-DP estimate, which assumes Gaussian scores of equal
+    /// variance and reports a normality check (`privacy::audit::estimators`).
+    pub estimators: ExternalEstimators,
+}
+
+/// The estimators of an external audit.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExternalEstimators {
+    pub clopper_pearson: crate::privacy::audit::estimators::ClopperPearsonEstimate,
+    pub gdp: Option<crate::privacy::audit::estimators::GdpEstimate>,
 }
 
 /// Runs the audit (errors: a core failure naming the trial, or an invalid setting).
@@ -107,12 +119,16 @@ pub fn run(cfg: &ExternalAudit, seed: u64) -> Result<ExternalAuditResult, String
     pool.release();
     let canary = canary?;
     let replaced = replaced.expect("ran after the canary world")?;
-    let out =
-        crate::privacy::audit::bound_from_scores(&canary, &replaced, cfg.delta, cfg.confidence)
-            .map_err(|e| e.to_string())?;
+    let each = 1.0 - (1.0 - cfg.confidence) / 2.0;
+    let out = crate::privacy::audit::bound_from_scores(&canary, &replaced, cfg.delta, each)
+        .map_err(|e| e.to_string())?;
+    // Scores without spread (a constant core) have no Gaussian estimate.
+    let gdp =
+        crate::privacy::audit::estimators::gdp_estimate(&canary, &replaced, cfg.delta, each).ok();
+    let cp = out.epsilon_lower_bound();
     Ok(ExternalAuditResult {
         command: cfg.command.display(),
-        epsilon_lower_bound: out.epsilon_lower_bound(),
+        epsilon_lower_bound: gdp.as_ref().map_or(cp, |g| g.epsilon_lower_bound.max(cp)),
         epsilon_claimed: cfg.epsilon,
         delta: cfg.delta,
         confidence: cfg.confidence,
@@ -123,5 +139,12 @@ pub fn run(cfg: &ExternalAudit, seed: u64) -> Result<ExternalAuditResult, String
         fpr: out.fpr,
         tpr_lower: out.tpr_lower,
         fpr_upper: out.fpr_upper,
+        estimators: ExternalEstimators {
+            clopper_pearson: crate::privacy::audit::estimators::ClopperPearsonEstimate {
+                epsilon_lower_bound: cp,
+                confidence: each,
+            },
+            gdp,
+        },
     })
 }
