@@ -10,7 +10,7 @@ BIN := $(or $(CARGO_TARGET_DIR),target)/release/dpclaims
 # Extra flags of `make run`, e.g. RUN_FLAGS="--junit target/dpclaims-junit.xml" in CI.
 RUN_FLAGS ?=
 
-.PHONY: deps build test run faults report fig2 bench lint fmt clean audit-report fuzz
+.PHONY: deps build test run faults report fig2 bench lint fmt clean audit-report privacy-report fuzz
 
 deps:
 	@if dpkg -s libopenblas-dev liblapack-dev >/dev/null 2>&1; then \
@@ -54,7 +54,11 @@ faults: build
 # reports/AUDIT.md: the null calibration of the audit's estimators (200 audits of an
 # exactly calibrated rf-dpgd at 2 000 and at 20 000 trials; about a minute).
 AUDIT_ARGS := audit --system rf-dpgd --epsilon 2 --delta 1e-5 --null-audits 200
-audit-report: build
+audit-# reports/PRIVACY.md and reports/audit-roc.svg (about a minute; holds wall times).
+privacy-report: build
+	$(BIN) privacy-report --out reports
+
+report: build
 	@mkdir -p target
 	$(BIN) $(AUDIT_ARGS) --trials 2000 --markdown target/audit-2000.md > /dev/null
 	$(BIN) $(AUDIT_ARGS) --trials 20000 --markdown target/audit-20000.md > /dev/null

@@ -19,6 +19,7 @@ mod fig2;
 mod perf;
 mod plan;
 mod privacy;
+mod privacy_report;
 mod run;
 mod shard;
 mod slurm;
@@ -65,6 +66,9 @@ enum Command {
     Calibrate(privacy::CalibrateArgs),
     /// Empirical privacy audit: a lower bound on epsilon from a canary attack.
     Audit(privacy::AuditArgs),
+    /// reports/PRIVACY.md: accountants side by side, every system audited with all
+    /// estimators, the null calibration, the attack's ROC (a measurement page).
+    PrivacyReport(privacy_report::PrivacyReportArgs),
     /// Reproduce privacy-for-free Fig. 2 (panels 1-4) as CSV, Markdown and SVG.
     Fig2(fig2::Fig2Args),
     /// One DP-SGD / TP-TopK / TP-Rand / ON-TopK / ON-Rand run: accuracy, epsilon, diagnostics.
@@ -110,6 +114,7 @@ pub fn main() -> ExitCode {
         Command::Account(a) => privacy::account(a),
         Command::Calibrate(a) => privacy::calibrate(a),
         Command::Audit(a) => privacy::audit(a),
+        Command::PrivacyReport(a) => privacy_report::run(a),
         Command::Train(a) => train::run(a),
         Command::Fig2(a) => fig2::run(a),
         Command::Perf(a) => perf::run(a),
