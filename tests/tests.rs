@@ -10,6 +10,7 @@ mod faults;
 mod figures;
 mod fit;
 mod hardening;
+mod html;
 mod noise_exact;
 mod perf;
 mod privacy;

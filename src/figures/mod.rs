@@ -83,6 +83,7 @@ pub fn write_fig2(dir: &Path, cfg: &Fig2Config, res: &Fig2Results) -> std::io::R
                     (*p as f64, m, lo, hi)
                 })
                 .collect(),
+            ..Series::default()
         });
     }
     files.push(("fig2-loss-vs-p.svg".into(), plot.render()));
@@ -123,6 +124,7 @@ pub fn write_fig2(dir: &Path, cfg: &Fig2Config, res: &Fig2Results) -> std::io::R
         vs_t.series.push(Series {
             label: format!("p = {p}"),
             points: pts.clone(),
+            ..Series::default()
         });
         collapse.series.push(Series {
             label: format!("p = {p}"),
@@ -130,6 +132,7 @@ pub fn write_fig2(dir: &Path, cfg: &Fig2Config, res: &Fig2Results) -> std::io::R
                 .iter()
                 .map(|&(t, m, lo, hi)| (t * scale, m, lo, hi))
                 .collect(),
+            ..Series::default()
         });
     }
     files.push(("fig2-loss-vs-T.svg".into(), vs_t.render()));

@@ -12,6 +12,7 @@ mod csv;
 pub mod diff;
 pub mod github;
 pub mod heatmap;
+pub mod html;
 pub mod junit;
 mod output;
 mod plots;
@@ -132,8 +133,8 @@ pub fn verdicts_json(outcomes: &[ClaimOutcome]) -> Option<String> {
     Some(serde_json::to_string_pretty(&doc).expect("a JSON value serialises") + "\n")
 }
 
-/// Writes `<id>.md`, `<id>.csv`, `<id>.svg` of every outcome, `SUMMARY.md` and
-/// `verdicts.json`.
+/// Writes `<id>.md`, `<id>.csv`, `<id>.svg`, `<id>.html` of every outcome, `SUMMARY.md`,
+/// `verdicts.json` and `index.html`.
 pub fn write_reports(dir: &Path, outcomes: &[ClaimOutcome]) -> std::io::Result<()> {
     for o in outcomes {
         write_atomic(
@@ -152,6 +153,7 @@ pub fn write_reports(dir: &Path, outcomes: &[ClaimOutcome]) -> std::io::Result<(
     if let Some(v) = verdicts_json(outcomes) {
         write_atomic(&dir.join(diff::VERDICTS_FILE), v.as_bytes())?;
     }
+    html::write_html(dir, outcomes)?;
     write_atomic(
         &dir.join("SUMMARY.md"),
         summary_markdown(outcomes).as_bytes(),
