@@ -192,7 +192,9 @@ mod tests {
 
     #[test]
     fn log_axes_only_where_they_help() {
-        let v = |s: &[f64]| s.to_vec().into_iter();
+        fn v(s: &[f64]) -> impl Iterator<Item = f64> + Clone + '_ {
+            s.iter().copied()
+        }
         assert!(log_axis(v(&[1.0, 3.0, 20.0]), false));
         assert!(!log_axis(v(&[0.7, 0.8, 0.9]), false), "less than a decade");
         assert!(log_axis(v(&[0.7, 0.8, 0.9]), true), "power-law panel");
