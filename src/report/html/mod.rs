@@ -124,8 +124,10 @@ pub fn index_html(outcomes: &[ClaimOutcome], scorecards: &[String]) -> String {
         p {
             "A verdict comes from a prediction registered from the paper and the measurement only. "
             "Each claim has its page (statement, predictions, regime, tables, plots); the same reports as Markdown: "
-            a href="SUMMARY.md" { "SUMMARY.md" } "; machine-readable: "
-            a href="verdicts.json" { "verdicts.json" } "."
+            a href="SUMMARY.md" { "SUMMARY.md" }
+            // verdicts.json is written only when there is an outcome.
+            @if first.is_some() { "; machine-readable: " a href="verdicts.json" { "verdicts.json" } }
+            "."
         }
         p { strong { (Tally::of(outcomes).line()) } }
         h2 { "Claims" }
