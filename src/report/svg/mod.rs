@@ -10,6 +10,14 @@
 //!
 //! Points that cannot be drawn on the chosen axes (non-finite, or non-positive on a
 //! logarithmic axis) are skipped and listed in the document's `<desc>`.
+//!
+//! Hand-written rather than `plotters` (0.3.7, SVG backend), measured on the same
+//! log-log panel: both give identical bytes across 2000 runs and across threads, and
+//! take about the same time (150–180 µs a panel, under 10 ms for the whole suite); but
+//! plotters' defaults cut the y tick labels (its naive text metrics size the label
+//! area), write decimals instead of `10^k`, and put the legend over the data, so matching
+//! this output would take as much custom code as this module, and would change every
+//! committed plot for no gain.
 
 #![deny(clippy::float_cmp)]
 
