@@ -288,7 +288,11 @@ fn reports_are_byte_identical_across_runs_and_thread_counts() {
     };
     let a = run("1");
     let b = run("2");
-    assert_eq!(a.len(), 8, "3 files per claim + SUMMARY.md + verdicts.json");
+    assert_eq!(
+        a.len(),
+        11,
+        "4 files per claim + SUMMARY.md + verdicts.json + index.html"
+    );
     assert_eq!(a, b);
 }
 

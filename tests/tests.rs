@@ -14,6 +14,7 @@ mod figures;
 mod fit;
 mod fuzz_corpus;
 mod hardening;
+mod html;
 mod noise_exact;
 mod perf;
 mod pld;

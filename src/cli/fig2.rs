@@ -21,12 +21,24 @@ pub struct Fig2Args {
     /// Directory the files are written to.
     #[arg(long, default_value = "reports")]
     pub out: PathBuf,
+    /// Run nothing: re-draw the heat-map SVGs from `<out>/fig2-heatmap.csv` of an earlier
+    /// run of the same profile (after a change of the drawing).
+    #[arg(long)]
+    pub replot: bool,
     #[command(flatten)]
     pub budget: super::conclude::BudgetArgs,
 }
 
 pub fn run(a: &Fig2Args) -> anyhow::Result<ExitCode> {
     let mut cfg = fig2::Fig2Config::new(a.profile, a.seed);
+    if a.replot {
+        let n = figures::replot_heat_maps(&a.out, &cfg)?;
+        println!(
+            "fig2 --replot: {n} heat-map cells re-drawn into {}",
+            a.out.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(s) = a.seeds {
         anyhow::ensure!(s >= 1, "--seeds must be at least 1");
         // Panels 1-3 cost about 20 min per seed at the full profile on 2 cores (the

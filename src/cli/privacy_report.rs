@@ -220,6 +220,7 @@ fn roc_svg(seed: u64, trials: usize) -> anyhow::Result<(String, String)> {
         plot.series.push(Series {
             label: format!("attack, {label}"),
             points: pts,
+            ..Series::default()
         });
         let curve = |mu: f64| -> Vec<(f64, f64, f64, f64)> {
             (0..40)
@@ -234,11 +235,13 @@ fn roc_svg(seed: u64, trials: usize) -> anyhow::Result<(String, String)> {
             plot.series.push(Series {
                 label: format!("{mu:.2}-GDP (accounted, {label})"),
                 points: curve(mu),
+                ..Series::default()
             });
         }
         plot.series.push(Series {
             label: format!("{:.2}-GDP (audited lower bound, {label})", e.gdp.mu_lower),
             points: curve(e.gdp.mu_lower),
+            ..Series::default()
         });
         let _ = write!(
             note,

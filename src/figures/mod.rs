@@ -83,6 +83,7 @@ pub fn write_fig2(dir: &Path, cfg: &Fig2Config, res: &Fig2Results) -> std::io::R
                     (*p as f64, m, lo, hi)
                 })
                 .collect(),
+            ..Series::default()
         });
     }
     files.push(("fig2-loss-vs-p.svg".into(), plot.render()));
@@ -123,6 +124,7 @@ pub fn write_fig2(dir: &Path, cfg: &Fig2Config, res: &Fig2Results) -> std::io::R
         vs_t.series.push(Series {
             label: format!("p = {p}"),
             points: pts.clone(),
+            ..Series::default()
         });
         collapse.series.push(Series {
             label: format!("p = {p}"),
@@ -130,14 +132,27 @@ pub fn write_fig2(dir: &Path, cfg: &Fig2Config, res: &Fig2Results) -> std::io::R
                 .iter()
                 .map(|&(t, m, lo, hi)| (t * scale, m, lo, hi))
                 .collect(),
+            ..Series::default()
         });
     }
     files.push(("fig2-loss-vs-T.svg".into(), vs_t.render()));
     files.push(("fig2-collapse.svg".into(), collapse.render()));
 
     // Panel 4: one heat map per eps.
+    files.extend(heat_map_svgs(cfg, &res.heatmap));
+
+    files.push(("fig2.md".into(), markdown(cfg, res, &collapse_rows)));
+    for (name, body) in files {
+        write_atomic(&dir.join(name), body.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// The heat-map SVGs (`fig2-heatmap-eps<eps>.svg`) of the cells, one per `cfg.heat_eps`.
+fn heat_map_svgs(cfg: &Fig2Config, cells_in: &[fig2::HeatCell]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
     for &eps in &cfg.heat_eps {
-        let cells: Vec<&fig2::HeatCell> = res.heatmap.iter().filter(|c| c.eps == eps).collect();
+        let cells: Vec<&fig2::HeatCell> = cells_in.iter().filter(|c| c.eps == eps).collect();
         let hm = HeatMap {
             title: format!(
                 "Fig. 2, panel 4: test loss, p = {}, eps = {eps} (dark: >= 1.6)",
@@ -164,14 +179,70 @@ pub fn write_fig2(dir: &Path, cfg: &Fig2Config, res: &Fig2Results) -> std::io::R
                 .collect(),
             cap: 1.6,
         };
-        files.push((format!("fig2-heatmap-eps{eps}.svg"), hm.render()));
+        out.push((format!("fig2-heatmap-eps{eps}.svg"), hm.render()));
     }
 
-    files.push(("fig2.md".into(), markdown(cfg, res, &collapse_rows)));
-    for (name, body) in files {
-        write_atomic(&dir.join(name), body.as_bytes())?;
+    out
+}
+
+/// Why [`replot_heat_maps`] could not re-draw the heat maps.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplotError {
+    #[error("{path}: {source}")]
+    Io {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}, line {line}: {problem}")]
+    Row {
+        path: std::path::PathBuf,
+        line: usize,
+        problem: String,
+    },
+}
+
+/// Re-draws the heat-map SVGs from `dir/fig2-heatmap.csv` (written by an earlier
+/// `dpclaims fig2` of the same profile), without running anything: for a change of the
+/// drawing only. Returns the number of cells read.
+pub fn replot_heat_maps(dir: &Path, cfg: &Fig2Config) -> Result<usize, ReplotError> {
+    let path = dir.join("fig2-heatmap.csv");
+    let text = std::fs::read_to_string(&path).map_err(|source| ReplotError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let mut cells = Vec::new();
+    for (i, line) in text.lines().enumerate().skip(1) {
+        let row = |problem: String| ReplotError::Row {
+            path: path.clone(),
+            line: i + 1,
+            problem,
+        };
+        let v: Vec<f64> = line
+            .split(',')
+            .map(|f| f.trim().parse::<f64>())
+            .collect::<Result<_, _>>()
+            .map_err(|e| row(format!("not a number ({e}) in `{line}`")))?;
+        let [eps, c_clip, c_time, test_loss] = v[..] else {
+            return Err(row(format!(
+                "expected 4 fields (eps,c_clip,c_time,test_loss), found {}",
+                v.len()
+            )));
+        };
+        cells.push(fig2::HeatCell {
+            eps,
+            c_clip,
+            c_time,
+            steps: 0,
+            test_loss,
+        });
     }
-    Ok(())
+    for (name, body) in heat_map_svgs(cfg, &cells) {
+        write_atomic(&dir.join(&name), body.as_bytes()).map_err(|source| ReplotError::Io {
+            path: dir.join(&name),
+            source,
+        })?;
+    }
+    Ok(cells.len())
 }
 
 fn markdown(cfg: &Fig2Config, res: &Fig2Results, collapse: &[(usize, f64, f64, f64)]) -> String {
@@ -277,4 +348,44 @@ fn markdown(cfg: &Fig2Config, res: &Fig2Results, collapse: &[(usize, f64, f64, f
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heat_maps_are_redrawn_from_the_csv_and_a_bad_row_is_named() {
+        let cfg = Fig2Config::new(crate::spec::Profile::Quick, 0);
+        let dir = tempfile::tempdir().unwrap();
+        let mut csv = String::from("eps,c_clip,c_time,test_loss\n");
+        for &eps in &cfg.heat_eps {
+            for &c in &cfg.heat_clip {
+                for &t in &cfg.heat_time {
+                    let _ = writeln!(csv, "{eps},{c},{t},{}", c * t);
+                }
+            }
+        }
+        std::fs::write(dir.path().join("fig2-heatmap.csv"), &csv).unwrap();
+        let n = replot_heat_maps(dir.path(), &cfg).unwrap();
+        assert_eq!(
+            n,
+            cfg.heat_eps.len() * cfg.heat_clip.len() * cfg.heat_time.len()
+        );
+        for &eps in &cfg.heat_eps {
+            let svg =
+                std::fs::read_to_string(dir.path().join(format!("fig2-heatmap-eps{eps}.svg")))
+                    .unwrap();
+            assert!(
+                !svg.contains("#bbbbbb"),
+                "every cell found (no grey NaN cell)"
+            );
+        }
+        std::fs::write(dir.path().join("fig2-heatmap.csv"), csv + "1,x,2,3\n").unwrap();
+        let e = replot_heat_maps(dir.path(), &cfg).unwrap_err().to_string();
+        assert!(
+            e.contains("fig2-heatmap.csv") && e.contains("not a number"),
+            "{e}"
+        );
+    }
 }

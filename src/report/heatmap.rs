@@ -1,7 +1,9 @@
 //! SVG heat map (privacy-for-free Fig. 2, fourth panel): a deterministic grid of
 //! coloured cells with a colour bar; same conventions as [`super::svg`].
 use super::fmt_num;
-use super::svg::{esc, num, HEIGHT, MARGIN_BOTTOM, MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, WIDTH};
+use super::svg::{
+    esc, num, text_width, HEIGHT, MARGIN_BOTTOM, MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, WIDTH,
+};
 use std::fmt::Write as _;
 
 /// A heat map of `values[row][col]` over a grid (`xs` columns, `ys` rows, bottom row
@@ -16,6 +18,33 @@ pub struct HeatMap {
     pub ys: Vec<f64>,
     pub values: Vec<Vec<f64>>,
     pub cap: f64,
+}
+
+/// Font size of the tick labels (px).
+const TICK_FONT: f64 = 11.0;
+
+/// A tick label: three significant digits, plain (`0.0234`, `1.62`, `195`), so labels
+/// of logarithmically spaced cells stay short.
+fn tick_label(v: f64) -> String {
+    if !v.is_finite() {
+        return "NaN".into();
+    }
+    if v == 0.0 {
+        return "0".into();
+    }
+    let digits = (2 - v.abs().log10().floor() as i32).max(0) as usize;
+    if digits > 6 || v.abs() >= 1e6 {
+        return format!("{v:.2e}");
+    }
+    format!("{v:.digits$}")
+}
+
+/// Label every `k`-th cell, with `k` the smallest stride at which labels of width
+/// `widths[i]` centred on cells `cell` apart leave a gap of at least 6 px.
+fn stride(widths: &[f64], cell: f64) -> usize {
+    let widest = widths.iter().copied().fold(0.0, f64::max);
+    let need = widest + 6.0;
+    ((need / cell.max(f64::MIN_POSITIVE)).ceil() as usize).max(1)
 }
 
 /// Linear interpolation through a few colour stops (t in [0, 1]).
@@ -38,6 +67,14 @@ fn ramp(t: f64) -> String {
 }
 
 impl HeatMap {
+    /// The labelled columns (index and label), for cells `cw` px wide.
+    fn x_ticks(&self, cw: f64) -> Vec<(usize, String)> {
+        let labels: Vec<String> = self.xs.iter().map(|&x| tick_label(x)).collect();
+        let widths: Vec<f64> = labels.iter().map(|l| text_width(l, TICK_FONT)).collect();
+        let k = stride(&widths, cw);
+        labels.into_iter().enumerate().step_by(k).collect()
+    }
+
     /// Renders the standalone SVG document.
     pub fn render(&self) -> String {
         let (left, right, top, bottom) = (
@@ -91,23 +128,24 @@ impl HeatMap {
                 );
             }
         }
-        // Tick labels on every other cell.
-        for (c, x) in self.xs.iter().enumerate().step_by(2.max(nx / 8)) {
+        // Tick labels as often as they fit without overlapping.
+        for (c, label) in self.x_ticks(cw) {
             let _ = writeln!(
                 s,
                 "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
                 num(left + (c as f64 + 0.5) * cw),
                 num(bottom + 14.0),
-                fmt_num(*x)
+                esc(&label)
             );
         }
-        for (r, y) in self.ys.iter().enumerate().step_by(2.max(ny / 8)) {
+        let y_stride = stride(&vec![TICK_FONT; self.ys.len()], ch);
+        for (r, y) in self.ys.iter().enumerate().step_by(y_stride) {
             let _ = writeln!(
                 s,
                 "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
                 num(left - 4.0),
                 num(bottom - (r as f64 + 0.5) * ch + 4.0),
-                fmt_num(*y)
+                esc(&tick_label(*y))
             );
         }
         let _ = writeln!(
@@ -147,5 +185,53 @@ impl HeatMap {
             fmt_num(self.cap)
         );
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn logspace(a: f64, b: f64, n: usize) -> Vec<f64> {
+        (0..n)
+            .map(|i| 10f64.powf(a + (b - a) * i as f64 / (n - 1) as f64))
+            .collect()
+    }
+
+    #[test]
+    fn x_tick_labels_do_not_overlap() {
+        for n in [3, 8, 15, 20, 40] {
+            let hm = HeatMap {
+                title: "t".into(),
+                x_label: "x".into(),
+                y_label: "y".into(),
+                xs: logspace(-2.0, 1.5, n),
+                ys: logspace(-1.5, 2.5, n),
+                values: vec![vec![1.0; n]; n],
+                cap: 1.6,
+            };
+            let cw = (WIDTH - MARGIN_RIGHT - MARGIN_LEFT - 60.0) / n as f64;
+            let ticks = hm.x_ticks(cw);
+            assert!(ticks.len() >= 2, "n = {n}: at least two labels");
+            for w in ticks.windows(2) {
+                let (c0, l0) = &w[0];
+                let (c1, l1) = &w[1];
+                let right = (*c0 as f64 + 0.5) * cw + text_width(l0, TICK_FONT) / 2.0;
+                let left = (*c1 as f64 + 0.5) * cw - text_width(l1, TICK_FONT) / 2.0;
+                assert!(right < left, "n = {n}: {l0} overlaps {l1}");
+            }
+            let svg = hm.render();
+            assert_eq!(svg, hm.render());
+            assert!(!svg.contains("NaN"));
+        }
+    }
+
+    #[test]
+    fn tick_labels_are_short() {
+        assert_eq!(tick_label(0.01), "0.0100");
+        assert_eq!(tick_label(0.02336), "0.0234");
+        assert_eq!(tick_label(1.624), "1.62");
+        assert_eq!(tick_label(194.7), "195");
+        assert_eq!(tick_label(0.0), "0");
     }
 }

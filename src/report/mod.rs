@@ -15,6 +15,7 @@ mod csv;
 pub mod diff;
 pub mod github;
 pub mod heatmap;
+pub mod html;
 pub mod junit;
 pub mod kept;
 mod output;
@@ -167,8 +168,8 @@ pub fn verdicts_json_listed(outcomes: &[ClaimOutcome], listed: &[Listed]) -> Opt
     Some(serde_json::to_string_pretty(&doc).expect("a JSON value serialises") + "\n")
 }
 
-/// Writes the run's report set — `<id>.md`, `<id>.csv`, `<id>.svg` of every outcome,
-/// `SUMMARY.md` and `verdicts.json` — replacing the previous set of `dir` atomically
+/// Writes the run's report set — `<id>.md`, `<id>.csv`, `<id>.svg`, `<id>.html` of every
+/// outcome, `SUMMARY.md`, `verdicts.json` and `index.html` — replacing the previous set of `dir` atomically
 /// ([`set`]). Claims of the previous set that this run did not judge keep their pages
 /// and their rows, marked with the run they came from ([`kept`]). This is the one place
 /// that writes a run's set: a new file of the set is written with `stage.write` (or
@@ -186,6 +187,7 @@ pub fn write_reports(dir: &Path, outcomes: &[ClaimOutcome]) -> std::io::Result<(
         if let Some(v) = verdicts_json_listed(outcomes, &listed) {
             stage.write(diff::VERDICTS_FILE, v.as_bytes())?;
         }
+        html::write_html(stage.dir(), dir, outcomes)?;
         stage.write(
             "SUMMARY.md",
             summary_markdown_listed(outcomes, &listed).as_bytes(),
