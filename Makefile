@@ -54,11 +54,7 @@ faults: build
 # reports/AUDIT.md: the null calibration of the audit's estimators (200 audits of an
 # exactly calibrated rf-dpgd at 2 000 and at 20 000 trials; about a minute).
 AUDIT_ARGS := audit --system rf-dpgd --epsilon 2 --delta 1e-5 --null-audits 200
-audit-# reports/PRIVACY.md and reports/audit-roc.svg (about a minute; holds wall times).
-privacy-report: build
-	$(BIN) privacy-report --out reports
-
-report: build
+audit-report: build
 	@mkdir -p target
 	$(BIN) $(AUDIT_ARGS) --trials 2000 --markdown target/audit-2000.md > /dev/null
 	$(BIN) $(AUDIT_ARGS) --trials 20000 --markdown target/audit-20000.md > /dev/null
@@ -71,6 +67,10 @@ report: build
 	  printf 'the last section is the negative control (a quarter of the noise), where every bound should exceed epsilon.\n\n'; \
 	  cat target/audit-2000.md target/audit-20000.md target/audit-quarter.md; } > reports/AUDIT.md.tmp
 	mv reports/AUDIT.md.tmp reports/AUDIT.md
+
+# reports/PRIVACY.md and reports/audit-roc.svg (about a minute; holds wall times).
+privacy-report: build
+	$(BIN) privacy-report --out reports
 
 report: build
 	$(BIN) run --profile full --out reports/full
