@@ -424,3 +424,64 @@ fn a_relative_program_path_is_the_spec_directory_s() {
     let o = run(dir.path(), &[]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// Regression: with the result cache on, a control that differs from the main variant
+/// only by its core (same parameters, same seeds) was answered with the main core's
+/// cached values and went uncaught. External units are never cached.
+#[test]
+fn external_units_are_never_served_from_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = |sign: &str| {
+        format!("    print(json.dumps({{\"metrics\": {{\"m\": {sign} * p[\"x\"]}}}}), flush=True)")
+    };
+    std::fs::write(
+        dir.path().join("core.py"),
+        python_core(r#"["m"]"#, &body("1")),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("core_b.py"),
+        python_core(r#"["m"]"#, &body("-1")),
+    )
+    .unwrap();
+    let spec = r#"id: ext-cache
+title: "test"
+source: {paper: "p", section: "s", equation: "e"}
+statement: "s"
+system: external
+external:
+  command: ["python3", "core.py"]
+  metrics: [m]
+params:
+  x: "1"
+sweeps:
+  s:
+    quick: {axes: {x: [1, 2, 4]}, replicates: 2}
+    full: {axes: {x: [1, 2, 4]}, replicates: 2}
+variants:
+  - name: main
+  - name: other-core
+    negative_control: true
+    caught_by: [m-positive]
+    external: {command: ["python3", "core_b.py"]}
+predictions:
+  - kind: inequality
+    name: m-positive
+    metric: m
+    sweep: s
+    op: ">"
+    rhs: "0"
+"#;
+    std::fs::write(dir.path().join("claim.yaml"), spec).unwrap();
+    let cache = dir.path().join("cache");
+    for _ in 0..2 {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+            .env_remove("DPCLAIMS_NO_CACHE")
+            .args(["run", "--no-reports", "--cache"])
+            .arg(&cache)
+            .arg(dir.path().join("claim.yaml"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+}

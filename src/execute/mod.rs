@@ -75,7 +75,11 @@ fn run_timed(
     tick: &(dyn Fn() + Sync),
 ) -> Result<Vec<(UnitValue, f64)>, RunError> {
     crate::linalg::pin_blas_threads();
-    let cached = cache::active();
+    let cached = if claim.system.cacheable() {
+        cache::active()
+    } else {
+        None
+    };
     let planned: Vec<Planned> = plan(claim, profile, seed)?
         .into_iter()
         .enumerate()

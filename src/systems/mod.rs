@@ -203,6 +203,13 @@ pub trait System: Sync + Send + std::fmt::Debug {
     fn variant_tag(&self, _variant: &str) -> String {
         String::new()
     }
+    /// Whether a unit's result is decided by this build and the unit's inputs alone, so
+    /// that the result cache may keep it (`execute::cache`, keyed on the engine hash). An
+    /// external core is a program outside the build: editing it must never be answered
+    /// from the cache, so its units are always run.
+    fn cacheable(&self) -> bool {
+        true
+    }
 }
 
 /// Every registered system.

@@ -320,6 +320,12 @@ impl System for ExternalSystem {
         self.pool(variant).command.display()
     }
 
+    /// The core is outside the build's identity (and its variants share seeds and
+    /// parameters while running different programs): never served from the cache.
+    fn cacheable(&self) -> bool {
+        false
+    }
+
     fn release(&self) {
         for p in &self.pools {
             p.release();
