@@ -43,7 +43,7 @@ pub enum Direction {
 /// `P(a < Z ≤ b)` for a standard normal `Z`, accurate in both tails (differences of
 /// `erfc` on the side of zero where the values are small).
 pub(crate) fn gauss_mass(a: f64, b: f64) -> f64 {
-    if !(a < b) {
+    if a.is_nan() || b.is_nan() || a >= b {
         return 0.0;
     }
     let upper = |x: f64| {
@@ -69,7 +69,7 @@ pub(crate) fn gauss_mass(a: f64, b: f64) -> f64 {
 /// `ln P(a < Z ≤ b)`, accurate where the mass underflows (far tails): through
 /// `ln Φ̄(x) = ln erfc(x/√2) − ln 2` on the side of zero where the values are small.
 pub(crate) fn ln_gauss_mass(a: f64, b: f64) -> f64 {
-    if !(a < b) {
+    if a.is_nan() || b.is_nan() || a >= b {
         return f64::NEG_INFINITY;
     }
     // ln P(Z > x), with the infinities explicit.
@@ -275,7 +275,7 @@ impl StepLoss {
             let l0 = (i0 + c as i64) as f64 * dl;
             let l1 = l0 + dl;
             let (m, ne) = self.split_masses(l0, l1);
-            if !(m > 0.0) {
+            if m.is_nan() || m <= 0.0 {
                 continue;
             }
             // Keep P-mass m and Q-mass n: a at ℓ_i, b at ℓ_{i+1} with

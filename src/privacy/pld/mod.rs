@@ -230,7 +230,7 @@ fn sides(
         let fp = 10.0 * negative + n as f64 * f64::EPSILON * 1e-3;
         let up_target = delta - (alias_above + cut_above + fp);
         let low_target = delta + alias_below + fp + eta + cut_below;
-        if !(up_target > 0.0) {
+        if up_target.is_nan() || up_target <= 0.0 {
             return Err(PrivacyError::Unbounded);
         }
         let upper = epsilon_for(&m, k_lo, dl, up_target).unwrap_or(w_lo);
