@@ -12,33 +12,29 @@ use std::path::Path;
 use std::process::ExitCode;
 
 /// One estimator's tally over the audits.
-struct Tally {
-    name: &'static str,
-    bounds: Vec<f64>,
-    confidence: f64,
+pub(super) struct Tally {
+    pub name: &'static str,
+    pub bounds: Vec<f64>,
+    pub confidence: f64,
 }
 
-fn quantile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[i]
+/// The bounds of `audits` independent audits (master seeds `seed ..`), per estimator.
+pub(super) struct NullAudits {
+    /// The estimators that produced a bound (one-run only on the fast engine).
+    pub tallies: Vec<Tally>,
+    /// The reported (largest) bound of each audit.
+    pub joint: Vec<f64>,
+    /// Exact epsilon of the mechanism as run.
+    pub achieved: Option<f64>,
+    pub engine: audit::AuditEngine,
 }
 
-pub fn null_calibration(
+/// Runs the audits of a null calibration (also used by `privacy-report`).
+pub(super) fn null_audits(
     cfg: &AuditConfig,
     seed: u64,
     audits: usize,
-    markdown: Option<&Path>,
-    json: bool,
-) -> anyhow::Result<ExitCode> {
-    if !(1..=100_000).contains(&audits) {
-        anyhow::bail!("--null-audits must be in 1..=100000, got {audits}");
-    }
-    if let Some(f) = markdown {
-        crate::report::prepare_output_file(f)?;
-    }
+) -> anyhow::Result<NullAudits> {
     let mut tallies = vec![
         Tally {
             name: "clopper_pearson",
@@ -76,6 +72,41 @@ pub fn null_calibration(
         }
     }
     tallies.retain(|t| !t.bounds.is_empty());
+    Ok(NullAudits {
+        tallies,
+        joint,
+        achieved,
+        engine,
+    })
+}
+
+fn quantile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[i]
+}
+
+pub fn null_calibration(
+    cfg: &AuditConfig,
+    seed: u64,
+    audits: usize,
+    markdown: Option<&Path>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    if !(1..=100_000).contains(&audits) {
+        anyhow::bail!("--null-audits must be in 1..=100000, got {audits}");
+    }
+    if let Some(f) = markdown {
+        crate::report::prepare_output_file(f)?;
+    }
+    let NullAudits {
+        tallies,
+        joint,
+        achieved,
+        engine,
+    } = null_audits(cfg, seed, audits)?;
     let eps = cfg.epsilon;
     let mut rows = Vec::new();
     let mut all_ok = true;

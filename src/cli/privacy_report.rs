@@ -6,8 +6,7 @@
 //! A measurement page like BENCH.md: it holds wall times, so its bytes differ between
 //! runs (everything else in it is deterministic for the seed).
 use crate::privacy::audit::{self, AuditConfig, AuditSystem};
-use crate::privacy::pld::{pld_epsilon, DEFAULT_WIDTH};
-use crate::privacy::{self, Accountant, AccountantRecipe, Phase};
+use crate::privacy::pld::DEFAULT_WIDTH;
 use crate::report::svg::{LogLogPlot, Series};
 use crate::train::Recipe;
 use clap::Args;
@@ -15,7 +14,6 @@ use statrs::distribution::{ContinuousCDF, Normal};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
 #[derive(Args, Debug)]
 pub struct PrivacyReportArgs {
@@ -43,12 +41,6 @@ const CASES: &[(f64, f64, u64, f64)] = &[
     (0.001, 0.8, 100_000, 1e-6),
 ];
 
-fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
-    let start = Instant::now();
-    let v = f();
-    (v, start.elapsed().as_secs_f64())
-}
-
 fn ms(s: f64) -> String {
     if s < 1e-3 {
         format!("{:.0} µs", s * 1e6)
@@ -64,37 +56,33 @@ fn accountants(o: &mut String) -> anyhow::Result<()> {
         "Poisson-subsampled Gaussian, add/remove adjacency (q = 1: full batch, where Gaussian DP \
          is exact). GDP and zCDP apply only at q = 1. PLD: the certified bracket of \
          `dpclaims account --accountant pld` (target width {DEFAULT_WIDTH}). Wall times on this \
-         machine, one run each.\n"
+         machine, medians of 3 (`perf::privacy`, the same timing as BENCH.md).\n"
     )?;
     writeln!(
         o,
         "| q | z | steps | delta | GDP (exact) | zCDP | RDP | PLD bracket | RDP / PLD upper |"
     )?;
     writeln!(o, "|---|---|---|---|---|---|---|---|---|")?;
-    let r = &AccountantRecipe::PAPER;
-    for &(q, z, steps, delta) in CASES {
-        let phases = [Phase::new(q, z, steps)];
-        let cell = |acc: Accountant| -> String {
-            let (v, t) = timed(|| privacy::epsilon(acc, &phases, delta, r));
-            match v {
-                Ok(a) => format!("{:.4} ({})", a.epsilon, ms(t)),
-                Err(_) => "—".into(),
-            }
-        };
-        let (rdp, t_rdp) = timed(|| privacy::epsilon(Accountant::Rdp, &phases, delta, r));
-        let rdp = rdp?.epsilon;
-        let (pld, t_pld) = timed(|| pld_epsilon(&phases, delta, DEFAULT_WIDTH));
-        let pld = pld?;
+    let cell = |v: Option<f64>, t: Option<f64>| match (v, t) {
+        (Some(v), Some(t)) => format!("{v:.4} ({})", ms(t)),
+        _ => "—".into(),
+    };
+    for a in crate::perf::privacy::measure_accountants_on(CASES)? {
         writeln!(
             o,
-            "| {q} | {z} | {steps} | {delta:e} | {} | {} | {rdp:.4} ({}) | [{:.4}, {:.4}] ({}) | {:.3} |",
-            cell(Accountant::Gdp),
-            cell(Accountant::Zcdp),
-            ms(t_rdp),
-            pld.epsilon_lower,
-            pld.epsilon_upper,
-            ms(t_pld),
-            rdp / pld.epsilon_upper
+            "| {} | {} | {} | {:e} | {} | {} | {:.4} ({}) | [{:.4}, {:.4}] ({}) | {:.3} |",
+            a.q,
+            a.z,
+            a.steps,
+            a.delta,
+            cell(a.gdp_epsilon, a.gdp_s),
+            cell(a.zcdp_epsilon, a.zcdp_s),
+            a.rdp_epsilon,
+            ms(a.rdp_s),
+            a.pld_lower,
+            a.pld_upper,
+            ms(a.pld_s),
+            a.rdp_epsilon / a.pld_upper
         )?;
     }
     writeln!(o)?;
@@ -163,16 +151,14 @@ fn audits(o: &mut String, seed: u64, trials: usize) -> anyhow::Result<()> {
 fn null_calibration(o: &mut String, seed: u64, audits: usize) -> anyhow::Result<()> {
     let mut cfg = AuditConfig::new(AuditSystem::RfDpgd, 2.0, 1e-5);
     cfg.trials = 2000;
-    let (mut cp, mut gdp, mut one) = (0, 0, 0);
-    for k in 0..audits as u64 {
-        let (_, e) = audit::run_audit_estimates(&cfg, seed + k, &Recipe::PAPER)?;
-        cp += usize::from(e.clopper_pearson.epsilon_lower_bound > cfg.epsilon);
-        gdp += usize::from(e.gdp.epsilon_lower_bound > cfg.epsilon);
-        one += usize::from(
-            e.one_run
-                .is_some_and(|x| x.epsilon_lower_bound > cfg.epsilon),
-        );
-    }
+    let runs = super::audit_null::null_audits(&cfg, seed, audits)?;
+    let above = |name: &str| {
+        runs.tallies
+            .iter()
+            .find(|t| t.name == name)
+            .map_or(0, |t| t.bounds.iter().filter(|&&b| b > cfg.epsilon).count())
+    };
+    let (cp, gdp, one) = (above("clopper_pearson"), above("gdp"), above("one_run"));
     writeln!(o, "## Null calibration\n")?;
     writeln!(
         o,

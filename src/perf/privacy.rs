@@ -13,6 +13,11 @@ pub struct AccountantTiming {
     pub z: f64,
     pub steps: u64,
     pub delta: f64,
+    /// Exact Gaussian DP and zCDP (full batch only: `None` when `q < 1`), with times.
+    pub gdp_epsilon: Option<f64>,
+    pub gdp_s: Option<f64>,
+    pub zcdp_epsilon: Option<f64>,
+    pub zcdp_s: Option<f64>,
     pub rdp_epsilon: f64,
     pub rdp_s: f64,
     pub pld_lower: f64,
@@ -43,9 +48,17 @@ fn median_time<T>(f: impl Fn() -> T) -> (T, f64) {
     (out, t[1])
 }
 
-/// Times both accountants on [`CASES`].
+/// Times the accountants on [`CASES`].
 pub fn measure_accountants() -> Result<Vec<AccountantTiming>, privacy::PrivacyError> {
-    CASES
+    measure_accountants_on(CASES)
+}
+
+/// Times every accountant that applies on `cases` (`(q, z, steps, delta)`): GDP and zCDP
+/// at `q = 1` only, RDP and the PLD bracket everywhere.
+pub fn measure_accountants_on(
+    cases: &[(f64, f64, u64, f64)],
+) -> Result<Vec<AccountantTiming>, privacy::PrivacyError> {
+    cases
         .iter()
         .map(|&(q, z, steps, delta)| {
             let phases = [Phase::new(q, z, steps)];
@@ -54,11 +67,21 @@ pub fn measure_accountants() -> Result<Vec<AccountantTiming>, privacy::PrivacyEr
             });
             let (pld, pld_s) = median_time(|| pld_epsilon(&phases, delta, DEFAULT_WIDTH));
             let pld = pld?;
+            let full = |acc| {
+                let (v, t) =
+                    median_time(|| privacy::epsilon(acc, &phases, delta, &AccountantRecipe::PAPER));
+                v.ok().map(|a| (a.epsilon, t))
+            };
+            let (gdp, zcdp) = (full(Accountant::Gdp), full(Accountant::Zcdp));
             Ok(AccountantTiming {
                 q,
                 z,
                 steps,
                 delta,
+                gdp_epsilon: gdp.map(|g| g.0),
+                gdp_s: gdp.map(|g| g.1),
+                zcdp_epsilon: zcdp.map(|g| g.0),
+                zcdp_s: zcdp.map(|g| g.1),
                 rdp_epsilon: rdp?.epsilon,
                 rdp_s,
                 pld_lower: pld.epsilon_lower,
