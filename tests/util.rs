@@ -63,3 +63,27 @@ pub fn fault_free_quick(claim: &Claim) -> Arc<ClaimOutcome> {
     })
     .clone()
 }
+
+/// A copy of `claims/<id>.yaml` in `dir` with its quick replicates cut from `from` to
+/// `to` (every `replicates: <from>` line; at least one must exist): the same systems,
+/// variants, sweeps and predictions at a tenth of the cost, for tests of the machinery
+/// (determinism, the fault matrix's order) rather than of the claim's numbers.
+pub fn shrunk_claim(dir: &std::path::Path, id: &str, from: u32, to: u32) -> std::path::PathBuf {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("claims")
+        .join(format!("{id}.yaml"));
+    let text = std::fs::read_to_string(&src).unwrap();
+    let (old, new) = (
+        format!("replicates: {from}\n"),
+        format!("replicates: {to}\n"),
+    );
+    assert!(
+        text.contains(&old),
+        "{}: no `{}`",
+        src.display(),
+        old.trim()
+    );
+    let path = dir.join(format!("{id}.yaml"));
+    std::fs::write(&path, text.replace(&old, &new)).unwrap();
+    path
+}
