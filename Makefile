@@ -38,6 +38,8 @@ deps:
 build: deps
 	$(CARGO) build --release --locked
 
+# The tool's tests. The claim suite itself (verdicts and the regression baseline) is
+# `make run`'s; CI (.ci/run) runs both, `make run` with --require-baseline.
 test: deps
 	$(TEST_ENV) $(CARGO) test --release --locked
 	@# The reference external cores (numpy) at the quick profile: the correct cores hold,

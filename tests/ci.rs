@@ -273,6 +273,53 @@ fn junit_names_the_verdict_that_changed_against_the_baseline() {
     assert!(xml.contains("type=\"baseline_changed\""));
 }
 
+/// `--require-baseline` (what `.ci/run` passes to `make run`): a claim with no snapshot
+/// fails the run, as insta fails a missing snapshot; recorded, the same run passes.
+#[test]
+fn require_baseline_fails_a_claim_without_a_snapshot() {
+    use dpclaims::report::snapshot::snapshot;
+    let w = workdir(&[("tiny-ci.yaml", CALIBRATION)]);
+    let dir = w.path();
+    let snaps = dir.join("tests/snapshots");
+    std::fs::create_dir_all(&snaps).unwrap();
+    let plain = run_env(dir, &["run", "--no-reports"], &[]);
+    assert_eq!(code(&plain), 0, "{}", text(&plain.stderr));
+    assert!(text(&plain.stdout).contains("not in the baseline yet: tiny-ci"));
+    let strict = run_env(dir, &["run", "--no-reports", "--require-baseline"], &[]);
+    assert_eq!(code(&strict), 1);
+    assert!(
+        text(&strict.stderr).contains("FAIL --require-baseline: 1 claim(s) have no snapshot"),
+        "{}",
+        text(&strict.stderr)
+    );
+    let claim = dpclaims::spec::load_claim(&dir.join("claims/tiny-ci.yaml")).unwrap();
+    let o = dpclaims::execute::run_claim(
+        &claim,
+        dpclaims::spec::Profile::Quick,
+        0,
+        &dpclaims::train::Recipe::PAPER,
+        &|| {},
+    )
+    .unwrap();
+    let header =
+        "---\nsource: tests/claims.rs\nexpression: snap\ninfo:\n  profile: quick\n  seed: 0\n---\n";
+    std::fs::write(
+        snaps.join("tests__claims__every_claim_at_the_quick_profile@tiny-ci.yaml.snap"),
+        format!("{header}{}", serde_yaml::to_string(&snapshot(&o)).unwrap()),
+    )
+    .unwrap();
+    let recorded = run_env(dir, &["run", "--no-reports", "--require-baseline"], &[]);
+    assert_eq!(code(&recorded), 0, "{}", text(&recorded.stderr));
+    // Another seed is not compared with the seed-0 baseline: not checked, so it fails.
+    let other = run_env(
+        dir,
+        &["run", "--no-reports", "--require-baseline", "--seed", "1"],
+        &[],
+    );
+    assert_eq!(code(&other), 1);
+    assert!(text(&other.stderr).contains("the baseline was not checked"));
+}
+
 #[test]
 fn github_actions_get_annotations_at_the_predictions_line_and_a_job_summary() {
     let w = workdir(&[

@@ -41,11 +41,11 @@ pub fn dpclaims_in(dir: &std::path::Path, args: &[&str]) -> Output {
 
 /// The outcome of `claim` on the correct core (`Recipe::PAPER`) at the quick profile and
 /// seed 0, computed once per test process (one binary: `tests/tests.rs`). The claim
-/// snapshots (`claims.rs`) and the fault sentinels (`faults.rs`) compare with the same
-/// fault-free run; computing it once for both saves the sentinel claims' second run
-/// (about a minute of CPU, half of it `noise-term-scaling`). Same spec and seed give
-/// the same bytes, so sharing the run changes no result. Keyed by claim id and spec
-/// hash; a caller that asks while another computes the same claim waits for it.
+/// snapshots (`claims.rs`, when run with `--ignored`) and the fault sentinels
+/// (`faults.rs`) compare with the same fault-free run; computing it once for both saves
+/// the sentinel claims' second run. Same spec and seed give the same bytes, so sharing
+/// the run changes no result. Keyed by claim id and spec hash; a caller that asks while
+/// another computes the same claim waits for it.
 pub fn fault_free_quick(claim: &Claim) -> Arc<ClaimOutcome> {
     type Slot = Arc<OnceLock<Arc<ClaimOutcome>>>;
     static RUNS: OnceLock<Mutex<HashMap<(String, String), Slot>>> = OnceLock::new();

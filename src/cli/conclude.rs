@@ -21,6 +21,11 @@ pub struct BaselineArgs {
     /// Do not compare with the regression baseline.
     #[arg(long)]
     pub no_baseline: bool,
+    /// A claim that has no snapshot in the baseline fails the run (exit 1), as insta
+    /// fails a missing snapshot under CI: `make run` in CI (`.ci/run`) passes it, so a
+    /// new claim enters the baseline in the commit that adds it.
+    #[arg(long, conflicts_with = "no_baseline")]
+    pub require_baseline: bool,
 }
 
 /// The work and memory budget of a run: estimates above it are refused before anything
@@ -191,7 +196,24 @@ pub(super) fn conclude(
         println!("{}; {}", tally.line(), baseline.line());
     }
     ci_outputs(outcomes, &tally, &baseline, o, times)?;
-    Ok(if tally.ok() && baseline.ok() {
+    let unrecorded = match &baseline {
+        baseline::Baseline::Unchanged { new, .. } if base.require_baseline && !new.is_empty() => {
+            eprintln!(
+                "FAIL --require-baseline: {} claim(s) have no snapshot in {}: {} (record them: \
+                 INSTA_UPDATE=always cargo test --release -- --ignored every_claim_at_the_quick_profile)",
+                new.len(),
+                base.baseline.display(),
+                new.join(", ")
+            );
+            true
+        }
+        baseline::Baseline::NotChecked(why) if base.require_baseline => {
+            eprintln!("FAIL --require-baseline: the baseline was not checked ({why})");
+            true
+        }
+        _ => false,
+    };
+    Ok(if tally.ok() && baseline.ok() && !unrecorded {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
