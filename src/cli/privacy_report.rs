@@ -151,7 +151,7 @@ fn audits(o: &mut String, seed: u64, trials: usize) -> anyhow::Result<()> {
 fn null_calibration(o: &mut String, seed: u64, audits: usize) -> anyhow::Result<()> {
     let mut cfg = AuditConfig::new(AuditSystem::RfDpgd, 2.0, 1e-5);
     cfg.trials = 2000;
-    let runs = super::audit_null::null_audits(&cfg, seed, audits)?;
+    let runs = super::audit_null::null_audits(&cfg, seed, audits, &crate::train::Recipe::PAPER)?;
     let above = |name: &str| {
         runs.tallies
             .iter()

@@ -99,6 +99,7 @@ pub mod config;
 pub mod estimators;
 pub mod run;
 pub mod stats;
+pub mod tp_topk;
 
 pub use config::{
     clip_rule_name, parse_clip_rule, AuditConfig, AuditEngine, AuditSystem, Calibration,
@@ -212,4 +213,8 @@ pub struct AuditResult {
     /// Direct engine on DP-GD systems: fraction of runs in which some ordinary
     /// (non-canary) sample was clipped at some step.
     pub runs_with_ordinary_clipping: Option<f64>,
+    /// TP-TopK: the schedule as run and the support shares ([`tp_topk`]); absent for
+    /// the other systems.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tp_topk: Option<tp_topk::TpTopkRun>,
 }
