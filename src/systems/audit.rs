@@ -94,7 +94,7 @@ const METRICS: &[MetricInfo] = &[
     },
     MetricInfo {
         name: "epsilon_achieved",
-        doc: "exact GDP epsilon of the mechanism as run (NaN if unknown)",
+        doc: "exact GDP epsilon of the mechanism as run (NaN if unknown); tp-topk with pre-noise scores is not DP at all (no finite epsilon), and reports epsilon_accounted here: the audit shows the violation",
     },
     MetricInfo {
         name: "epsilon_accounted",
@@ -176,10 +176,6 @@ impl System for PrivacyAudit {
             .map_err(|e| SystemError::Invalid(e.to_string()))?;
         let mut out = BTreeMap::new();
         out.insert("epsilon_lower_bound".into(), r.epsilon_lower_bound);
-        out.insert(
-            "epsilon_achieved".into(),
-            r.epsilon_achieved.unwrap_or(f64::NAN),
-        );
         // The accounting of the configured noise, whether or not the sensitivity bound it
         // assumes holds (mu is null in the result when it does not).
         let mu = match (system, &r.tp_topk) {
@@ -191,6 +187,13 @@ impl System for PrivacyAudit {
         };
         let accounted = crate::privacy::gdp_epsilon(mu, cfg.delta)?;
         out.insert("epsilon_accounted".into(), accounted);
+        let achieved = match (system, r.epsilon_achieved) {
+            (_, Some(e)) => e,
+            // Not DP (the ranking leaks): no finite epsilon exists (metric docs).
+            (AuditSystem::TpTopk, None) => accounted,
+            (_, None) => f64::NAN,
+        };
+        out.insert("epsilon_achieved".into(), achieved);
         out.insert("audit_excess".into(), r.epsilon_lower_bound - accounted);
         out.insert("tpr".into(), r.tpr);
         out.insert("fpr".into(), r.fpr);
