@@ -83,11 +83,30 @@
 //! * With exact calibration (kappa = 2, divide rule) no audit exceeded the claim, and
 //!   a quarter of the noise is always caught.
 //!
+//! # TP-TopK ([`tp_topk`])
+//!
+//! A gradient canary (Nasr et al. 2021) through both phases of TP-TopK (fewer-coordinates
+//! paper Sec. 3.2): its coordinate's warm-up score decides whether it enters the top-k
+//! support, and in the support its phase-2 updates are observed; z1, z2 come from the
+//! tp-topk system's RDP two-phase calibration, adjacency is add/remove (the accountant's).
+//! The score is the log-likelihood ratio of the canary coordinate's noisy updates plus a
+//! bonus when it is in the support; Clopper–Pearson reads it (empirical threshold), the
+//! GDP estimator reads the warm-up part, exactly Gaussian; direct engine only. The
+//! recipe's [`crate::train::dpsgd::ScoreSource::PreNoise`] (the fault
+//! `topk-scores-pre-noise`) makes the support leak membership. At eps = 2, seed 0:
+//!
+//! | setting                         | mu (in support) | exact eps | eps_LB |
+//! |---------------------------------|-----------------|-----------|--------|
+//! | tp-topk, RDP calibration        | 0.465           | 1.84      | 0.78   |
+//! | tp-topk, noise scale 0.25       | 1.861           | 9.15      | 3.45   |
+//! | tp-topk, pre-noise scores       | (not DP)        | (none)    | 6.38   |
+//!
 //! # Where things are
 //!
 //! * [`config`] — what an audit is asked: the audited system, the calibration, the
 //!   engine and the problem's sizes ([`AuditConfig`], with its range checks).
 //! * [`canary`] — the adjacent data sets and the two engines' scores of one run.
+//! * [`tp_topk`] — the TP-TopK mechanism with its canary through both phases.
 //! * [`mod@run`] — the audit itself: calibration, the runs of both worlds, the bound
 //!   ([`run_audit`], [`audit_scores`], [`bound_from_scores`]).
 //! * [`stats`] — threshold selection and Clopper-Pearson bounds.
