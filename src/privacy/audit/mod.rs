@@ -212,15 +212,18 @@ pub struct AuditResult {
     pub fpr_upper: f64,
     /// Threshold chosen on the selection half (canary declared when score > threshold).
     pub threshold: f64,
-    /// Noise level as run (sigma of DP-GD, or sigma_W), after `noise_scale`.
+    /// Noise level as run (sigma of DP-GD, or sigma_W; TP-TopK: phase 2's noise sd
+    /// `z2 C/N` of the averaged gradient), after `noise_scale`.
     pub sigma: f64,
     pub noise_scale: f64,
     /// Noise std / replace-one sensitivity per step, as run (first layer: sigma_W /
-    /// (2 sqrt p)).
+    /// (2 sqrt p); TP-TopK: z2, per add/remove sensitivity C; z1 is in `tp_topk`).
     pub noise_multiplier: f64,
     /// GDP mu of the mechanism as run: `sqrt(T)/noise_multiplier` (exact for the
     /// transcript; an upper bound for what the final iterate reveals). `null` when the
-    /// clip rule does not bound the sensitivity (multiply, none).
+    /// clip rule does not bound the sensitivity (multiply, none). TP-TopK:
+    /// `sqrt(T1/z1^2 + T2/z2^2)`, a canary in the support every time; `null` with
+    /// pre-noise scores (not DP).
     pub mu: Option<f64>,
     /// Exact GDP epsilon at `delta` of the mechanism as run (Dong, Roth & Su 2019,
     /// Cor. 2.13): an upper bound the audit must not exceed. `null` with `mu`.
