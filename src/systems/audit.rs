@@ -163,8 +163,8 @@ impl System for PrivacyAudit {
         cfg.clip_rule =
             audit::parse_clip_rule(u.option("clip_rule")).map_err(SystemError::Invalid)?;
         cfg.normalise = u.option("normalise") != "no";
-        // tp-topk: the score source is a configuration of the DP-SGD step, the same door
-        // the fault catalogue uses (Recipe::dpsgd.scores).
+        // tp-topk: the score source is a configuration of the DP-SGD step, the door every
+        // negative control uses (Recipe::dpsgd.scores).
         let mut recipe = *u.recipe;
         if u.option("scores") == "pre-noise" {
             recipe.dpsgd.scores = crate::train::dpsgd::ScoreSource::PreNoise;

@@ -92,8 +92,8 @@
 //! The score is the log-likelihood ratio of the canary coordinate's noisy updates plus a
 //! bonus when it is in the support; Clopper–Pearson reads it (empirical threshold), the
 //! GDP estimator reads the warm-up part, exactly Gaussian; direct engine only. The
-//! recipe's [`crate::train::dpsgd::ScoreSource::PreNoise`] (the fault
-//! `topk-scores-pre-noise`) makes the support leak membership. At eps = 2, seed 0:
+//! recipe's [`crate::train::dpsgd::ScoreSource::PreNoise`] (the negative
+//! control `topk-scores-pre-noise`) makes the support leak membership. At eps = 2, seed 0:
 //!
 //! | setting                         | mu (in support) | exact eps | eps_LB |
 //! |---------------------------------|-----------------|-----------|--------|

@@ -15,8 +15,8 @@
 //!
 //! `v_t = g~_t` (the paper's rule, [`ScoreSource::Privatized`]: selection is
 //! post-processing of the warm-up's noisy gradients) or, with the recipe's
-//! [`ScoreSource::PreNoise`] (the fault `topk-scores-pre-noise` of the catalogue, reached
-//! through the same [`crate::train::Recipe`] door), `v_t = (G + b e_c C)/N`, the clipped
+//! [`ScoreSource::PreNoise`] (the wrong step `topk-scores-pre-noise`, reached through
+//! the [`crate::train::Recipe`] door like every negative control), `v_t = (G + b e_c C)/N`, the clipped
 //! sum before the noise. (z1, z2) are calibrated to (epsilon, delta) by the project's RDP
 //! accountant exactly as the tp-topk system does ([`calibrate_two_phase`], warm-up share
 //! rho = 0.3 of the budget, T1 = round(0.3 T) warm-up steps: the paper's defaults of
@@ -48,7 +48,7 @@
 //! `score = L1 + [c in S] (L2 + A)`. Support membership is visible in the transcript
 //! (frozen coordinates do not move), so ranking it first is a legitimate test; for the
 //! paper's mechanism it is post-processing of the warm-up and can add no evidence, for
-//! the pre-noise fault it is the leak. The Gaussian-DP estimator reads `L1` alone, which
+//! the pre-noise scores it is the leak. The Gaussian-DP estimator reads `L1` alone, which
 //! is exactly `N(+-mu1^2/2, mu1^2)` (`mu1 = sqrt(T1)/z1`, same variance in both worlds),
 //! so its Gaussian assumption holds; the full score is a mixture and is judged only by
 //! Clopper–Pearson.
