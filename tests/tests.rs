@@ -2,6 +2,7 @@
 mod architecture;
 mod audit;
 mod audit_estimators;
+mod audit_tp_topk;
 mod bad_inputs;
 mod cache;
 mod ci;

@@ -34,6 +34,7 @@ pub(super) fn null_audits(
     cfg: &AuditConfig,
     seed: u64,
     audits: usize,
+    recipe: &Recipe,
 ) -> anyhow::Result<NullAudits> {
     let mut tallies = vec![
         Tally {
@@ -56,7 +57,7 @@ pub(super) fn null_audits(
     let mut achieved = None;
     let mut engine = cfg.engine;
     for k in 0..audits as u64 {
-        let (r, est) = audit::run_audit_estimates(cfg, seed + k, &Recipe::PAPER)?;
+        let (r, est) = audit::run_audit_estimates(cfg, seed + k, recipe)?;
         achieved = r.epsilon_achieved;
         engine = r.engine;
         joint.push(est.epsilon_lower_bound);
@@ -94,6 +95,7 @@ pub fn null_calibration(
     audits: usize,
     markdown: Option<&Path>,
     json: bool,
+    recipe: &Recipe,
 ) -> anyhow::Result<ExitCode> {
     if !(1..=100_000).contains(&audits) {
         anyhow::bail!("--null-audits must be in 1..=100000, got {audits}");
@@ -106,7 +108,7 @@ pub fn null_calibration(
         joint,
         achieved,
         engine,
-    } = null_audits(cfg, seed, audits)?;
+    } = null_audits(cfg, seed, audits, recipe)?;
     let eps = cfg.epsilon;
     let mut rows = Vec::new();
     let mut all_ok = true;

@@ -109,7 +109,7 @@ pub struct CalibrateArgs {
 #[derive(Args, Debug)]
 pub struct AuditArgs {
     /// Audited system: rf-dpgd, feature-learning-second-layer,
-    /// feature-learning-first-layer, or external (a core speaking dpclaims-external/1,
+    /// feature-learning-first-layer, tp-topk, or external (a core speaking dpclaims-external/1,
     /// started with --command).
     #[arg(long, value_parser = super::external::parse_audit_target)]
     pub system: super::external::AuditTarget,
@@ -161,6 +161,11 @@ pub struct AuditArgs {
     /// eps_B of Assumption 4's sigma_W.
     #[arg(long, allow_negative_numbers = true)]
     pub eps_b: Option<f64>,
+    /// tp-topk: what the warm-up scores read: privatized (the paper, Sec. 3.2) or
+    /// pre-noise (the clipped sum before the noise: the ranking leaks; a negative
+    /// control, the fault topk-scores-pre-noise).
+    #[arg(long, default_value = "privatized", value_parser = ["privatized", "pre-noise"])]
+    pub scores: String,
     /// Null calibration: run K independent audits (master seeds seed..seed+K) and count
     /// how often each estimator's bound exceeds the claimed epsilon (for an exactly
     /// calibrated mechanism, at most its share of 1 - confidence).
@@ -291,6 +296,13 @@ pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     cfg.ridge = args.ridge.unwrap_or(cfg.ridge);
     cfg.eps_b = args.eps_b.unwrap_or(cfg.eps_b);
     cfg.validate()?;
+    let mut recipe = crate::train::Recipe::PAPER;
+    if args.scores == "pre-noise" {
+        if system != audit::AuditSystem::TpTopk {
+            anyhow::bail!("--scores pre-noise applies to --system tp-topk only");
+        }
+        recipe.dpsgd.scores = crate::train::dpsgd::ScoreSource::PreNoise;
+    }
     let engine_direct = cfg.engine == audit::AuditEngine::Direct;
     let cost = crate::systems::audit::audit_cost(
         cfg.system.name(),
@@ -319,9 +331,10 @@ pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
             k,
             args.markdown.as_deref(),
             args.json,
+            &recipe,
         );
     }
-    let (r, est) = audit::run_audit_estimates(&cfg, args.seed, &crate::train::Recipe::PAPER)?;
+    let (r, est) = audit::run_audit_estimates(&cfg, args.seed, &recipe)?;
     if args.json {
         // The reported bound is the largest estimator's, at the joint confidence; the
         // Clopper-Pearson fields (tpr, fpr, threshold, ...) are at its share of it.
@@ -388,6 +401,26 @@ pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
              bound the sensitivity, so no epsilon is accounted",
             r.sigma, r.noise_scale
         )?,
+    }
+    if let Some(tp) = &r.tp_topk {
+        writeln!(
+            s,
+            "  tp-topk: T1 = {}, T2 = {}, P = {}, k = {}, N = {}, z1 = {:.4}, z2 = {:.4} ({} \
+             scores), RDP epsilon of the schedule {:.4}, warm-up mu {:.4}; canary coordinate \
+             in the support in {:.1}% (canary) / {:.1}% (replaced) of the runs",
+            tp.t1,
+            tp.t2,
+            tp.p,
+            tp.k,
+            tp.n,
+            tp.z1,
+            tp.z2,
+            tp.scores,
+            tp.epsilon_rdp,
+            tp.mu_warmup,
+            100.0 * tp.in_support_canary,
+            100.0 * tp.in_support_replaced
+        )?;
     }
     if let Some(o) = r.overnoise_ratio {
         writeln!(s, "  sigma / exactly calibrated sigma = {o:.4}")?;

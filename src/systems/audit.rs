@@ -61,8 +61,14 @@ const OPTIONS: &[OptionInfo] = &[
             "rf-dpgd",
             "feature-learning-second-layer",
             "feature-learning-first-layer",
+            "tp-topk",
         ],
         doc: "the audited mechanism",
+    },
+    OptionInfo {
+        name: "scores",
+        values: &["privatized", "pre-noise"],
+        doc: "tp-topk: what the warm-up scores read (DpSgdRecipe::scores): the privatised gradients (paper Sec. 3.2) or the clipped sum before the noise (the ranking leaks; negative control)",
     },
     OptionInfo {
         name: "calibration",
@@ -88,11 +94,11 @@ const METRICS: &[MetricInfo] = &[
     },
     MetricInfo {
         name: "epsilon_achieved",
-        doc: "exact GDP epsilon of the mechanism as run (NaN if unknown)",
+        doc: "exact GDP epsilon of the mechanism as run (NaN if unknown); tp-topk with pre-noise scores is not DP at all (no finite epsilon), and reports epsilon_accounted here: the audit shows the violation",
     },
     MetricInfo {
         name: "epsilon_accounted",
-        doc: "exact GDP epsilon the standard analysis assigns to the configured noise, assuming the sensitivity bound holds (DP-GD: mu = sqrt(T)/z with sensitivity 2C/n; first layer: mu_W = 2 sqrt(p)/sigma_W from the normalised neurons)",
+        doc: "exact GDP epsilon the standard analysis assigns to the configured noise, assuming the sensitivity bound holds (DP-GD: mu = sqrt(T)/z with sensitivity 2C/n; first layer: mu_W = 2 sqrt(p)/sigma_W from the normalised neurons; tp-topk: mu = sqrt(T1/z1^2 + T2/z2^2) at q = 1, the selection taken as post-processing)",
     },
     MetricInfo {
         name: "audit_excess",
@@ -125,7 +131,8 @@ impl System for PrivacyAudit {
     }
 
     fn cost(&self, u: &CostInput) -> Cost {
-        let defaults = AuditConfig::new(AuditSystem::RfDpgd, 1.0, 0.5);
+        let system = u.option("mechanism").parse().unwrap_or(AuditSystem::RfDpgd);
+        let defaults = AuditConfig::new(system, 1.0, 0.5);
         audit_cost(
             u.option("mechanism"),
             u.var("trials", defaults.trials as f64),
@@ -156,25 +163,37 @@ impl System for PrivacyAudit {
         cfg.clip_rule =
             audit::parse_clip_rule(u.option("clip_rule")).map_err(SystemError::Invalid)?;
         cfg.normalise = u.option("normalise") != "no";
+        // tp-topk: the score source is a configuration of the DP-SGD step, the door every
+        // negative control uses (Recipe::dpsgd.scores).
+        let mut recipe = *u.recipe;
+        if u.option("scores") == "pre-noise" {
+            recipe.dpsgd.scores = crate::train::dpsgd::ScoreSource::PreNoise;
+        }
         // The audit takes a u64 seed: the first 8 bytes of this unit's derived seed.
         let seed_bytes = u.seeds.child("audit").seed();
         let seed = u64::from_le_bytes(seed_bytes[..8].try_into().expect("8 bytes"));
-        let r = audit::run_audit(&cfg, seed, u.recipe)
+        let r = audit::run_audit(&cfg, seed, &recipe)
             .map_err(|e| SystemError::Invalid(e.to_string()))?;
         let mut out = BTreeMap::new();
         out.insert("epsilon_lower_bound".into(), r.epsilon_lower_bound);
-        out.insert(
-            "epsilon_achieved".into(),
-            r.epsilon_achieved.unwrap_or(f64::NAN),
-        );
         // The accounting of the configured noise, whether or not the sensitivity bound it
         // assumes holds (mu is null in the result when it does not).
-        let mu = match system {
-            AuditSystem::FeatureLearningFirstLayer => 1.0 / r.noise_multiplier,
+        let mu = match (system, &r.tp_topk) {
+            (AuditSystem::FeatureLearningFirstLayer, _) => 1.0 / r.noise_multiplier,
+            (AuditSystem::TpTopk, Some(tp)) => {
+                (tp.t1 as f64 / (tp.z1 * tp.z1) + tp.t2 as f64 / (tp.z2 * tp.z2)).sqrt()
+            }
             _ => (cfg.steps as f64).sqrt() / r.noise_multiplier,
         };
         let accounted = crate::privacy::gdp_epsilon(mu, cfg.delta)?;
         out.insert("epsilon_accounted".into(), accounted);
+        let achieved = match (system, r.epsilon_achieved) {
+            (_, Some(e)) => e,
+            // Not DP (the ranking leaks): no finite epsilon exists (metric docs).
+            (AuditSystem::TpTopk, None) => accounted,
+            (_, None) => f64::NAN,
+        };
+        out.insert("epsilon_achieved".into(), achieved);
         out.insert("audit_excess".into(), r.epsilon_lower_bound - accounted);
         out.insert("tpr".into(), r.tpr);
         out.insert("fpr".into(), r.fpr);
@@ -198,6 +217,18 @@ pub fn audit_cost(
     divide: bool,
 ) -> Cost {
     use super::cost::{dpgd_seconds, features_cost};
+    if mechanism == "tp-topk" {
+        // Per run: P normals per warm-up step (0.3 T), one per phase-2 step, the scores
+        // and a sort of P for the top-k; n and d do not enter.
+        let per_run = 5e-6
+            + Cost::normals(0.3 * steps * p + steps)
+            + Cost::stream(3.0 * p * (0.3 * steps) + 10.0 * p * p.max(2.0).log2());
+        let _ = (d, n);
+        return Cost {
+            seconds: 2.0 * trials * per_run + 2.0 * trials * 1e-7 * (trials.max(2.0)).log2(),
+            bytes: Cost::f64s(8.0 * trials + 8.0 * p),
+        };
+    }
     let first_layer = mechanism == "feature-learning-first-layer";
     let fast =
         first_layer || (divide && (mechanism != "feature-learning-second-layer" || ridge == 0.0));

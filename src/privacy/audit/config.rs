@@ -18,6 +18,9 @@ pub enum AuditSystem {
     FeatureLearningSecondLayer,
     /// The blog's first layer: one unclipped gradient step, normalisation, sigma_W noise.
     FeatureLearningFirstLayer,
+    /// TP-TopK (fewer-coordinates paper): a gradient canary through the warm-up and the
+    /// support-restricted phase ([`super::tp_topk`]).
+    TpTopk,
 }
 
 impl AuditSystem {
@@ -27,6 +30,7 @@ impl AuditSystem {
             AuditSystem::RfDpgd => "rf-dpgd",
             AuditSystem::FeatureLearningSecondLayer => "feature-learning-second-layer",
             AuditSystem::FeatureLearningFirstLayer => "feature-learning-first-layer",
+            AuditSystem::TpTopk => "tp-topk",
         }
     }
 }
@@ -44,13 +48,14 @@ impl FromStr for AuditSystem {
             AuditSystem::RfDpgd,
             AuditSystem::FeatureLearningSecondLayer,
             AuditSystem::FeatureLearningFirstLayer,
+            AuditSystem::TpTopk,
         ]
         .into_iter()
         .find(|v| v.name() == s)
         .ok_or_else(|| {
             format!(
-                "unknown system `{s}` (expected rf-dpgd, feature-learning-second-layer or \
-                 feature-learning-first-layer)"
+                "unknown system `{s}` (expected rf-dpgd, feature-learning-second-layer, \
+                 feature-learning-first-layer or tp-topk)"
             )
         })
     }
@@ -188,8 +193,10 @@ pub struct AuditConfig {
 impl AuditConfig {
     /// Defaults: 20 000 trials per data set, noise scale 1, confidence 0.95, exact
     /// calibration, auto engine, d = 10, n = 50, p = 200, T = 20, kappa = 2, divide
-    /// rule, ridge 0.1 (second layer only), eps_B = 0.
+    /// rule, ridge 0.1 (second layer only), eps_B = 0. TP-TopK: n = 20 records and
+    /// p = 20 coordinates ([`super::tp_topk`]).
     pub fn new(system: AuditSystem, epsilon: f64, delta: f64) -> Self {
+        let tp = system == AuditSystem::TpTopk;
         Self {
             system,
             epsilon,
@@ -200,8 +207,8 @@ impl AuditConfig {
             calibration: Calibration::Exact,
             engine: AuditEngine::Auto,
             d: 10,
-            n: 50,
-            p: 200,
+            n: if tp { 20 } else { 50 },
+            p: if tp { 20 } else { 200 },
             steps: 20,
             kappa: 2.0,
             clip_rule: ClipRule::Divide,
@@ -249,7 +256,15 @@ impl AuditConfig {
                 self.n.to_string(),
             );
         }
-        if self.p < self.n {
+        if self.system == AuditSystem::TpTopk {
+            if self.p < 2 {
+                return bad(
+                    "p",
+                    "at least 2 for tp-topk (the canary's coordinate and an ordinary one)",
+                    self.p.to_string(),
+                );
+            }
+        } else if self.p < self.n {
             return bad(
                 "p",
                 "at least n (the canary direction must be orthogonal to the other features)",
@@ -258,6 +273,13 @@ impl AuditConfig {
         }
         if self.steps == 0 {
             return bad("steps", "at least 1", "0".into());
+        }
+        if self.system == AuditSystem::TpTopk && self.steps < 2 {
+            return bad(
+                "steps",
+                "at least 2 for tp-topk (a warm-up step and a support step)",
+                self.steps.to_string(),
+            );
         }
         if !(self.kappa > 0.0 && self.kappa.is_finite()) {
             return bad("kappa", "positive and finite", self.kappa.to_string());

@@ -83,11 +83,30 @@
 //! * With exact calibration (kappa = 2, divide rule) no audit exceeded the claim, and
 //!   a quarter of the noise is always caught.
 //!
+//! # TP-TopK ([`tp_topk`])
+//!
+//! A gradient canary (Nasr et al. 2021) through both phases of TP-TopK (fewer-coordinates
+//! paper Sec. 3.2): its coordinate's warm-up score decides whether it enters the top-k
+//! support, and in the support its phase-2 updates are observed; z1, z2 come from the
+//! tp-topk system's RDP two-phase calibration, adjacency is add/remove (the accountant's).
+//! The score is the log-likelihood ratio of the canary coordinate's noisy updates plus a
+//! bonus when it is in the support; Clopper–Pearson reads it (empirical threshold), the
+//! GDP estimator reads the warm-up part, exactly Gaussian; direct engine only. The
+//! recipe's [`crate::train::dpsgd::ScoreSource::PreNoise`] (the negative
+//! control `topk-scores-pre-noise`) makes the support leak membership. At eps = 2, seed 0:
+//!
+//! | setting                         | mu (in support) | exact eps | eps_LB |
+//! |---------------------------------|-----------------|-----------|--------|
+//! | tp-topk, RDP calibration        | 0.465           | 1.84      | 0.78   |
+//! | tp-topk, noise scale 0.25       | 1.861           | 9.15      | 3.45   |
+//! | tp-topk, pre-noise scores       | (not DP)        | (none)    | 6.38   |
+//!
 //! # Where things are
 //!
 //! * [`config`] — what an audit is asked: the audited system, the calibration, the
 //!   engine and the problem's sizes ([`AuditConfig`], with its range checks).
 //! * [`canary`] — the adjacent data sets and the two engines' scores of one run.
+//! * [`tp_topk`] — the TP-TopK mechanism with its canary through both phases.
 //! * [`mod@run`] — the audit itself: calibration, the runs of both worlds, the bound
 //!   ([`run_audit`], [`audit_scores`], [`bound_from_scores`]).
 //! * [`stats`] — threshold selection and Clopper-Pearson bounds.
@@ -99,6 +118,7 @@ pub mod config;
 pub mod estimators;
 pub mod run;
 pub mod stats;
+pub mod tp_topk;
 
 pub use config::{
     clip_rule_name, parse_clip_rule, AuditConfig, AuditEngine, AuditSystem, Calibration,
@@ -192,15 +212,18 @@ pub struct AuditResult {
     pub fpr_upper: f64,
     /// Threshold chosen on the selection half (canary declared when score > threshold).
     pub threshold: f64,
-    /// Noise level as run (sigma of DP-GD, or sigma_W), after `noise_scale`.
+    /// Noise level as run (sigma of DP-GD, or sigma_W; TP-TopK: phase 2's noise sd
+    /// `z2 C/N` of the averaged gradient), after `noise_scale`.
     pub sigma: f64,
     pub noise_scale: f64,
     /// Noise std / replace-one sensitivity per step, as run (first layer: sigma_W /
-    /// (2 sqrt p)).
+    /// (2 sqrt p); TP-TopK: z2, per add/remove sensitivity C; z1 is in `tp_topk`).
     pub noise_multiplier: f64,
     /// GDP mu of the mechanism as run: `sqrt(T)/noise_multiplier` (exact for the
     /// transcript; an upper bound for what the final iterate reveals). `null` when the
-    /// clip rule does not bound the sensitivity (multiply, none).
+    /// clip rule does not bound the sensitivity (multiply, none). TP-TopK:
+    /// `sqrt(T1/z1^2 + T2/z2^2)`, a canary in the support every time; `null` with
+    /// pre-noise scores (not DP).
     pub mu: Option<f64>,
     /// Exact GDP epsilon at `delta` of the mechanism as run (Dong, Roth & Su 2019,
     /// Cor. 2.13): an upper bound the audit must not exceed. `null` with `mu`.
@@ -212,4 +235,8 @@ pub struct AuditResult {
     /// Direct engine on DP-GD systems: fraction of runs in which some ordinary
     /// (non-canary) sample was clipped at some step.
     pub runs_with_ordinary_clipping: Option<f64>,
+    /// TP-TopK: the schedule as run and the support shares ([`tp_topk`]); absent for
+    /// the other systems.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tp_topk: Option<tp_topk::TpTopkRun>,
 }

@@ -5,10 +5,12 @@ use super::canary::{self, DpgdCanaryProblem, FirstLayerCanaryProblem, World};
 use super::config::{clip_rule_name, AuditConfig, AuditEngine, AuditSystem, Calibration};
 use super::estimators::{self, Estimates};
 use super::stats::{self, ThresholdOutcome};
+use super::tp_topk::{TpTopkCanaryProblem, TpTopkRun, CLIP};
 use super::{AuditError, AuditResult};
 use crate::privacy::{calibrate, gdp_epsilon, Accountant};
 use crate::rng::SeedPath;
 use crate::train::dpgd::{prop22_sigma, ClipRule, DpGdConfig};
+use crate::train::dpsgd::ScoreSource;
 use crate::train::Recipe;
 use rayon::prelude::*;
 
@@ -56,6 +58,11 @@ pub struct AuditScores {
     pub replaced: Vec<f64>,
     pub engine: AuditEngine,
     pub runs_with_ordinary_clipping: Option<f64>,
+    /// TP-TopK: the warm-up's log-likelihood ratio per run (canary world, other world),
+    /// the Gaussian statistic the GDP estimator reads ([`super::tp_topk`] docs).
+    pub warmup: Option<(Vec<f64>, Vec<f64>)>,
+    /// TP-TopK: share of runs with the canary coordinate in the support, per world.
+    pub in_support: Option<(f64, f64)>,
 }
 
 /// The mechanism as configured: the built problem and its noise level.
@@ -65,6 +72,7 @@ enum Mechanism {
         overnoise_ratio: f64,
     },
     FirstLayer(Box<FirstLayerCanaryProblem>),
+    TpTopk(Box<TpTopkCanaryProblem>),
 }
 
 fn build(cfg: &AuditConfig, seed: u64, recipe: &Recipe) -> Result<Mechanism, AuditError> {
@@ -74,6 +82,25 @@ fn build(cfg: &AuditConfig, seed: u64, recipe: &Recipe) -> Result<Mechanism, Aud
     let (d, n, p) = (cfg.d, cfg.n, cfg.p);
     let pf = p as f64;
     match cfg.system {
+        AuditSystem::TpTopk => {
+            if cfg.calibration != Calibration::Exact {
+                return Err(AuditError::Parameter {
+                    name: "calibration",
+                    expected:
+                        "exact for tp-topk (the RDP two-phase calibration of the tp-topk system)",
+                    value: cfg.calibration.name().into(),
+                });
+            }
+            Ok(Mechanism::TpTopk(Box::new(TpTopkCanaryProblem::new(
+                n,
+                p,
+                cfg.steps,
+                cfg.epsilon,
+                cfg.delta,
+                cfg.noise_scale,
+                recipe,
+            )?)))
+        }
         AuditSystem::RfDpgd | AuditSystem::FeatureLearningSecondLayer => {
             // privacy-for-free Sec. 4 (Fig. 2): eta = 1/p, C = c sqrt(p) with c = 1.
             // Blog second layer: eta_a = 1/p (Assumption 4's eta_a = ln^2 d / p makes
@@ -134,6 +161,16 @@ fn resolve_engine(cfg: &AuditConfig, mech: &Mechanism) -> Result<AuditEngine, Au
     let exact = match mech {
         Mechanism::Dpgd { problem, .. } => problem.fast_is_exact(),
         Mechanism::FirstLayer(_) => true,
+        Mechanism::TpTopk(_) => {
+            if cfg.engine == AuditEngine::Fast {
+                return Err(AuditError::Parameter {
+                    name: "engine",
+                    expected: "auto or direct for tp-topk (the support has no closed-form law)",
+                    value: "fast".into(),
+                });
+            }
+            false
+        }
     };
     match (cfg.engine, exact) {
         (AuditEngine::Auto, true) | (AuditEngine::Fast, true) => Ok(AuditEngine::Fast),
@@ -145,6 +182,10 @@ fn resolve_engine(cfg: &AuditConfig, mech: &Mechanism) -> Result<AuditEngine, Au
     }
 }
 
+/// One run: its score, a flag (DP-GD direct: an ordinary sample was clipped; TP-TopK:
+/// the canary coordinate was in the support) and TP-TopK's warm-up statistic.
+type RunOutcome = (f64, bool, f64);
+
 /// One world's scores, in index order (parallel over runs; each run's stream depends
 /// only on its index, so the result does not depend on the thread count).
 fn world_scores(
@@ -154,10 +195,11 @@ fn world_scores(
     world: World,
     seed: u64,
     recipe: &Recipe,
-) -> Result<(Vec<f64>, usize), AuditError> {
+) -> Result<Vec<RunOutcome>, AuditError> {
     let data = problem_path(seed, cfg.system).child("data");
-    let one = |i: usize| -> Result<(f64, bool), AuditError> {
+    let one = |i: usize| -> Result<RunOutcome, AuditError> {
         let mut rng = recipe.noise_rng(&trial_path(seed, cfg.system, world, i), &data);
+        let mut aux = 0.0;
         let (score, clipped) = match (mech, engine) {
             (Mechanism::Dpgd { problem, .. }, AuditEngine::Direct) => {
                 let (s, others) =
@@ -175,6 +217,18 @@ fn world_scores(
                 (fl.direct_score(world, &mut rng), false)
             }
             (Mechanism::FirstLayer(fl), _) => (fl.fast_score(world, &mut rng), false),
+            (Mechanism::TpTopk(tp), _) => {
+                let o = tp.run(world == World::Canary, &mut rng)?;
+                if !o.warmup_llr.is_finite() {
+                    return Err(AuditError::NonFiniteScore {
+                        world: world.name(),
+                        trial: i,
+                        score: o.warmup_llr,
+                    });
+                }
+                aux = o.warmup_llr;
+                (o.score, o.in_support)
+            }
         };
         if !score.is_finite() {
             return Err(AuditError::NonFiniteScore {
@@ -183,14 +237,12 @@ fn world_scores(
                 score,
             });
         }
-        Ok((score, clipped))
+        Ok((score, clipped, aux))
     };
-    let out: Vec<(f64, bool)> = (0..cfg.trials)
+    (0..cfg.trials)
         .into_par_iter()
         .map(one)
-        .collect::<Result<_, _>>()?;
-    let clipped = out.iter().filter(|(_, c)| *c).count();
-    Ok((out.into_iter().map(|(s, _)| s).collect(), clipped))
+        .collect::<Result<_, _>>()
 }
 
 fn scores_of(
@@ -200,19 +252,25 @@ fn scores_of(
     recipe: &Recipe,
 ) -> Result<AuditScores, AuditError> {
     let engine = resolve_engine(cfg, mech)?;
-    let (canary, c1) = world_scores(cfg, mech, engine, World::Canary, seed, recipe)?;
-    let (replaced, c2) = world_scores(cfg, mech, engine, World::Replaced, seed, recipe)?;
+    let a = world_scores(cfg, mech, engine, World::Canary, seed, recipe)?;
+    let b = world_scores(cfg, mech, engine, World::Replaced, seed, recipe)?;
+    let flags = |w: &[RunOutcome]| w.iter().filter(|o| o.1).count();
+    let (c1, c2) = (flags(&a), flags(&b));
     let runs_with_ordinary_clipping = match (mech, engine) {
         (Mechanism::Dpgd { .. }, AuditEngine::Direct) => {
             Some((c1 + c2) as f64 / (2 * cfg.trials) as f64)
         }
         _ => None,
     };
+    let tp = matches!(mech, Mechanism::TpTopk(_));
+    let col = |w: &[RunOutcome], f: fn(&RunOutcome) -> f64| w.iter().map(f).collect::<Vec<_>>();
     Ok(AuditScores {
-        canary,
-        replaced,
+        canary: col(&a, |o| o.0),
+        replaced: col(&b, |o| o.0),
         engine,
         runs_with_ordinary_clipping,
+        warmup: tp.then(|| (col(&a, |o| o.2), col(&b, |o| o.2))),
+        in_support: tp.then(|| (c1 as f64 / cfg.trials as f64, c2 as f64 / cfg.trials as f64)),
     })
 }
 
@@ -273,7 +331,13 @@ pub fn run_audit_estimates(
 ) -> Result<(AuditResult, Estimates), AuditError> {
     let (result, scores, k) = audit_inner(cfg, seed, recipe, true)?;
     let each = 1.0 - (1.0 - cfg.confidence) / k as f64;
-    let gdp = estimators::gdp_estimate(&scores.canary, &scores.replaced, cfg.delta, each)?;
+    // TP-TopK: the GDP estimator reads the warm-up statistic, the part of the score
+    // whose Gaussian law is exact (tp_topk module docs).
+    let (gc, gr) = match &scores.warmup {
+        Some((c, r)) => (c.as_slice(), r.as_slice()),
+        None => (scores.canary.as_slice(), scores.replaced.as_slice()),
+    };
+    let gdp = estimators::gdp_estimate(gc, gr, cfg.delta, each)?;
     let one_run = match (scores.engine, result.mu_canary) {
         (AuditEngine::Fast, Some(mu)) if k == 3 => Some(estimators::one_run_gaussian(
             mu,
@@ -328,7 +392,18 @@ fn audit_inner(
         (true, _) => 2,
     };
     let confidence = 1.0 - (1.0 - cfg.confidence) / k as f64;
-    let out = bound_from_scores(&scores.canary, &scores.replaced, cfg.delta, confidence)?;
+    let out = match &mech {
+        // The TP-TopK score is a mixture (support in or out): the threshold is chosen
+        // among the empirical ranks, not from a Gaussian fit of the selection half.
+        Mechanism::TpTopk(_) => {
+            let (c, r) = (&scores.canary, &scores.replaced);
+            let (hc, hr) = (c.len() / 2, r.len() / 2);
+            let t = stats::select_threshold_empirical(&c[..hc], &r[..hr], cfg.delta, confidence)?
+                .threshold;
+            stats::evaluate(&c[hc..], &r[hr..], t, cfg.delta, confidence)?
+        }
+        _ => bound_from_scores(&scores.canary, &scores.replaced, cfg.delta, confidence)?,
+    };
     let (sigma, noise_multiplier, mu, mu_canary, overnoise_ratio, calibration) = match &mech {
         Mechanism::Dpgd {
             problem,
@@ -349,11 +424,16 @@ fn audit_inner(
             let z = fl.sigma_w / (2.0 * (cfg.p as f64).sqrt());
             (fl.sigma_w, z, 1.0 / z, Some(fl.canary_mu()), None, None)
         }
+        // Phase 2's noise sd of the averaged gradient and multiplier; mu of a canary in
+        // the support every time (tp_topk module docs).
+        Mechanism::TpTopk(tp) => (tp.z2 * CLIP / tp.n as f64, tp.z2, tp.mu(), None, None, None),
     };
     // Multiply and none, and an unnormalised first layer, do not bound the
     // sensitivity: no accounted guarantee.
     let bounded = match cfg.system {
         AuditSystem::FeatureLearningFirstLayer => cfg.normalise,
+        // Pre-noise scores make the support a non-private function of the data.
+        AuditSystem::TpTopk => recipe.dpsgd.scores == ScoreSource::Privatized,
         _ => cfg.clip_rule == ClipRule::Divide,
     };
     let mu = bounded.then_some(mu);
@@ -381,6 +461,35 @@ fn audit_inner(
         mu_canary,
         overnoise_ratio,
         runs_with_ordinary_clipping: scores.runs_with_ordinary_clipping,
+        tp_topk: match &mech {
+            Mechanism::TpTopk(tp) => {
+                let (ic, ir) = scores.in_support.unwrap_or((f64::NAN, f64::NAN));
+                Some(TpTopkRun {
+                    t1: tp.t1,
+                    t2: tp.t2,
+                    p: tp.p,
+                    k: tp.k,
+                    n: tp.n,
+                    z1: tp.z1,
+                    z2: tp.z2,
+                    scores: match tp.scores {
+                        ScoreSource::Privatized => "privatized",
+                        ScoreSource::PreNoise => "pre-noise",
+                    },
+                    epsilon_rdp: crate::privacy::epsilon(
+                        Accountant::Rdp,
+                        &tp.phases(),
+                        cfg.delta,
+                        &recipe.accounting,
+                    )?
+                    .epsilon,
+                    mu_warmup: (tp.t1 as f64).sqrt() / tp.z1,
+                    in_support_canary: ic,
+                    in_support_replaced: ir,
+                })
+            }
+            _ => None,
+        },
     };
     // The fast engine needs the canary's closed-form mu for the one-run estimator.
     let k = if k == 3 && result.mu_canary.is_none() {
