@@ -312,7 +312,21 @@ fn reason_text(r: &PaperResult, c: Combined, decisive: Option<(&Check, &Found)>)
 /// The first sentence of a finding (up to 240 characters).
 fn first_sentence(s: &str) -> String {
     let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    let end = s.find(". ").map(|i| i + 1).unwrap_or(s.len());
+    // A full stop after an abbreviation ("Ba et al. 2022", "e.g. n") ends no sentence.
+    let abbreviation = |i: usize| {
+        let before = &s[..i];
+        [
+            "al", "e.g", "i.e", "cf", "Eq", "Eqs", "Sec", "Fig", "Prop", "Thm", "vs",
+        ]
+        .iter()
+        .any(|a| before.ends_with(&format!(" {a}")) || before == *a)
+    };
+    let end = s
+        .match_indices(". ")
+        .map(|(i, _)| i)
+        .find(|&i| !abbreviation(i))
+        .map(|i| i + 1)
+        .unwrap_or(s.len());
     let mut out: String = s[..end].chars().take(240).collect();
     if out.len() < end {
         out.push('…');
@@ -360,6 +374,15 @@ fn measured(r: &Value) -> String {
     }
 }
 
+/// An axis value: integers as such (`195`, not `195.0`), else [`fmt_num`].
+fn axis_num(v: f64) -> String {
+    if v.fract().abs() < 1e-12 && v.abs() < 1e9 {
+        format!("{}", v as i64)
+    } else {
+        fmt_num(v)
+    }
+}
+
 /// The regime of a check: its profile, the sweep's axes, the points inside the
 /// hypotheses.
 fn regime_text(chk: &Check, f: &Found, claims: &Catalogue) -> String {
@@ -382,11 +405,11 @@ fn regime_text(chk: &Check, f: &Found, claims: &Catalogue) -> String {
                 .axes
                 .iter()
                 .map(|(name, v)| match v.as_slice() {
-                    [one] => format!("{name} = {}", fmt_num(*one)),
+                    [one] => format!("{name} = {}", axis_num(*one)),
                     [a, .., b] => format!(
                         "{name} ∈ [{}, {}] ({} values)",
-                        fmt_num(*a),
-                        fmt_num(*b),
+                        axis_num(*a),
+                        axis_num(*b),
                         v.len()
                     ),
                     [] => name.clone(),
@@ -451,5 +474,9 @@ mod tests {
             "As printed, it diverges."
         );
         assert_eq!(first_sentence("no full stop"), "no full stop");
+        assert_eq!(
+            first_sentence("Unlike Ba et al. 2022, it is O(1). Then more."),
+            "Unlike Ba et al. 2022, it is O(1)."
+        );
     }
 }
