@@ -221,3 +221,42 @@ fn bad_scorecard_entries_exit_2_naming_the_file_and_the_entry() {
         assert!(!dir.path().join("out").exists(), "{err}");
     }
 }
+
+#[test]
+fn a_run_of_other_claims_keeps_the_verdicts_of_the_claims_it_did_not_run() {
+    let dir = workdir(CARD);
+    let o = dpclaims_in(dir.path(), &["run", "--no-baseline", "--out", "out"]);
+    assert!(matches!(o.status.code(), Some(0 | 1)));
+    let first = read(&dir.path().join("out/scorecard-tiny-paper.md"));
+    // A second claim (a copy under another id), run alone into the same directory.
+    let other = CLAIM.replace("id: tiny-sc", "id: tiny-other");
+    std::fs::write(dir.path().join("claims/tiny-other.yaml"), other).unwrap();
+    let o = dpclaims_in(
+        dir.path(),
+        &[
+            "run",
+            "claims/tiny-other.yaml",
+            "--no-baseline",
+            "--out",
+            "out",
+        ],
+    );
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let kept = read(&dir.path().join("out/scorecard-tiny-paper.md"));
+    let rows = |page: &str| -> Vec<String> {
+        page.lines()
+            .filter(|l| l.starts_with("| Eq. 20 |"))
+            .map(|l| l.rsplit_once(" | ").unwrap().0.to_string())
+            .collect()
+    };
+    // The same verdicts, measurements and regimes; only where they came from differs.
+    assert_eq!(rows(&first), rows(&kept));
+    assert!(
+        kept.contains("| kept: profile `quick`, seed 0, engine `"),
+        "{kept}"
+    );
+}
