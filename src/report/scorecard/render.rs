@@ -314,12 +314,11 @@ fn first_sentence(s: &str) -> String {
     let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
     // A full stop after an abbreviation ("Ba et al. 2022", "e.g. n") ends no sentence.
     let abbreviation = |i: usize| {
-        let before = &s[..i];
+        let word = s[..i].rsplit([' ', '(', '[']).next().unwrap_or("");
         [
             "al", "e.g", "i.e", "cf", "Eq", "Eqs", "Sec", "Fig", "Prop", "Thm", "vs",
         ]
-        .iter()
-        .any(|a| before.ends_with(&format!(" {a}")) || before == *a)
+        .contains(&word)
     };
     let end = s
         .match_indices(". ")
@@ -477,6 +476,10 @@ mod tests {
         assert_eq!(
             first_sentence("Unlike Ba et al. 2022, it is O(1). Then more."),
             "Unlike Ba et al. 2022, it is O(1)."
+        );
+        assert_eq!(
+            first_sentence("The analysis (Sec. 4.2) assumes it. More."),
+            "The analysis (Sec. 4.2) assumes it."
         );
     }
 }
