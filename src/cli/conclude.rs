@@ -114,6 +114,43 @@ pub(super) struct Outputs<'a> {
     pub no_reports: bool,
     pub baseline: &'a BaselineArgs,
     pub ci: &'a CiArgs,
+    /// The scorecard pages to write with the reports (`run --scorecards`), if any.
+    pub scorecards: Option<&'a Scorecards>,
+}
+
+/// The validated scorecards of a run and the claims they may name.
+pub(super) struct Scorecards {
+    pub cards: Vec<report::scorecard::Scorecard>,
+    pub claims: Vec<crate::spec::Claim>,
+}
+
+/// Loads the scorecards of `dir` (none when it does not exist) and validates them
+/// against the run's `claims` and the claim files of the `claims/` directory beside
+/// `dir`: an unknown claim, prediction or variant is an error naming the file and the
+/// entry (exit 2), reported before anything runs.
+pub(super) fn load_scorecards(
+    dir: &Path,
+    claims: &[crate::spec::Claim],
+) -> anyhow::Result<Option<Scorecards>> {
+    if !dir.is_dir() {
+        return Ok(None);
+    }
+    let beside = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .join("claims");
+    let mut all: Vec<crate::spec::Claim> = claims.to_vec();
+    if beside.is_dir() {
+        for c in crate::spec::load_claims(&[beside])? {
+            if !all.iter().any(|a| a.id == c.id) {
+                all.push(c);
+            }
+        }
+    }
+    let catalogue: report::scorecard::Catalogue = all.iter().map(|c| (c.id.clone(), c)).collect();
+    let cards = report::scorecard::load_and_validate(dir, &catalogue)?;
+    Ok(Some(Scorecards { cards, claims: all }))
 }
 
 /// A progress bar over `total` units on a terminal, hidden otherwise.
@@ -166,8 +203,15 @@ pub(super) fn conclude(
 ) -> anyhow::Result<ExitCode> {
     let (out, json, no_reports, base) = (o.out, o.json, o.no_reports, o.baseline);
     if !no_reports {
-        report::write_reports(out, outcomes)
-            .map_err(|e| anyhow::anyhow!("writing reports to {}: {e}", out.display()))?;
+        match o.scorecards {
+            Some(sc) => {
+                let catalogue: report::scorecard::Catalogue =
+                    sc.claims.iter().map(|c| (c.id.clone(), c)).collect();
+                report::write_reports_with(out, outcomes, &sc.cards, &catalogue)
+            }
+            None => report::write_reports(out, outcomes),
+        }
+        .map_err(|e| anyhow::anyhow!("writing reports to {}: {e}", out.display()))?;
     }
     let tally = Tally::of(outcomes);
     let baseline = if base.no_baseline {

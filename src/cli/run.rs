@@ -48,6 +48,11 @@ pub struct RunArgs {
     /// whose answers differ is an error (exit 2).
     #[arg(long)]
     pub check_determinism: bool,
+    /// Scorecards, one `<name>.yaml` per paper, written as `scorecard-<name>.md` (and
+    /// `.html`) with the reports; validated against the claims of the run and of the
+    /// `claims/` directory beside DIR. None when DIR does not exist.
+    #[arg(long, value_name = "DIR", default_value = "scorecards")]
+    pub scorecards: PathBuf,
     #[command(flatten)]
     pub baseline: BaselineArgs,
     #[command(flatten)]
@@ -87,6 +92,11 @@ fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
         return super::shard::run_shard(&claims, a.profile, a.seed, shard, dir, a.json);
     }
     a.budget.check(&claims, a.profile, 1.0, 1.0)?;
+    let scorecards = if a.no_reports {
+        None
+    } else {
+        super::conclude::load_scorecards(&a.scorecards, &claims)?
+    };
     crate::systems::external::set_check_determinism(a.check_determinism);
     // External cores are started and greeted before any unit of any claim runs.
     for c in &claims {
@@ -133,6 +143,7 @@ fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
         no_reports: a.no_reports,
         baseline: &a.baseline,
         ci: &a.ci,
+        scorecards: scorecards.as_ref(),
     };
     conclude(&outcomes, a.profile, a.seed, &outputs, &times)
 }

@@ -155,6 +155,7 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
         no_reports: a.no_reports,
         baseline: &a.baseline,
         ci: &a.ci,
+        scorecards: None,
     };
     // The shards' wall times are not in the partial files: JUnit times are 0.
     conclude(

@@ -20,6 +20,7 @@ pub mod junit;
 pub mod kept;
 mod output;
 mod plots;
+pub mod scorecard;
 pub mod set;
 pub mod snapshot;
 pub mod stability;
@@ -175,6 +176,18 @@ pub fn verdicts_json_listed(outcomes: &[ClaimOutcome], listed: &[Listed]) -> Opt
 /// that writes a run's set: a new file of the set is written with `stage.write` (or
 /// under `stage.dir()`), never into `dir`.
 pub fn write_reports(dir: &Path, outcomes: &[ClaimOutcome]) -> std::io::Result<()> {
+    write_reports_with(dir, outcomes, &[], &scorecard::Catalogue::new())
+}
+
+/// [`write_reports`], plus one `scorecard-<name>.md` (and `.html`) per validated
+/// scorecard of `cards`, from this run's outcomes and the kept verdicts ([`scorecard`]);
+/// `claims` describes the claims they name (their sweeps, for the regime column).
+pub fn write_reports_with(
+    dir: &Path,
+    outcomes: &[ClaimOutcome],
+    cards: &[scorecard::Scorecard],
+    claims: &scorecard::Catalogue,
+) -> std::io::Result<()> {
     set::replace(dir, |stage| {
         let previous = kept::previous(dir, outcomes)?;
         let listed = previous.listing(outcomes);
@@ -186,6 +199,10 @@ pub fn write_reports(dir: &Path, outcomes: &[ClaimOutcome]) -> std::io::Result<(
         }
         if let Some(v) = verdicts_json_listed(outcomes, &listed) {
             stage.write(diff::VERDICTS_FILE, v.as_bytes())?;
+        }
+        for card in cards {
+            let md = scorecard::scorecard_markdown(card, claims, outcomes, &previous.kept);
+            stage.write(&format!("{}.md", card.page), md.as_bytes())?;
         }
         html::write_html(stage.dir(), dir, outcomes)?;
         stage.write(

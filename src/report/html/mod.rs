@@ -9,9 +9,9 @@
 //! rendered from the same Markdown, so the two pages cannot drift apart.
 //!
 //! Scorecards: every `scorecard-*.md` present in the output directory when the pages are
-//! written is rendered to `scorecard-*.html` and linked from the index (none is written
-//! yet; a future `write_reports` that writes them before calling [`write_html`] gets
-//! them on the index with no change here).
+//! written is rendered to `scorecard-*.html` and linked from the index
+//! ([`super::write_reports_with`] writes them, [`super::scorecard`], before calling
+//! [`write_html`]).
 mod claim;
 mod markdown;
 

@@ -1,0 +1,262 @@
+//! Scorecards (`scorecards/<name>.yaml` → `scorecard-<name>.md`), end to end on a tiny
+//! claim: the page carries each result's combined verdict (the run's own verdicts,
+//! combined by `report::scorecard::combine`), links to the claim's page, lists planned
+//! and not checkable results, and is linked from the HTML index; a bad entry (unknown
+//! claim, prediction or variant, a negative control, an empty entry, an unknown field)
+//! is exit 2 naming the file and the entry, before anything runs.
+use crate::util::dpclaims_in;
+use dpclaims::report::scorecard::combine;
+use std::path::Path;
+
+const CLAIM: &str = r#"
+id: tiny-sc
+title: "noise term along n, tiny sizes (test only)"
+source: {paper: "test", section: "s", equation: "Eq. 20"}
+statement: "noise term along n"
+system: rf_dpgd
+model: random_features_tanh
+adjacency: replace_one
+data: {input: gaussian, target: sign}
+params:
+  d: "4"
+  n: "16"
+  p: "4 * n"
+  n_test: "50"
+  eta: "1/p"
+  steps: "ceil(d * ln(n)^2 / (eta * p))"
+  clip: "sqrt(p) * ln(n)^2"
+  epsilon: "2"
+  delta: "1.0e-5"
+  kappa: "2"
+  sigma_scale: "1"
+sweeps:
+  vs_n:
+    quick: {axes: {n: [8, 12, 16, 24]}, replicates: 2}
+    full: {axes: {n: [8, 12, 16, 24]}, replicates: 2}
+variants:
+  - name: prop22
+  - name: noise-grows-with-n
+    negative_control: true
+    caught_by: [vs-n]
+    params: {sigma_scale: "n^4"}
+predictions:
+  - kind: exponent
+    name: vs-n
+    metric: noise_term
+    sweep: vs_n
+    x: n
+    predicted: -2.0
+    tolerance: 0.5
+    tolerance_reason: "test only"
+  - kind: inequality
+    name: finite
+    metric: train_loss
+    sweep: vs_n
+    op: "<="
+    rhs: "1.0e12"
+"#;
+
+const CARD: &str = r#"
+paper: "A tiny paper"
+results:
+  - result: "Eq. 20"
+    title: "the noise term falls as n^-2"
+    checked_by:
+      - {claim: tiny-sc, prediction: vs-n, variant: prop22}
+      - {claim: tiny-sc, prediction: finite, variant: prop22}
+  - result: "Fig. 9"
+    title: "a figure whose claim is still to be written"
+    planned: ["claims/later.yaml"]
+  - result: "Table 1"
+    title: "CIFAR-10 accuracy"
+    not_checkable: "needs CIFAR-10"
+"#;
+
+fn workdir(card: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (sub, file, text) in [
+        ("claims", "tiny-sc.yaml", CLAIM),
+        ("scorecards", "tiny-paper.yaml", card),
+    ] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        std::fs::write(dir.path().join(sub).join(file), text).unwrap();
+    }
+    dir
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn a_tiny_run_writes_its_scorecard_with_the_combined_verdicts_and_links() {
+    let dir = workdir(CARD);
+    let o = dpclaims_in(
+        dir.path(),
+        &["run", "--no-baseline", "--out", "out", "--json"],
+    );
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let verdict = |pred: &str| {
+        doc["claims"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["prediction"] == pred && r["variant"] == "prop22")
+            .unwrap()["verdict"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (a, b) = (verdict("vs-n"), verdict("finite"));
+    let expected = combine(&[Some(&a), Some(&b)], false).as_str();
+    let page = read(&dir.path().join("out/scorecard-tiny-paper.md"));
+    let row = page
+        .lines()
+        .find(|l| l.starts_with("| Eq. 20 | the noise term"))
+        .expect("a row for Eq. 20");
+    assert!(row.contains(&format!("| **{expected}** |")), "{row}");
+    assert!(row.contains("[tiny-sc](tiny-sc.md)"), "{row}");
+    assert!(row.contains("4/4 points inside the hypotheses"), "{row}");
+    // Every check is shown, with its own verdict, from this run.
+    for (pred, v) in [("vs-n", &a), ("finite", &b)] {
+        assert!(
+            page.lines()
+                .any(|l| l.contains(&format!("| `{pred}` | prop22 | **{v}** |"))
+                    && l.ends_with("| this run |")),
+            "no row for {pred}:\n{page}"
+        );
+    }
+    assert!(page.contains(
+        "| Fig. 9 | a figure whose claim is still to be written | **not yet checked** |"
+    ));
+    assert!(page.contains("planned: `claims/later.yaml`"));
+    assert!(page.contains(
+        "| Table 1 | CIFAR-10 accuracy | **not checkable in simulation** | — | needs CIFAR-10 |"
+    ));
+    assert!(page.contains("**3 numbered results:**"));
+    // The linked claim page exists; the HTML page is written and linked from the index.
+    assert!(dir.path().join("out/tiny-sc.md").is_file());
+    let html = read(&dir.path().join("out/scorecard-tiny-paper.html"));
+    assert!(html.contains(r#"href="tiny-sc.html""#));
+    assert!(
+        read(&dir.path().join("out/index.html")).contains(r#"href="scorecard-tiny-paper.html""#)
+    );
+    // Same spec and seed: the same page.
+    let o = dpclaims_in(dir.path(), &["run", "--no-baseline", "--out", "again"]);
+    assert!(matches!(o.status.code(), Some(0 | 1)));
+    assert_eq!(
+        page,
+        read(&dir.path().join("again/scorecard-tiny-paper.md"))
+    );
+}
+
+#[test]
+fn bad_scorecard_entries_exit_2_naming_the_file_and_the_entry() {
+    let check = |c: &str| format!("\n    checked_by:\n      - {c}\n");
+    let head = "paper: \"p\"\nresults:\n  - result: \"Eq. 20\"\n    title: \"t\"";
+    let cases: Vec<(String, &str, &str)> = vec![
+        (
+            format!(
+                "{head}{}",
+                check("{claim: nope, prediction: vs-n, variant: prop22}")
+            ),
+            "results[0] (Eq. 20).checked_by[0]",
+            "unknown claim `nope`",
+        ),
+        (
+            format!(
+                "{head}{}",
+                check("{claim: tiny-sc, prediction: nope, variant: prop22}")
+            ),
+            "results[0] (Eq. 20).checked_by[0]",
+            "has no prediction `nope`",
+        ),
+        (
+            format!(
+                "{head}{}",
+                check("{claim: tiny-sc, prediction: vs-n, variant: nope}")
+            ),
+            "results[0] (Eq. 20).checked_by[0]",
+            "has no variant `nope`",
+        ),
+        (
+            format!(
+                "{head}{}",
+                check("{claim: tiny-sc, prediction: vs-n, variant: noise-grows-with-n}")
+            ),
+            "results[0] (Eq. 20).checked_by[0]",
+            "is a negative control",
+        ),
+        (
+            format!("{head}\n"),
+            "results[0] (Eq. 20)",
+            "needs `checked_by`, `planned` or `not_checkable`",
+        ),
+        (
+            format!("{head}\n    not_checkable: \"x\"\n    planned: [\"claims/a.yaml\"]\n"),
+            "results[0] (Eq. 20)",
+            "cannot be combined",
+        ),
+        (
+            format!("{head}\n    planned: [\"claims/a.yaml\"]\n    colour: red\n"),
+            "results",
+            "unknown field `colour`",
+        ),
+    ];
+    for (card, entry, problem) in cases {
+        let dir = workdir(&card);
+        let o = dpclaims_in(dir.path(), &["run", "--no-baseline", "--out", "out"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{card}\n{err}");
+        assert!(err.contains("tiny-paper.yaml"), "{err}");
+        assert!(err.contains(entry), "{entry} not in {err}");
+        assert!(err.contains(problem), "{problem} not in {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        // Refused before anything runs: no report set.
+        assert!(!dir.path().join("out").exists(), "{err}");
+    }
+}
+
+#[test]
+fn a_run_of_other_claims_keeps_the_verdicts_of_the_claims_it_did_not_run() {
+    let dir = workdir(CARD);
+    let o = dpclaims_in(dir.path(), &["run", "--no-baseline", "--out", "out"]);
+    assert!(matches!(o.status.code(), Some(0 | 1)));
+    let first = read(&dir.path().join("out/scorecard-tiny-paper.md"));
+    // A second claim (a copy under another id), run alone into the same directory.
+    let other = CLAIM.replace("id: tiny-sc", "id: tiny-other");
+    std::fs::write(dir.path().join("claims/tiny-other.yaml"), other).unwrap();
+    let o = dpclaims_in(
+        dir.path(),
+        &[
+            "run",
+            "claims/tiny-other.yaml",
+            "--no-baseline",
+            "--out",
+            "out",
+        ],
+    );
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let kept = read(&dir.path().join("out/scorecard-tiny-paper.md"));
+    let rows = |page: &str| -> Vec<String> {
+        page.lines()
+            .filter(|l| l.starts_with("| Eq. 20 |"))
+            .map(|l| l.rsplit_once(" | ").unwrap().0.to_string())
+            .collect()
+    };
+    // The same verdicts, measurements and regimes; only where they came from differs.
+    assert_eq!(rows(&first), rows(&kept));
+    assert!(
+        kept.contains("| kept: profile `quick`, seed 0, engine `"),
+        "{kept}"
+    );
+}
