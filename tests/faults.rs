@@ -235,6 +235,7 @@ fn small_units() -> Vec<SmallUnit> {
         audit("rf-dpgd", "prop-2-2"),
         audit("feature-learning-second-layer", "exact"),
         audit("feature-learning-first-layer", "exact"),
+        audit("tp-topk", "exact"),
         tp("tp-topk"),
         tp("on-topk"),
         unit(

@@ -301,7 +301,7 @@ pub const CATALOGUE: &[FaultInfo] = &[
         description: "TP-TopK warm-up scores computed from the clipped gradients before the noise (the support leaks the data)",
         violates: "fewer-coordinates paper Sec. 3.2 and Theorem 4.1 (support selection is post-processing of the privatised g~ only)",
         breaks_privacy: true,
-        systems: &[TP],
+        systems: &[TP, AUDIT],
         recipe: dpsgd(DpSgdRecipe {
             scores: ScoreSource::PreNoise,
             ..DPSGD
@@ -325,7 +325,7 @@ pub const CATALOGUE: &[FaultInfo] = &[
         description: "RDP converted to (eps, delta) with the classic bound r + ln(1/delta)/(alpha - 1) instead of the improved one: sound, a little more noise",
         violates: "Canonne, Kamath & Steinke 2020, Prop. 12 (improved conversion) vs Mironov 2017, Prop. 3",
         breaks_privacy: false,
-        systems: &[TP],
+        systems: &[TP, AUDIT],
         recipe: accounting(AccountantRecipe {
             conversion: classic_conversion,
             ..RDP
@@ -337,7 +337,7 @@ pub const CATALOGUE: &[FaultInfo] = &[
         description: "the RDP curves of the phases composed by their order-wise maximum instead of their sum",
         violates: "Mironov 2017, Prop. 1 (RDP curves of composed mechanisms add); fewer-coordinates paper Theorem 4.1",
         breaks_privacy: true,
-        systems: &[TP],
+        systems: &[TP, AUDIT],
         recipe: accounting(AccountantRecipe {
             compose: recipes::compose_by_max,
             ..RDP
