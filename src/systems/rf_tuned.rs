@@ -43,7 +43,7 @@ const fn param(name: &'static str, kind: ParamKind, doc: &'static str) -> ParamI
 }
 
 /// The random-features DP-GD parameters plus the validation split and the grid.
-const PARAMS: [ParamInfo; 18] = {
+const PARAMS: [ParamInfo; 20] = {
     let extra = [
         param(
             "n_val",
@@ -80,8 +80,18 @@ const PARAMS: [ParamInfo; 18] = {
             ParamKind::IntAtLeast(1),
             "log-spaced steps factors (default 1)",
         ),
+        param(
+            "p_ref",
+            ParamKind::IntAtLeast(1),
+            "reference width of the collapse metrics (the same steps grid is run at p_ref)",
+        ),
+        param(
+            "clip_ref",
+            ParamKind::Positive,
+            "clipping threshold at p_ref (the collapse metrics)",
+        ),
     ];
-    let mut out = [extra[0]; 18];
+    let mut out = [extra[0]; 20];
     let mut i = 0;
     while i < super::rf_dpgd::PARAMS.len() {
         out[i] = super::rf_dpgd::PARAMS[i];
@@ -146,6 +156,20 @@ const METRICS: &[MetricInfo] = &[
         name: "clip_fraction",
         doc: "fraction of (step, sample) pairs clipped in the selected run",
     },
+    MetricInfo {
+        name: "spread_steps",
+        doc: "RMS over the steps grid of ln L_p(T) - ln L_ref(T): the test-loss curves at p and \
+              p_ref (clip_ref) compared at equal T (Fig. 2, panel 2)",
+    },
+    MetricInfo {
+        name: "spread_collapsed",
+        doc: "the same at equal eta T p / d: L_p(T) against L_ref(T p / p_ref), interpolated \
+              linearly in ln T, over the grid points where T p / p_ref is inside the grid (panel 3)",
+    },
+    MetricInfo {
+        name: "collapse_ratio",
+        doc: "spread_steps / spread_collapsed: > 1 when the curves collapse against eta T p / d (Eq. 8)",
+    },
 ];
 
 const INFO: SystemInfo = SystemInfo {
@@ -207,6 +231,127 @@ pub fn argmin_first(v: &[f64]) -> Option<usize> {
     best
 }
 
+/// The kernel problem of a unit at width `p`: data in a fixed order from stream `data`
+/// (direction, train, test, then validation), features from stream `features_label`;
+/// the held-out points are the validation split followed by the test set.
+fn problem(u: &UnitInput, p: usize, features_label: &str) -> Result<KernelProblem, SystemError> {
+    let (d, n, _, n_test) = u.sizes()?;
+    let n_val = u.var_or("n_val", 0.0) as usize;
+    let mut data_rng = u.seeds.rng_for("data");
+    let target = target(u.data, d, &mut data_rng)?;
+    let mut draw = |m: usize, noise: f64| {
+        crate::data::Dataset::sample(m, d, u.data.input, &target, noise, &mut data_rng)
+    };
+    let train = draw(n, u.data.label_noise);
+    let test = draw(n_test, 0.0);
+    let val = draw(n_val, 0.0);
+    let model = RandomFeatures::sample(p, d, &mut u.seeds.rng_for(features_label));
+    let held_x = concatenate(Axis(0), &[val.x.view(), test.x.view()])
+        .map_err(|e| SystemError::Invalid(format!("held-out shapes: {e}")))?;
+    let held_y: Array1<f64> = val.y.iter().chain(test.y.iter()).copied().collect();
+    Ok(KernelProblem::random_features(
+        &model,
+        &train.x.view(),
+        train.y,
+        &held_x.view(),
+        held_y,
+        TestNoise::Exact,
+    )?
+    .with_validation(n_val)?)
+}
+
+/// One run per grid cell `(clip, steps)`, all on noise stream 0, sigma from Prop. 2.2
+/// (Eq. 5) at the cell's T through the recipe (as [`super::rf_dpgd`]), times `sigma_scale`.
+fn batch(u: &UnitInput, cells: &[(f64, usize)]) -> Result<Vec<BatchRun>, SystemError> {
+    let n = u.count("n")?;
+    let eta = u.var("eta")?;
+    let rule = clip_rule(u.option("clip_rule"));
+    cells
+        .iter()
+        .map(|&(clip, steps)| {
+            let sigma = dpgd::prop22_sigma(
+                eta,
+                steps,
+                u.var("epsilon")?,
+                u.var("delta")?,
+                &u.recipe.dpgd,
+            )? * u.var_or("sigma_scale", 1.0);
+            let cfg = dpgd::DpGdConfig {
+                eta,
+                steps,
+                clip,
+                clip_rule: rule,
+                sigma,
+                kappa: u.var("kappa")?,
+                ridge: 0.0,
+            };
+            Ok(BatchRun {
+                cfg: u.recipe.dpgd.as_paper_config(&cfg, n),
+                loss_at: vec![steps],
+                stream: 0,
+            })
+        })
+        .collect()
+}
+
+/// `(spread_steps, spread_collapsed)` of the unit's test-loss curve over the steps grid
+/// against the same grid run at `p_ref` with `clip_ref` (features from stream
+/// `features-ref`, noise from `noise-ref`; same data). Fig. 2, panels 2-3: the curves
+/// should collapse when plotted against eta T p / d (Eq. 8: eta T ~ d / p).
+fn collapse(
+    u: &UnitInput,
+    cells: &[(f64, usize)],
+    res: &[reduced::ReducedRun],
+) -> Result<(f64, f64), SystemError> {
+    if cells.iter().any(|c| c.0 != cells[0].0) {
+        return Err(SystemError::Invalid(
+            "the collapse metrics compare curves over steps: the grid must have one clip (grid_clip_k = 1)".into(),
+        ));
+    }
+    let p = u.count("p")? as f64;
+    let p_ref = u.count("p_ref")?;
+    let clip_ref = u.var("clip_ref")?;
+    let kp_ref = problem(u, p_ref, "features-ref")?;
+    let ref_cells: Vec<(f64, usize)> = cells.iter().map(|&(_, t)| (clip_ref, t)).collect();
+    let res_ref = reduced::run_batch(&kp_ref, &batch(u, &ref_cells)?, &[u.noise_seed("noise-ref")])?;
+    let ln_loss = |r: &reduced::ReducedRun| {
+        r.final_loss()
+            .and_then(|l| l.test)
+            .map_or(f64::NAN, f64::ln)
+    };
+    let ln_t: Vec<f64> = cells.iter().map(|&(_, t)| (t as f64).ln()).collect();
+    let a: Vec<f64> = res.iter().map(ln_loss).collect();
+    let b: Vec<f64> = res_ref.iter().map(ln_loss).collect();
+    curve_spreads(&ln_t, &a, &b, (p / p_ref as f64).ln())
+        .ok_or_else(|| SystemError::Invalid("collapse: fewer than 2 grid points overlap after the shift".into()))
+}
+
+/// RMS of `a_j - b_j` (equal abscissa), and RMS of `a_j - b(x_j + shift)` with b
+/// interpolated linearly on `(x, b)` over the j where `x_j + shift` lies within the
+/// grid; `x` ascending (duplicates allowed). None when fewer than 2 points overlap.
+pub fn curve_spreads(x: &[f64], a: &[f64], b: &[f64], shift: f64) -> Option<(f64, f64)> {
+    let rms = |d: &[f64]| (d.iter().map(|v| v * v).sum::<f64>() / d.len() as f64).sqrt();
+    let same: Vec<f64> = a.iter().zip(b).map(|(a, b)| a - b).collect();
+    let (lo, hi) = (*x.first()?, *x.last()?);
+    let mut shifted = Vec::new();
+    for (j, &xj) in x.iter().enumerate() {
+        let t = xj + shift;
+        if t < lo || t > hi {
+            continue;
+        }
+        // The interval [x_i, x_{i+1}] holding t (the last one with x_i <= t).
+        let i = x.iter().rposition(|&v| v <= t)?;
+        let bt = if i + 1 >= x.len() || x[i + 1] == x[i] {
+            b[i]
+        } else {
+            let w = (t - x[i]) / (x[i + 1] - x[i]);
+            b[i] + w * (b[i + 1] - b[i])
+        };
+        shifted.push(a[j] - bt);
+    }
+    (shifted.len() >= 2).then(|| (rms(&same), rms(&shifted)))
+}
+
 impl System for RfTuned {
     fn info(&self) -> &'static SystemInfo {
         &INFO
@@ -229,7 +374,15 @@ impl System for RfTuned {
             * (cells * Cost::stream(2.0 * n * n + 4.0 * n)
                 + Cost::normals(r)
                 + Cost::stream(r * n));
-        let seconds = feats.seconds + Cost::normals(p * d) + gram + steps + Cost::eigen(n);
+        let mut seconds = feats.seconds + Cost::normals(p * d) + gram + steps + Cost::eigen(n);
+        if u.wants(&["spread_steps", "spread_collapsed", "collapse_ratio"]) {
+            // The same grid again at p_ref (its features, Gram matrix and runs).
+            let p_ref = u.var("p_ref", p);
+            seconds += features_cost(big_n, p_ref, d).seconds
+                + Cost::gemm(2.0 * big_n * big_n * p_ref)
+                + Cost::eigen(big_n)
+                + steps;
+        }
         let bytes = feats.bytes
             + Cost::f64s(
                 p * d + 3.0 * big_n * big_n + r * big_n + 6.0 * cells * n + 128.0 * (r + n),
@@ -238,7 +391,7 @@ impl System for RfTuned {
     }
 
     fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
-        let (d, n, p, n_test) = u.sizes()?;
+        let (d, _, p, _) = u.sizes()?;
         let n_val = u.var_or("n_val", 0.0) as usize;
         let eta = u.var("eta")?;
         let cells = grid(u)?;
@@ -249,57 +402,8 @@ impl System for RfTuned {
                 cells.len()
             )));
         }
-        // Data in a fixed order: direction, train, test, then validation.
-        let mut data_rng = u.seeds.rng_for("data");
-        let target = target(u.data, d, &mut data_rng)?;
-        let draw = |m: usize, noise: f64, rng: &mut _| {
-            crate::data::Dataset::sample(m, d, u.data.input, &target, noise, rng)
-        };
-        let train = draw(n, u.data.label_noise, &mut data_rng);
-        let test = draw(n_test, 0.0, &mut data_rng);
-        let val = draw(n_val, 0.0, &mut data_rng);
-        let model = RandomFeatures::sample(p, d, &mut u.seeds.rng_for("features"));
-        let held_x = concatenate(Axis(0), &[val.x.view(), test.x.view()])
-            .map_err(|e| SystemError::Invalid(format!("held-out shapes: {e}")))?;
-        let held_y: Array1<f64> = val.y.iter().chain(test.y.iter()).copied().collect();
-        let kp = KernelProblem::random_features(
-            &model,
-            &train.x.view(),
-            train.y.clone(),
-            &held_x.view(),
-            held_y,
-            TestNoise::Exact,
-        )?
-        .with_validation(n_val)?;
-
-        let rule = clip_rule(u.option("clip_rule"));
-        let runs: Vec<BatchRun> = cells
-            .iter()
-            .map(|&(clip, steps)| -> Result<BatchRun, SystemError> {
-                // Prop. 2.2 (Eq. 5) at this cell's T, through the recipe like rf_dpgd.
-                let sigma = dpgd::prop22_sigma(
-                    eta,
-                    steps,
-                    u.var("epsilon")?,
-                    u.var("delta")?,
-                    &u.recipe.dpgd,
-                )? * u.var_or("sigma_scale", 1.0);
-                let cfg = dpgd::DpGdConfig {
-                    eta,
-                    steps,
-                    clip,
-                    clip_rule: rule,
-                    sigma,
-                    kappa: u.var("kappa")?,
-                    ridge: 0.0,
-                };
-                Ok(BatchRun {
-                    cfg: u.recipe.dpgd.as_paper_config(&cfg, n),
-                    loss_at: vec![steps],
-                    stream: 0,
-                })
-            })
-            .collect::<Result<_, _>>()?;
+        let kp = problem(u, p, "features")?;
+        let runs = batch(u, &cells)?;
         let res = reduced::run_batch(&kp, &runs, &[u.noise_seed("noise")])?;
         let test_of =
             |r: &reduced::ReducedRun| r.final_loss().and_then(|l| l.test).unwrap_or(f64::NAN);
@@ -346,6 +450,12 @@ impl System for RfTuned {
             out.insert("abs_excess_risk".into(), (test_loss - star).abs());
             out.insert("relative_excess_risk".into(), (test_loss - star) / star);
         }
+        if u.wants(&["spread_steps", "spread_collapsed", "collapse_ratio"]) {
+            let spreads = collapse(u, &cells, &res)?;
+            out.insert("spread_steps".into(), spreads.0);
+            out.insert("spread_collapsed".into(), spreads.1);
+            out.insert("collapse_ratio".into(), spreads.0 / spreads.1);
+        }
         Ok(out)
     }
 }
@@ -361,6 +471,33 @@ mod tests {
         assert!((f[0] - 0.5).abs() < 1e-12 && (f[4] - 8.0).abs() < 1e-12);
         assert!((f[2] - 2.0).abs() < 1e-12, "geometric midpoint");
         assert_eq!(log_factors(3.0, 9.0, 1), vec![3.0]);
+    }
+
+    #[test]
+    fn curves_shifted_by_the_scaling_collapse_exactly() {
+        // b(x) = f(x), a(x) = f(x + s): at equal x they differ, after the shift not at all.
+        let x: Vec<f64> = (0..11).map(|i| i as f64 * 0.5).collect();
+        let f = |v: f64| (v - 2.0).powi(2);
+        let s = 1.0;
+        let b: Vec<f64> = x.iter().map(|&v| f(v)).collect();
+        let a: Vec<f64> = x.iter().map(|&v| f(v + s)).collect();
+        let (same, shifted) = curve_spreads(&x, &a, &b, s).unwrap();
+        assert!(same > 1.0, "{same}");
+        // Linear interpolation of a parabola on a grid that the shift hits exactly: exact.
+        assert!(shifted < 1e-12, "{shifted}");
+        // Identical curves: no spread at equal x; a shift beyond the grid overlaps nowhere.
+        assert_eq!(curve_spreads(&x, &b, &b, 0.0).unwrap().0, 0.0);
+        assert!(curve_spreads(&x, &a, &b, 10.0).is_none());
+    }
+
+    #[test]
+    fn interpolation_between_grid_points_is_linear() {
+        let x = [0.0, 1.0, 2.0];
+        let b = [0.0, 10.0, 20.0];
+        let a = [5.0, 15.0, 25.0];
+        // a(x) = b(x + 0.5) exactly, b linear.
+        let (_, shifted) = curve_spreads(&x, &a, &b, 0.5).unwrap();
+        assert!(shifted < 1e-12);
     }
 
     #[test]
