@@ -23,6 +23,7 @@ mod properties;
 mod rdp_independent;
 mod reduced;
 mod report_sets;
+mod rf_tuned;
 mod shard_tamper;
 mod sharding;
 mod spec_errors;

@@ -313,7 +313,11 @@ fn collapse(
     let clip_ref = u.var("clip_ref")?;
     let kp_ref = problem(u, p_ref, "features-ref")?;
     let ref_cells: Vec<(f64, usize)> = cells.iter().map(|&(_, t)| (clip_ref, t)).collect();
-    let res_ref = reduced::run_batch(&kp_ref, &batch(u, &ref_cells)?, &[u.noise_seed("noise-ref")])?;
+    let res_ref = reduced::run_batch(
+        &kp_ref,
+        &batch(u, &ref_cells)?,
+        &[u.noise_seed("noise-ref")],
+    )?;
     let ln_loss = |r: &reduced::ReducedRun| {
         r.final_loss()
             .and_then(|l| l.test)
@@ -322,8 +326,9 @@ fn collapse(
     let ln_t: Vec<f64> = cells.iter().map(|&(_, t)| (t as f64).ln()).collect();
     let a: Vec<f64> = res.iter().map(ln_loss).collect();
     let b: Vec<f64> = res_ref.iter().map(ln_loss).collect();
-    curve_spreads(&ln_t, &a, &b, (p / p_ref as f64).ln())
-        .ok_or_else(|| SystemError::Invalid("collapse: fewer than 2 grid points overlap after the shift".into()))
+    curve_spreads(&ln_t, &a, &b, (p / p_ref as f64).ln()).ok_or_else(|| {
+        SystemError::Invalid("collapse: fewer than 2 grid points overlap after the shift".into())
+    })
 }
 
 /// RMS of `a_j - b_j` (equal abscissa), and RMS of `a_j - b(x_j + shift)` with b
