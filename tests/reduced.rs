@@ -351,3 +351,43 @@ fn faer_kernels_agree_with_blas_and_ignore_thread_count() {
     };
     assert_eq!(bits(1), bits(2));
 }
+
+/// A validation split (`with_validation`): with sigma = 0 the test loss over the points
+/// after the split, and the validation loss over those before it, equal the losses of
+/// problems holding only those points; the min-norm baseline likewise; a split that
+/// leaves no test point is an error; no split records no validation loss.
+#[test]
+fn validation_split_separates_the_held_out_losses() {
+    let s = small(5, 30, 20, 120);
+    let (k_val, steps) = (8usize, 25usize);
+    let part = |lo: usize, hi: usize| {
+        KernelProblem::from_features(
+            &s.phi.view(),
+            &s.phi_test.slice(ndarray::s![lo..hi, ..]),
+            s.y.clone(),
+            s.y_test.slice(ndarray::s![lo..hi]).to_owned(),
+            TestNoise::Exact,
+        )
+        .unwrap()
+    };
+    let c = cfg(120, steps, 2.0, 0.0);
+    let split = s.kernel().with_validation(k_val).unwrap();
+    assert_eq!(split.n_val(), k_val);
+    let run = reduced::run(&split, &c, &[steps], &SeedPath::new(1)).unwrap();
+    let test_only = reduced::run(&part(k_val, 20), &c, &[steps], &SeedPath::new(1)).unwrap();
+    let val_only = reduced::run(&part(0, k_val), &c, &[steps], &SeedPath::new(1)).unwrap();
+    let t = run.final_loss().unwrap().test.unwrap();
+    assert!(rel(t, test_only.final_loss().unwrap().test.unwrap()) < 1e-10);
+    assert_eq!(run.val_losses.len(), 1);
+    assert!(
+        rel(
+            run.val_losses[0],
+            val_only.final_loss().unwrap().test.unwrap()
+        ) < 1e-10
+    );
+    let mn = split.min_norm_test_loss().unwrap();
+    assert!(rel(mn, part(k_val, 20).min_norm_test_loss().unwrap()) < 1e-8);
+    assert!(s.kernel().with_validation(20).is_err());
+    let plain = reduced::run(&s.kernel(), &c, &[steps], &SeedPath::new(1)).unwrap();
+    assert!(plain.val_losses.is_empty());
+}

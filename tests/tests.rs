@@ -24,6 +24,7 @@ mod properties;
 mod rdp_independent;
 mod reduced;
 mod report_sets;
+mod rf_tuned;
 mod scorecards;
 mod shard_tamper;
 mod sharding;

@@ -2,6 +2,8 @@
 //! a registry of named metrics.
 //!
 //! * [`rf_dpgd`] — DP-GD on the random-features model (privacy-for-free).
+//! * [`rf_tuned`] — the same through the reduced engine, hyper-parameters selected on a
+//!   validation split over a grid.
 //! * [`feature_learning`] — Algorithm 1 of the blog (first-layer step + DP second layer).
 //! * [`calibration`] — exact privacy of a sigma calibration (Gaussian DP).
 //! * [`audit`] — empirical privacy audit (a lower bound on epsilon).
@@ -21,6 +23,7 @@ pub mod engines;
 pub mod external;
 pub mod feature_learning;
 pub mod rf_dpgd;
+pub mod rf_tuned;
 pub mod tp_topk;
 
 pub use cost::{Cost, CostInput};
@@ -100,6 +103,12 @@ impl UnitInput<'_> {
     pub fn noise_rng(&self, label: &str) -> crate::rng::StreamRng {
         self.recipe
             .noise_rng(&self.seeds.child(label), &self.seeds.child("data"))
+    }
+    /// The seed path of the DP noise stream `label` (for engines that take a path, the
+    /// reduced engine): [`Self::noise_rng`]'s stream, chosen by the recipe the same way.
+    pub fn noise_seed(&self, label: &str) -> SeedPath {
+        let (noise, data) = (self.seeds.child(label), self.seeds.child("data"));
+        (self.recipe.noise_stream)(&noise, &data).clone()
     }
     /// A resolved variable (validated to exist for required parameters).
     pub fn var(&self, name: &str) -> Result<f64, SystemError> {
@@ -221,6 +230,7 @@ pub fn all() -> &'static [&'static dyn System] {
         &audit::PrivacyAudit,
         &tp_topk::TpTopK,
         &engines::RfEngines,
+        &rf_tuned::RfTuned,
     ]
 }
 

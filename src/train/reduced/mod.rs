@@ -123,6 +123,9 @@ pub struct BatchRun {
 pub struct ReducedRun {
     /// Losses at the requested steps, in step order.
     pub losses: Vec<LossPoint>,
+    /// Validation losses at the same steps (empty without a validation split,
+    /// [`KernelProblem::with_validation`]).
+    pub val_losses: Vec<f64>,
     /// Sum over steps t = 1..=T (at theta_{t-1}) of the fraction of clipped samples.
     pub clip_fraction_sum: f64,
     /// Number of steps T.
@@ -282,6 +285,9 @@ pub fn run_batch(
                         step: t,
                         what: format!("test loss of batch run {}", order[jj]),
                     });
+                }
+                if let Some(val) = kp.val_mse(&v.view()) {
+                    o.val_losses.push(val);
                 }
                 o.losses.push(LossPoint {
                     step: t,

@@ -25,6 +25,10 @@ pub struct KernelProblem {
     pub(super) l_test_t: Array2<f64>,
     pub(super) y: Array1<f64>,
     pub(super) y_test: Array1<f64>,
+    /// The first `n_val` of the held-out points are a validation split: their loss is
+    /// recorded apart ([`super::ReducedRun::val_losses`]) and the test loss is over the
+    /// others. 0 (the default): every held-out point is a test point.
+    pub(super) n_val: usize,
     /// Kernels of the per-step products.
     pub(super) kernels: Kernels,
     /// `1 / (2 sqrt(K_ii))`: a clipped sample's `c_i r_i` is `sign(r_i) C / (2 sqrt(K_ii))`.
@@ -83,6 +87,7 @@ impl KernelProblem {
             l_test_t,
             y,
             y_test,
+            n_val: 0,
             kernels: Kernels::default(),
             half_inv_sqrt_k,
         })
@@ -93,6 +98,26 @@ impl KernelProblem {
     pub fn with_kernels(mut self, kernels: Kernels) -> Self {
         self.kernels = kernels;
         self
+    }
+
+    /// The same problem with its first `n_val` held-out points as a validation split
+    /// (hyper-parameters are selected on them, never on the test points; privacy-for-free
+    /// Sec. 3.2: "chosen to maximize the validation performance"). Errors when no test
+    /// point would be left.
+    pub fn with_validation(mut self, n_val: usize) -> Result<Self, TrainError> {
+        if n_val >= self.y_test.len() {
+            return Err(TrainError::InvalidConfig(format!(
+                "validation split {n_val} leaves no test point of {}",
+                self.y_test.len()
+            )));
+        }
+        self.n_val = n_val;
+        Ok(self)
+    }
+
+    /// Points of the validation split (the first held-out points).
+    pub fn n_val(&self) -> usize {
+        self.n_val
     }
 
     /// Kernels of the per-step products.
@@ -177,7 +202,7 @@ impl KernelProblem {
         self.y.len()
     }
 
-    /// Test samples.
+    /// Held-out samples (validation and test).
     pub fn n_test(&self) -> usize {
         self.y_test.len()
     }
@@ -195,12 +220,19 @@ impl KernelProblem {
         let y = self.y.view().insert_axis(Axis(1));
         let alpha = pinv_apply_matrix(&self.k.view(), self.p, &y)?;
         let v = self.k_tn.dot(&alpha.column(0));
-        Ok(mse(&v.view(), &self.y_test.view()))
+        Ok(self.test_mse(&v.view()))
     }
 
-    /// Test MSE of given test predictions.
+    /// Test MSE of given held-out predictions (the points after the validation split).
     pub(super) fn test_mse(&self, v: &ArrayView1<f64>) -> f64 {
-        mse(v, &self.y_test.view())
+        let k = self.n_val;
+        mse(&v.slice(s![k..]), &self.y_test.slice(s![k..]))
+    }
+
+    /// Validation MSE of given held-out predictions (None without a validation split).
+    pub(super) fn val_mse(&self, v: &ArrayView1<f64>) -> Option<f64> {
+        let k = self.n_val;
+        (k > 0).then(|| mse(&v.slice(s![..k]), &self.y_test.slice(s![..k])))
     }
 }
 
