@@ -605,7 +605,8 @@ fn the_github_workflow_runs_make_test_and_make_run_with_junit() {
     let junit = wf["jobs"]["claims"]["env"]["JUNIT"].as_str().unwrap();
     let apt = run("apt-get install").expect("apt step");
     let test = run("make test").expect("make test");
-    let make_run = run("make run RUN_FLAGS=\"--junit $JUNIT\"").expect("make run --junit");
+    let make_run = run("make run RUN_FLAGS=\"--junit $JUNIT --require-baseline\"")
+        .expect("make run --junit --require-baseline");
     assert!(uses("actions/checkout").unwrap() < apt && apt < test && test < make_run);
     assert!(uses("actions/cache").is_some());
     for (action, key) in [
@@ -625,4 +626,12 @@ fn the_github_workflow_runs_make_test_and_make_run_with_junit() {
     let make = std::fs::read_to_string(root.join("Makefile")).unwrap();
     assert!(make.contains("run --profile quick --out reports $(RUN_FLAGS)"));
     assert!(make.contains("install -y -qq libopenblas-dev liblapack-dev"));
+    // The CI entry point runs the tool's tests, then the claims against the baseline.
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    let (t, r) = (
+        ci.find("\nmake test\n").expect(".ci/run: make test"),
+        ci.find("\nmake run RUN_FLAGS=\"--require-baseline\"")
+            .expect(".ci/run: make run --require-baseline"),
+    );
+    assert!(t < r);
 }
