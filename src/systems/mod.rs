@@ -22,6 +22,7 @@ pub mod external;
 pub mod feature_learning;
 pub mod rf_dpgd;
 pub mod tp_topk;
+mod tp_topk_planted;
 
 pub use cost::{Cost, CostInput};
 

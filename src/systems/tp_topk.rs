@@ -86,14 +86,24 @@ const PARAMS: &[ParamInfo] = &[
     p("g_j", ParamKind::Finite, "misranking: the weaker signal"),
     p("sigma", ParamKind::NonNegative, "misranking: per-coordinate noise sd of the averaged gradient"),
     p("t1", ParamKind::IntAtLeast(1), "misranking: warm-up steps T1"),
-    p("trials", ParamKind::IntAtLeast(1), "misranking: Monte Carlo trials"),
+    p("trials", ParamKind::IntAtLeast(1), "misranking, one-step: Monte Carlo trials (one-step: >= 2)"),
+    p("features", ParamKind::IntAtLeast(1), "planted: features D (default 50)"),
+    p("support_size", ParamKind::IntAtLeast(1), "planted: planted features s (default 5)"),
+    p("energy_fraction", ParamKind::NonNegative, "planted: share f <= 1 of the mean energy on the planted features (0.9; s/D: uniform)"),
+    p("signal", ParamKind::NonNegative, "planted: squared norm of each class mean (default 4)"),
+    p("feature_noise", ParamKind::Positive, "planted: sd of the input noise (default 1)"),
+    p("n_train", ParamKind::IntAtLeast(2), "planted: training examples N (default 1000)"),
+    p("n_test", ParamKind::IntAtLeast(1), "planted: test examples (default 2000)"),
+    p("classes", ParamKind::IntAtLeast(2), "planted: classes K (default 4)"),
+    p("noise_multiplier", ParamKind::NonNegative, "one-step: noise multiplier z of the step"),
+    p("theta_scale", ParamKind::NonNegative, "one-step: theta ~ theta_scale N(0, I) (default 0: theta = 0)"),
 ];
 
 const OPTIONS: &[OptionInfo] = &[
     OptionInfo {
         name: "mode",
-        values: &["train", "misranking"],
-        doc: "train: one DP-SGD-family run; misranking: Prop. 5.3's bound and its Monte Carlo estimate",
+        values: &["train", "misranking", "one-step"],
+        doc: "train: one DP-SGD-family run; misranking: Prop. 5.3's bound and its Monte Carlo estimate; one-step: Prop. 5.1 and Lemma 6.4 at a fixed theta on the planted task",
     },
     OptionInfo {
         name: "method",
@@ -102,8 +112,28 @@ const OPTIONS: &[OptionInfo] = &[
     },
     OptionInfo {
         name: "data",
-        values: &["digits", "synthetic"],
-        doc: "the shipped 8x8 digits, or the synthetic mixture (SyntheticSpec::default)",
+        values: &["digits", "synthetic", "planted"],
+        doc: "the shipped 8x8 digits, the synthetic mixture (SyntheticSpec::default), or the planted-support task (data::planted, its parameters)",
+    },
+    OptionInfo {
+        name: "clip_order",
+        values: &["mask-then-clip", "clip-then-mask"],
+        doc: "the DP step: mask before clipping (Sec. 3.2), or after (wrong, negative control)",
+    },
+    OptionInfo {
+        name: "noise_support",
+        values: &["active", "all"],
+        doc: "noise on the active coordinates (Sec. 3.2), or on all P (wrong, negative control)",
+    },
+    OptionInfo {
+        name: "compare",
+        values: &["none", "ranking"],
+        doc: "train: ranking also runs TP-Rand and dense DP-SGD on the same streams (gap_vs_rand, gap_vs_dense)",
+    },
+    OptionInfo {
+        name: "support",
+        values: &["oracle", "random"],
+        doc: "one-step: top-k of the full-data clipped gradient, or k random coordinates",
     },
     OptionInfo {
         name: "model",
@@ -185,12 +215,33 @@ const METRICS: &[MetricInfo] = &[
     m("misranking_mc", "Monte Carlo estimate of P(s_j >= s_i) under the additive model"),
     m("misranking_excess", "misranking_mc - misranking_bound (> 0 violates Prop. 5.3)"),
     m("misranking_mc_se", "binomial standard error of misranking_mc"),
+    m("onestep_restricted_error", "one-step: mean ||u_S - gbar||^2 over the trials (Prop. 5.1)"),
+    m("onestep_dense_error", "one-step: mean ||u_[P] - gbar||^2 over the trials"),
+    m("onestep_difference", "one-step: mean of restricted minus dense error"),
+    m("onestep_difference_se", "one-step: its Monte Carlo standard error"),
+    m("criterion_discarded", "one-step: ||P_{S^c} gbar||^2, discarded clipped-gradient energy"),
+    m("criterion_saved", "one-step: (P - k) (z C/N)^2, noise energy saved"),
+    m("criterion_margin", "one-step: criterion_discarded - criterion_saved (Prop. 5.1's prediction of the difference)"),
+    m("onestep_residual_z", "one-step: (onestep_difference - criterion_margin) / se"),
+    m("onestep_identity_holds", "one-step: 1 if |onestep_residual_z| <= 4 (an event per run)"),
+    m("onestep_sign_agrees", "one-step: 1 if the measured difference has the criterion's sign"),
+    m("restriction_predicted_better", "one-step: 1 if criterion_margin < 0"),
+    m("restriction_measured_better", "one-step: 1 if onestep_difference < 0"),
+    m("clip_order_term", "one-step: ||P_S(a_S - gbar)||^2, masking before clipping's addition to Prop. 5.1"),
+    m("clip_bias_norm", "one-step: ||a_S - m o mean grad||, Lemma 6.4's left side"),
+    m("clip_bias_bound", "one-step: mean (||m o grad l_i|| - C)_+, Lemma 6.4's right side"),
+    m("clip_bias_excess", "one-step: clip_bias_norm - clip_bias_bound (> 0 violates Lemma 6.4)"),
+    m("rand_accuracy", "compare ranking: TP-Rand's test accuracy on the same streams"),
+    m("dense_accuracy", "compare ranking: dense DP-SGD's test accuracy on the same streams"),
+    m("gap_vs_rand", "compare ranking: test_accuracy - rand_accuracy (paired)"),
+    m("gap_vs_dense", "compare ranking: test_accuracy - dense_accuracy (paired)"),
+    m("clipped_fraction", "one-step: share of examples whose full gradient is clipped"),
 ];
 
 const INFO: SystemInfo = SystemInfo {
     name: "tp_topk",
     model: "dpsgd_classifier",
-    description: "DP-SGD / TP-TopK / TP-Rand / ON-TopK / ON-Rand on digits or a synthetic mixture (fewer-coordinates paper), or Prop. 5.3's misranking model",
+    description: "DP-SGD / TP-TopK / TP-Rand / ON-TopK / ON-Rand on digits, a synthetic mixture or the planted-support task (fewer-coordinates paper), Prop. 5.3's misranking model, or Prop. 5.1's one-step criterion",
     needs_target: false,
     params: PARAMS,
     options: OPTIONS,
@@ -217,7 +268,30 @@ impl System for TpTopK {
         }
         let synthetic = u.option("data") == "synthetic";
         let spec = SyntheticSpec::default();
-        let (n_all, features, classes) = if synthetic {
+        let planted = crate::data::planted::PlantedSpec::default();
+        let planted_sizes = (
+            u.var("n_train", planted.n_train as f64),
+            u.var("n_test", planted.n_test as f64),
+            u.var("features", planted.features as f64),
+            u.var("classes", planted.classes as f64),
+        );
+        if u.option("mode") == "one-step" {
+            // The data, then per trial two full-data steps (backward, norms, clipped
+            // sum: about 8 multiply-adds per parameter and example) and 2P normals.
+            let (n, nt, d, k) = planted_sizes;
+            let p = (d + 1.0) * k;
+            let trials = u.var("trials", 2.0);
+            return Cost {
+                seconds: Cost::normals((n + nt) * d)
+                    + (2.0 * trials + 4.0) * (Cost::stream(8.0 * n * p) + Cost::normals(p))
+                    + 1e-3,
+                bytes: Cost::f64s(2.0 * (n + nt) * d + 4.0 * n * (d + k) + 10.0 * p),
+            };
+        }
+        let (n_all, features, classes) = if u.option("data") == "planted" {
+            let (n, nt, d, k) = planted_sizes;
+            (n + nt, d, k)
+        } else if synthetic {
             (
                 (spec.n_train + spec.n_test) as f64,
                 spec.features as f64,
@@ -226,7 +300,9 @@ impl System for TpTopK {
         } else {
             (1797.0, 64.0, 10.0)
         };
-        let n_train = if synthetic {
+        let n_train = if u.option("data") == "planted" {
+            planted_sizes.0
+        } else if synthetic {
             spec.n_train as f64
         } else {
             n_all * (1.0 - u.var("test_fraction", 0.2))
@@ -256,6 +332,12 @@ impl System for TpTopK {
             + epochs * Cost::stream(4.0 * n_all * params)
             + 0.03
             + pld;
+        // compare: ranking runs two more methods on the same data.
+        let seconds = if u.option("compare") == "ranking" {
+            3.0 * seconds
+        } else {
+            seconds
+        };
         let bytes =
             Cost::f64s(3.0 * batch * params + 2.0 * n_all * features + 20.0 * params + 8.0 * steps);
         Cost { seconds, bytes }
@@ -264,6 +346,7 @@ impl System for TpTopK {
     fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
         match u.option("mode") {
             "misranking" => misranking(u),
+            "one-step" => super::tp_topk_planted::one_step(u),
             _ => train(u),
         }
     }
@@ -326,6 +409,9 @@ fn train(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
     let mut data_rng = u.seeds.rng_for("data");
     let data = match u.option("data") {
         "synthetic" => Classification::synthetic(&SyntheticSpec::default(), &mut data_rng),
+        "planted" => {
+            Classification::planted(&super::tp_topk_planted::planted_spec(u), &mut data_rng)
+        }
         _ => Classification::digits(u.var_or("test_fraction", 0.2), &mut data_rng),
     }
     .map_err(invalid)?;
@@ -357,10 +443,15 @@ fn train(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
     cfg.clip_phase2 = u.var_or("clip_phase2", cfg.clip);
     cfg.lr = u.var_or("lr", cfg.lr);
 
-    let run = run_method(&data, &cfg, &u.seeds.child("run"), u.recipe).map_err(invalid)?;
+    let recipe = super::tp_topk_planted::recipe(u);
+    let run = run_method(&data, &cfg, &u.seeds.child("run"), &recipe).map_err(invalid)?;
     let mut out = BTreeMap::new();
     out.insert("test_accuracy".into(), run.test_accuracy);
     out.insert("train_accuracy".into(), run.train_accuracy);
+    if u.option("compare") == "ranking" {
+        let seeds = u.seeds.child("run");
+        super::tp_topk_planted::ranking(&data, &cfg, &seeds, &recipe, run.test_accuracy, &mut out)?;
+    }
     privacy_metrics(
         &run,
         &cfg,
