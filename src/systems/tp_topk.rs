@@ -231,6 +231,10 @@ const METRICS: &[MetricInfo] = &[
     m("clip_bias_norm", "one-step: ||a_S - m o mean grad||, Lemma 6.4's left side"),
     m("clip_bias_bound", "one-step: mean (||m o grad l_i|| - C)_+, Lemma 6.4's right side"),
     m("clip_bias_excess", "one-step: clip_bias_norm - clip_bias_bound (> 0 violates Lemma 6.4)"),
+    m("gamma_trajectory", "Def. 6.5: sum_t ||m o g_t||^2 / sum_t ||g_t||^2 over phase 2 (held-out noiseless gradients, each epoch; 1 if not two-phase)"),
+    m("gamma_trajectory_ratio", "gamma_trajectory / (k/P)"),
+    m("gamma_trajectory_beats_random", "1 if gamma_trajectory > k/P (Cor. 6.6's condition), else 0"),
+    m("accuracy_ratio_vs_rand", "compare ranking: test_accuracy / rand_accuracy"),
     m("rand_accuracy", "compare ranking: TP-Rand's test accuracy on the same streams"),
     m("dense_accuracy", "compare ranking: dense DP-SGD's test accuracy on the same streams"),
     m("gap_vs_rand", "compare ranking: test_accuracy - rand_accuracy (paired)"),
@@ -581,5 +585,9 @@ fn support_metrics(run: &MethodRun, out: &mut BTreeMap<String, f64>) {
         f64::from(u8::from(gamma > rand)),
     );
     out.insert("proxy_concentration".into(), proxy);
+    let traj = d.gamma_trajectory.unwrap_or(1.0);
+    out.insert("gamma_trajectory".into(), traj);
+    out.insert("gamma_trajectory_ratio".into(), traj / rand);
+    out.insert("gamma_trajectory_beats_random".into(), f64::from(u8::from(traj > rand)));
     out.insert("proxy_advantage".into(), proxy - rand);
 }

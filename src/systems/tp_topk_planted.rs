@@ -183,6 +183,9 @@ pub(super) fn ranking(
             .test_accuracy;
         out.insert(format!("{name}_accuracy"), acc);
         out.insert(format!("gap_vs_{name}"), accuracy - acc);
+        if name == "rand" {
+            out.insert("accuracy_ratio_vs_rand".into(), accuracy / acc);
+        }
     }
     Ok(())
 }
