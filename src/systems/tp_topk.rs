@@ -126,6 +126,11 @@ const OPTIONS: &[OptionInfo] = &[
         doc: "noise on the active coordinates (Sec. 3.2), or on all P (wrong, negative control)",
     },
     OptionInfo {
+        name: "ranking",
+        values: &["top", "reversed"],
+        doc: "the learned supports: top-k of the scores (Sec. 3.2), or bottom-k (a flipped sort, negative control)",
+    },
+    OptionInfo {
         name: "compare",
         values: &["none", "ranking"],
         doc: "train: ranking also runs TP-Rand and dense DP-SGD on the same streams (gap_vs_rand, gap_vs_dense)",
@@ -454,7 +459,7 @@ fn train(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
     out.insert("train_accuracy".into(), run.train_accuracy);
     if u.option("compare") == "ranking" {
         let seeds = u.seeds.child("run");
-        super::tp_topk_planted::ranking(&data, &cfg, &seeds, &recipe, run.test_accuracy, &mut out)?;
+        super::tp_topk_planted::ranking(&data, &cfg, &seeds, u.recipe, run.test_accuracy, &mut out)?;
     }
     privacy_metrics(
         &run,

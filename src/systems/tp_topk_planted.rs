@@ -7,7 +7,8 @@
 //! data and seed streams as its own method (common random numbers: TP-TopK and TP-Rand
 //! share their warm-up bit for bit) and reports the accuracy gaps, so that "TP-TopK >=
 //! TP-Rand" and "TP-TopK > DP-SGD" at matched accounting (Sec. 7.2) are judged on paired
-//! differences.
+//! differences. The baselines run the unit's recipe as given: the options `clip_order`,
+//! `noise_support` and `ranking` change the method under test only.
 //!
 //! Mode `one-step`: draw the planted task from the stream `data`, fix theta (0, or
 //! `theta_scale * N(0, 1)` per coordinate from the stream `theta`), take the support
@@ -21,7 +22,7 @@ use crate::data::planted::PlantedSpec;
 use crate::rng::SeedPath;
 use crate::train::dpsgd::{
     model::ModelKind, one_step_criterion, support, ClipOrder, DpSgdRecipe, Mask, Model,
-    NoiseSupport, StepParams,
+    NoiseSupport, ScoreSource, StepParams,
 };
 use crate::train::dpsgd::{run_method, Classification, Method, MethodConfig};
 use crate::train::Recipe;
@@ -59,6 +60,9 @@ pub(super) fn recipe(u: &UnitInput) -> Recipe {
     }
     if u.option("noise_support") == "all" {
         step.noise_support = NoiseSupport::All;
+    }
+    if u.option("ranking") == "reversed" {
+        step.scores = ScoreSource::Reversed;
     }
     r.dpsgd = step;
     r

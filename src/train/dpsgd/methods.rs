@@ -45,7 +45,7 @@
 //! run returns in [`super::outcome`].
 use super::config::MethodConfig;
 use super::diagnostics::proxy_concentration;
-use super::mechanism::{dp_step, Mask, PrivacyLedger, StepParams};
+use super::mechanism::{dp_step, Mask, PrivacyLedger, ScoreSource, StepParams};
 use super::model::Model;
 use super::outcome::{Diagnostics, MethodRun, NoiseEnergy, PrivacyReport, StepRecord};
 use super::plan::plan;
@@ -184,6 +184,16 @@ fn checkpoint(
         gamma_best: best.energy_capture(&g.view()),
         proxy: proxy_concentration(&scores.view(), mask.support()),
     })
+}
+
+/// The top-k of the scores (Sec. 3.2), or the bottom-k under the recipe's
+/// [`ScoreSource::Reversed`] (a wrong sort order).
+fn ranked(scores: &Array1<f64>, k: usize, recipe: &Recipe) -> Result<Vec<usize>, DpSgdError> {
+    if recipe.dpsgd.scores == ScoreSource::Reversed {
+        top_k(&scores.mapv(|v| -v).view(), k)
+    } else {
+        top_k(&scores.view(), k)
+    }
 }
 
 /// Trajectory-level energy capture (Definition 6.5, Cor. 6.6):
@@ -332,7 +342,7 @@ pub fn run_method_observed(
             // Post-processing of the warm-up transcript (Sec. 3.2; Thm 4.1).
             let scores = acc.scores(noise_sd(&sp1))?;
             let support = if cfg.method == Method::TpTopK {
-                top_k(&scores.view(), k)?
+                ranked(&scores, k, recipe)?
             } else {
                 random_support(p, k, &mut support_rng)?
             };
@@ -383,7 +393,7 @@ pub fn run_method_observed(
                     scores[j] = fresh[j];
                 }
                 let support = if cfg.method == Method::OnTopK {
-                    top_k(&scores.view(), k)?
+                    ranked(&scores, k, recipe)?
                 } else {
                     random_support(p, k, &mut support_rng)?
                 };
