@@ -459,7 +459,14 @@ fn train(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
     out.insert("train_accuracy".into(), run.train_accuracy);
     if u.option("compare") == "ranking" {
         let seeds = u.seeds.child("run");
-        super::tp_topk_planted::ranking(&data, &cfg, &seeds, u.recipe, run.test_accuracy, &mut out)?;
+        super::tp_topk_planted::ranking(
+            &data,
+            &cfg,
+            &seeds,
+            u.recipe,
+            run.test_accuracy,
+            &mut out,
+        )?;
     }
     privacy_metrics(
         &run,
@@ -593,6 +600,9 @@ fn support_metrics(run: &MethodRun, out: &mut BTreeMap<String, f64>) {
     let traj = d.gamma_trajectory.unwrap_or(1.0);
     out.insert("gamma_trajectory".into(), traj);
     out.insert("gamma_trajectory_ratio".into(), traj / rand);
-    out.insert("gamma_trajectory_beats_random".into(), f64::from(u8::from(traj > rand)));
+    out.insert(
+        "gamma_trajectory_beats_random".into(),
+        f64::from(u8::from(traj > rand)),
+    );
     out.insert("proxy_advantage".into(), proxy - rand);
 }

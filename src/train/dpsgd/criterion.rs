@@ -153,3 +153,97 @@ pub fn one_step_criterion(
         clipped_fraction: gbar.clipped as f64 / nf,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::planted::PlantedSpec;
+    use crate::train::dpsgd::mechanism::{ClipOrder, DpSgdRecipe};
+    use crate::train::dpsgd::model::ModelKind;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    fn setup() -> (Model, ndarray::Array2<f64>, Vec<usize>, Mask) {
+        let spec = PlantedSpec {
+            n_train: 200,
+            n_test: 1,
+            features: 10,
+            support: 2,
+            classes: 3,
+            ..PlantedSpec::default()
+        };
+        let d = spec.generate(&mut ChaCha8Rng::seed_from_u64(3)).unwrap();
+        let model = Model::new(ModelKind::Logreg, 10, 3);
+        let mask = Mask::from_support(model.num_params(), &[0, 1, 5, 12, 20, 31]).unwrap();
+        (model, d.train_x, d.train_y, mask)
+    }
+
+    fn run(clip: f64, order: ClipOrder, seed: u64) -> OneStep {
+        let (model, x, y, mask) = setup();
+        let theta = ndarray::Array1::zeros(model.num_params());
+        let params = StepParams {
+            sampling_rate: 1.0,
+            clip,
+            noise_multiplier: 2.0 / clip,
+            lr: 0.0,
+            recipe: DpSgdRecipe {
+                clip_order: order,
+                ..DpSgdRecipe::PAPER
+            },
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        one_step_criterion(
+            &model,
+            &theta.view(),
+            &x.view(),
+            &y,
+            &mask,
+            &params,
+            400,
+            &mut rng,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn identity_holds_to_monte_carlo_error_without_clipping() {
+        let r = run(1e3, ClipOrder::MaskThenClip, 1);
+        assert_eq!(r.clipped_fraction, 0.0);
+        assert!(r.clip_order_term < 1e-20, "{}", r.clip_order_term);
+        let margin = r.discarded_energy - r.noise_saved;
+        assert!(
+            (r.difference - margin).abs() < 5.0 * r.difference_se,
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn masking_after_clipping_is_the_update_prop_5_1_writes() {
+        // Clip, then mask: the noiseless part is exactly P_S gbar.
+        let r = run(0.5, ClipOrder::ClipThenMask, 2);
+        assert_eq!(r.clipped_fraction, 1.0);
+        assert!(r.clip_order_term < 1e-24, "{}", r.clip_order_term);
+        // Mask, then clip: a longer step on S, the identity gains a term.
+        let p = run(0.5, ClipOrder::MaskThenClip, 2);
+        assert!(p.clip_order_term > 1e-6, "{}", p.clip_order_term);
+    }
+
+    #[test]
+    fn lemma_6_4_holds_for_the_paper_step_at_every_clip() {
+        for clip in [0.1, 0.5, 1.0, 2.0, 4.0, 100.0] {
+            let r = run(clip, ClipOrder::MaskThenClip, 3);
+            assert!(
+                r.clip_bias_norm <= r.clip_bias_bound + 1e-12,
+                "C = {clip}: {r:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn same_seed_same_numbers() {
+        assert_eq!(
+            run(1.0, ClipOrder::MaskThenClip, 9),
+            run(1.0, ClipOrder::MaskThenClip, 9)
+        );
+    }
+}
