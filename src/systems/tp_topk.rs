@@ -277,26 +277,10 @@ impl System for TpTopK {
         }
         let synthetic = u.option("data") == "synthetic";
         let spec = SyntheticSpec::default();
-        let planted = crate::data::planted::PlantedSpec::default();
-        let planted_sizes = (
-            u.var("n_train", planted.n_train as f64),
-            u.var("n_test", planted.n_test as f64),
-            u.var("features", planted.features as f64),
-            u.var("classes", planted.classes as f64),
-        );
         if u.option("mode") == "one-step" {
-            // The data, then per trial two full-data steps (backward, norms, clipped
-            // sum: about 8 multiply-adds per parameter and example) and 2P normals.
-            let (n, nt, d, k) = planted_sizes;
-            let p = (d + 1.0) * k;
-            let trials = u.var("trials", 2.0);
-            return Cost {
-                seconds: Cost::normals((n + nt) * d)
-                    + (2.0 * trials + 4.0) * (Cost::stream(8.0 * n * p) + Cost::normals(p))
-                    + 1e-3,
-                bytes: Cost::f64s(2.0 * (n + nt) * d + 4.0 * n * (d + k) + 10.0 * p),
-            };
+            return super::tp_topk_planted::one_step_cost(u);
         }
+        let planted_sizes = super::tp_topk_planted::planted_sizes(u);
         let (n_all, features, classes) = if u.option("data") == "planted" {
             let (n, nt, d, k) = planted_sizes;
             (n + nt, d, k)

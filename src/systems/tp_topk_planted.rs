@@ -17,7 +17,7 @@
 //! planted weights' number) and measure the one-step errors over `trials` noise draws
 //! (stream `noise`) with the step of the run's recipe, changed by the options
 //! `clip_order` and `noise_support` (wrong mechanisms, for negative controls).
-use super::{SystemError, UnitInput};
+use super::{Cost, CostInput, SystemError, UnitInput};
 use crate::data::planted::PlantedSpec;
 use crate::rng::SeedPath;
 use crate::train::dpsgd::{
@@ -47,6 +47,32 @@ pub(super) fn planted_spec(u: &UnitInput) -> PlantedSpec {
         signal: u.var_or("signal", d.signal),
         noise_sd: u.var_or("feature_noise", d.noise_sd),
         classes: int("classes", d.classes),
+    }
+}
+
+/// `(n_train, n_test, features, classes)` of the planted task, for the cost model.
+pub(super) fn planted_sizes(u: &CostInput) -> (f64, f64, f64, f64) {
+    let d = PlantedSpec::default();
+    (
+        u.var("n_train", d.n_train as f64),
+        u.var("n_test", d.n_test as f64),
+        u.var("features", d.features as f64),
+        u.var("classes", d.classes as f64),
+    )
+}
+
+/// The cost of a `one-step` unit: the data, then per trial two full-data steps
+/// (backward, norms, clipped sum: about 8 multiply-adds per parameter and example) and
+/// 2P normals.
+pub(super) fn one_step_cost(u: &CostInput) -> Cost {
+    let (n, nt, d, k) = planted_sizes(u);
+    let p = (d + 1.0) * k;
+    let trials = u.var("trials", 2.0);
+    Cost {
+        seconds: Cost::normals((n + nt) * d)
+            + (2.0 * trials + 4.0) * (Cost::stream(8.0 * n * p) + Cost::normals(p))
+            + 1e-3,
+        bytes: Cost::f64s(2.0 * (n + nt) * d + 4.0 * n * (d + k) + 10.0 * p),
     }
 }
 
