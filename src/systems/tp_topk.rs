@@ -132,8 +132,8 @@ const OPTIONS: &[OptionInfo] = &[
     },
     OptionInfo {
         name: "compare",
-        values: &["none", "ranking"],
-        doc: "train: ranking also runs TP-Rand and dense DP-SGD on the same streams (gap_vs_rand, gap_vs_dense)",
+        values: &["none", "ranking", "center"],
+        doc: "train: ranking also runs TP-Rand and DP-SGD, center the (0.3, 0.3) split, on the same streams",
     },
     OptionInfo {
         name: "support",
@@ -240,6 +240,7 @@ const METRICS: &[MetricInfo] = &[
     m("gamma_trajectory_ratio", "gamma_trajectory / (k/P)"),
     m("gamma_trajectory_beats_random", "1 if gamma_trajectory > k/P (Cor. 6.6's condition), else 0"),
     m("accuracy_ratio_vs_rand", "compare ranking: test_accuracy / rand_accuracy"),
+    m("gap_vs_center", "compare center: test_accuracy - that of the split (0.3 epochs, rho 0.3)"),
     m("rand_accuracy", "compare ranking: TP-Rand's test accuracy on the same streams"),
     m("dense_accuracy", "compare ranking: dense DP-SGD's test accuracy on the same streams"),
     m("gap_vs_rand", "compare ranking: test_accuracy - rand_accuracy (paired)"),
@@ -325,11 +326,11 @@ impl System for TpTopK {
             + epochs * Cost::stream(4.0 * n_all * params)
             + 0.03
             + pld;
-        // compare: ranking runs two more methods on the same data.
-        let seconds = if u.option("compare") == "ranking" {
-            3.0 * seconds
-        } else {
-            seconds
+        // compare: ranking runs two more methods on the same data, center one.
+        let seconds = match u.option("compare") {
+            "ranking" => 3.0 * seconds,
+            "center" => 2.0 * seconds,
+            _ => seconds,
         };
         let bytes =
             Cost::f64s(3.0 * batch * params + 2.0 * n_all * features + 20.0 * params + 8.0 * steps);
@@ -441,16 +442,14 @@ fn train(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
     let mut out = BTreeMap::new();
     out.insert("test_accuracy".into(), run.test_accuracy);
     out.insert("train_accuracy".into(), run.train_accuracy);
-    if u.option("compare") == "ranking" {
-        let seeds = u.seeds.child("run");
-        super::tp_topk_planted::ranking(
-            &data,
-            &cfg,
-            &seeds,
-            u.recipe,
-            run.test_accuracy,
-            &mut out,
-        )?;
+    let seeds = u.seeds.child("run");
+    let acc = run.test_accuracy;
+    match u.option("compare") {
+        "ranking" => super::tp_topk_planted::ranking(&data, &cfg, &seeds, u.recipe, acc, &mut out)?,
+        "center" => {
+            super::tp_topk_planted::center(&data, &cfg, epsilon, &seeds, u.recipe, acc, &mut out)?
+        }
+        _ => {}
     }
     privacy_metrics(
         &run,

@@ -7,7 +7,9 @@
 //! data and seed streams as its own method (common random numbers: TP-TopK and TP-Rand
 //! share their warm-up bit for bit) and reports the accuracy gaps, so that "TP-TopK >=
 //! TP-Rand" and "TP-TopK > DP-SGD" at matched accounting (Sec. 7.2) are judged on paired
-//! differences. The baselines run the unit's recipe as given: the options `clip_order`,
+//! differences. Center (Table 4): the unit also runs its method with the middle split of
+//! the paper's grid (warm-up round(0.3 epochs), rho = 0.3) at the target epsilon, and
+//! reports `gap_vs_center`. The baselines run the unit's recipe as given: the options `clip_order`,
 //! `noise_support` and `ranking` change the method under test only.
 //!
 //! Mode `one-step`: draw the planted task from the stream `data`, fix theta (0, or
@@ -217,5 +219,31 @@ pub(super) fn ranking(
             out.insert("accuracy_ratio_vs_rand".into(), accuracy / acc);
         }
     }
+    Ok(())
+}
+
+/// Option `compare: center` (module docs): `gap_vs_center` of the unit's run whose test
+/// accuracy is `accuracy`, against the same method at the split (0.3, 0.3), calibrated
+/// for the target `epsilon` with the unit's recipe as given.
+pub(super) fn center(
+    data: &Classification,
+    cfg: &MethodConfig,
+    epsilon: f64,
+    seeds: &SeedPath,
+    recipe: &Recipe,
+    accuracy: f64,
+    out: &mut BTreeMap<String, f64>,
+) -> Result<(), SystemError> {
+    let c = MethodConfig {
+        epsilon,
+        phase1_epochs: ((0.3 * cfg.epochs as f64).round() as usize)
+            .clamp(1, cfg.epochs.saturating_sub(1).max(1)),
+        budget_split: 0.3,
+        ..cfg.clone()
+    };
+    let acc = run_method(data, &c, seeds, recipe)
+        .map_err(invalid)?
+        .test_accuracy;
+    out.insert("gap_vs_center".into(), accuracy - acc);
     Ok(())
 }
