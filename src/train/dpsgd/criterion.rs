@@ -66,6 +66,7 @@ fn sq_dist(a: &ArrayView1<f64>, b: &ArrayView1<f64>) -> f64 {
 /// `theta` on the data `(x, y)` with support `mask` and the step `params` (its recipe
 /// decides the clip order and where the noise goes; its sampling rate is ignored: the
 /// step is the full-data one, divisor N).
+#[allow(clippy::too_many_arguments)]
 pub fn one_step_criterion(
     model: &Model,
     theta: &ArrayView1<f64>,
