@@ -79,7 +79,7 @@ pub(super) fn one_step_cost(u: &CostInput) -> Cost {
 }
 
 /// The run's recipe with the step structure the options ask for (the paper's values
-/// leave the recipe as given, so a fault in it still shows).
+/// leave the recipe as given, so a wrong recipe passed in still shows).
 pub(super) fn recipe(u: &UnitInput) -> Recipe {
     let mut r = *u.recipe;
     let mut step: DpSgdRecipe = r.dpsgd;
