@@ -10,6 +10,7 @@
 //! row by row, then (only if `label_noise > 0`) n label-noise values.
 pub mod digits;
 pub mod hermite;
+pub mod planted;
 
 use ndarray::{Array1, Array2, ArrayView2};
 use rand::Rng;

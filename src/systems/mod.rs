@@ -25,6 +25,7 @@ pub mod feature_learning;
 pub mod rf_dpgd;
 pub mod rf_tuned;
 pub mod tp_topk;
+mod tp_topk_planted;
 
 pub use cost::{Cost, CostInput};
 

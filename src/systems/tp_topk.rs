@@ -86,14 +86,24 @@ const PARAMS: &[ParamInfo] = &[
     p("g_j", ParamKind::Finite, "misranking: the weaker signal"),
     p("sigma", ParamKind::NonNegative, "misranking: per-coordinate noise sd of the averaged gradient"),
     p("t1", ParamKind::IntAtLeast(1), "misranking: warm-up steps T1"),
-    p("trials", ParamKind::IntAtLeast(1), "misranking: Monte Carlo trials"),
+    p("trials", ParamKind::IntAtLeast(1), "misranking, one-step: Monte Carlo trials (one-step: >= 2)"),
+    p("features", ParamKind::IntAtLeast(1), "planted: features D (default 50)"),
+    p("support_size", ParamKind::IntAtLeast(1), "planted: planted features s (default 5)"),
+    p("energy_fraction", ParamKind::NonNegative, "planted: share f <= 1 of the mean energy on the planted features (0.9; s/D: uniform)"),
+    p("signal", ParamKind::NonNegative, "planted: squared norm of each class mean (default 4)"),
+    p("feature_noise", ParamKind::Positive, "planted: sd of the input noise (default 1)"),
+    p("n_train", ParamKind::IntAtLeast(2), "planted: training examples N (default 1000)"),
+    p("n_test", ParamKind::IntAtLeast(1), "planted: test examples (default 2000)"),
+    p("classes", ParamKind::IntAtLeast(2), "planted: classes K (default 4)"),
+    p("noise_multiplier", ParamKind::NonNegative, "one-step: noise multiplier z of the step"),
+    p("theta_scale", ParamKind::NonNegative, "one-step: theta ~ theta_scale N(0, I) (default 0: theta = 0)"),
 ];
 
 const OPTIONS: &[OptionInfo] = &[
     OptionInfo {
         name: "mode",
-        values: &["train", "misranking"],
-        doc: "train: one DP-SGD-family run; misranking: Prop. 5.3's bound and its Monte Carlo estimate",
+        values: &["train", "misranking", "one-step"],
+        doc: "train: one DP-SGD-family run; misranking: Prop. 5.3's bound and its Monte Carlo estimate; one-step: Prop. 5.1 and Lemma 6.4 at a fixed theta on the planted task",
     },
     OptionInfo {
         name: "method",
@@ -102,8 +112,33 @@ const OPTIONS: &[OptionInfo] = &[
     },
     OptionInfo {
         name: "data",
-        values: &["digits", "synthetic"],
-        doc: "the shipped 8x8 digits, or the synthetic mixture (SyntheticSpec::default)",
+        values: &["digits", "synthetic", "planted"],
+        doc: "the shipped 8x8 digits, the synthetic mixture (SyntheticSpec::default), or the planted-support task (data::planted, its parameters)",
+    },
+    OptionInfo {
+        name: "clip_order",
+        values: &["mask-then-clip", "clip-then-mask"],
+        doc: "the DP step: mask before clipping (Sec. 3.2), or after (wrong, negative control)",
+    },
+    OptionInfo {
+        name: "noise_support",
+        values: &["active", "all"],
+        doc: "noise on the active coordinates (Sec. 3.2), or on all P (wrong, negative control)",
+    },
+    OptionInfo {
+        name: "ranking",
+        values: &["top", "reversed"],
+        doc: "the learned supports: top-k of the scores (Sec. 3.2), or bottom-k (a flipped sort, negative control)",
+    },
+    OptionInfo {
+        name: "compare",
+        values: &["none", "ranking", "center"],
+        doc: "train: ranking also runs TP-Rand and DP-SGD, center the (0.3, 0.3) split, on the same streams",
+    },
+    OptionInfo {
+        name: "support",
+        values: &["oracle", "random"],
+        doc: "one-step: top-k of the full-data clipped gradient, or k random coordinates",
     },
     OptionInfo {
         name: "model",
@@ -185,12 +220,38 @@ const METRICS: &[MetricInfo] = &[
     m("misranking_mc", "Monte Carlo estimate of P(s_j >= s_i) under the additive model"),
     m("misranking_excess", "misranking_mc - misranking_bound (> 0 violates Prop. 5.3)"),
     m("misranking_mc_se", "binomial standard error of misranking_mc"),
+    m("onestep_restricted_error", "one-step: mean ||u_S - gbar||^2 over the trials (Prop. 5.1)"),
+    m("onestep_dense_error", "one-step: mean ||u_[P] - gbar||^2 over the trials"),
+    m("onestep_difference", "one-step: mean of restricted minus dense error"),
+    m("onestep_difference_se", "one-step: its Monte Carlo standard error"),
+    m("criterion_discarded", "one-step: ||P_{S^c} gbar||^2, discarded clipped-gradient energy"),
+    m("criterion_saved", "one-step: (P - k) (z C/N)^2, noise energy saved"),
+    m("criterion_margin", "one-step: criterion_discarded - criterion_saved (Prop. 5.1's prediction of the difference)"),
+    m("onestep_residual_z", "one-step: (onestep_difference - criterion_margin) / se"),
+    m("onestep_identity_holds", "one-step: 1 if |onestep_residual_z| <= 4 (an event per run)"),
+    m("onestep_sign_agrees", "one-step: 1 if the measured difference has the criterion's sign"),
+    m("restriction_predicted_better", "one-step: 1 if criterion_margin < 0"),
+    m("restriction_measured_better", "one-step: 1 if onestep_difference < 0"),
+    m("clip_order_term", "one-step: ||P_S(a_S - gbar)||^2, masking before clipping's addition to Prop. 5.1"),
+    m("clip_bias_norm", "one-step: ||a_S - m o mean grad||, Lemma 6.4's left side"),
+    m("clip_bias_bound", "one-step: mean (||m o grad l_i|| - C)_+, Lemma 6.4's right side"),
+    m("clip_bias_excess", "one-step: clip_bias_norm - clip_bias_bound (> 0 violates Lemma 6.4)"),
+    m("gamma_trajectory", "Def. 6.5: sum_t ||m o g_t||^2 / sum_t ||g_t||^2 over phase 2 (held-out noiseless gradients, each epoch; 1 if not two-phase)"),
+    m("gamma_trajectory_ratio", "gamma_trajectory / (k/P)"),
+    m("gamma_trajectory_beats_random", "1 if gamma_trajectory > k/P (Cor. 6.6's condition), else 0"),
+    m("accuracy_ratio_vs_rand", "compare ranking: test_accuracy / rand_accuracy"),
+    m("gap_vs_center", "compare center: test_accuracy - that of the split (0.3 epochs, rho 0.3)"),
+    m("rand_accuracy", "compare ranking: TP-Rand's test accuracy on the same streams"),
+    m("dense_accuracy", "compare ranking: dense DP-SGD's test accuracy on the same streams"),
+    m("gap_vs_rand", "compare ranking: test_accuracy - rand_accuracy (paired)"),
+    m("gap_vs_dense", "compare ranking: test_accuracy - dense_accuracy (paired)"),
+    m("clipped_fraction", "one-step: share of examples whose full gradient is clipped"),
 ];
 
 const INFO: SystemInfo = SystemInfo {
     name: "tp_topk",
     model: "dpsgd_classifier",
-    description: "DP-SGD / TP-TopK / TP-Rand / ON-TopK / ON-Rand on digits or a synthetic mixture (fewer-coordinates paper), or Prop. 5.3's misranking model",
+    description: "DP-SGD / TP-TopK / TP-Rand / ON-TopK / ON-Rand on digits, a synthetic mixture or the planted-support task (fewer-coordinates paper), Prop. 5.3's misranking model, or Prop. 5.1's one-step criterion",
     needs_target: false,
     params: PARAMS,
     options: OPTIONS,
@@ -217,7 +278,14 @@ impl System for TpTopK {
         }
         let synthetic = u.option("data") == "synthetic";
         let spec = SyntheticSpec::default();
-        let (n_all, features, classes) = if synthetic {
+        if u.option("mode") == "one-step" {
+            return super::tp_topk_planted::one_step_cost(u);
+        }
+        let planted_sizes = super::tp_topk_planted::planted_sizes(u);
+        let (n_all, features, classes) = if u.option("data") == "planted" {
+            let (n, nt, d, k) = planted_sizes;
+            (n + nt, d, k)
+        } else if synthetic {
             (
                 (spec.n_train + spec.n_test) as f64,
                 spec.features as f64,
@@ -226,7 +294,9 @@ impl System for TpTopK {
         } else {
             (1797.0, 64.0, 10.0)
         };
-        let n_train = if synthetic {
+        let n_train = if u.option("data") == "planted" {
+            planted_sizes.0
+        } else if synthetic {
             spec.n_train as f64
         } else {
             n_all * (1.0 - u.var("test_fraction", 0.2))
@@ -256,6 +326,12 @@ impl System for TpTopK {
             + epochs * Cost::stream(4.0 * n_all * params)
             + 0.03
             + pld;
+        // compare: ranking runs two more methods on the same data, center one.
+        let seconds = match u.option("compare") {
+            "ranking" => 3.0 * seconds,
+            "center" => 2.0 * seconds,
+            _ => seconds,
+        };
         let bytes =
             Cost::f64s(3.0 * batch * params + 2.0 * n_all * features + 20.0 * params + 8.0 * steps);
         Cost { seconds, bytes }
@@ -264,6 +340,7 @@ impl System for TpTopK {
     fn run(&self, u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
         match u.option("mode") {
             "misranking" => misranking(u),
+            "one-step" => super::tp_topk_planted::one_step(u),
             _ => train(u),
         }
     }
@@ -326,6 +403,9 @@ fn train(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
     let mut data_rng = u.seeds.rng_for("data");
     let data = match u.option("data") {
         "synthetic" => Classification::synthetic(&SyntheticSpec::default(), &mut data_rng),
+        "planted" => {
+            Classification::planted(&super::tp_topk_planted::planted_spec(u), &mut data_rng)
+        }
         _ => Classification::digits(u.var_or("test_fraction", 0.2), &mut data_rng),
     }
     .map_err(invalid)?;
@@ -357,10 +437,20 @@ fn train(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
     cfg.clip_phase2 = u.var_or("clip_phase2", cfg.clip);
     cfg.lr = u.var_or("lr", cfg.lr);
 
-    let run = run_method(&data, &cfg, &u.seeds.child("run"), u.recipe).map_err(invalid)?;
+    let recipe = super::tp_topk_planted::recipe(u);
+    let run = run_method(&data, &cfg, &u.seeds.child("run"), &recipe).map_err(invalid)?;
     let mut out = BTreeMap::new();
     out.insert("test_accuracy".into(), run.test_accuracy);
     out.insert("train_accuracy".into(), run.train_accuracy);
+    let seeds = u.seeds.child("run");
+    let acc = run.test_accuracy;
+    match u.option("compare") {
+        "ranking" => super::tp_topk_planted::ranking(&data, &cfg, &seeds, u.recipe, acc, &mut out)?,
+        "center" => {
+            super::tp_topk_planted::center(&data, &cfg, epsilon, &seeds, u.recipe, acc, &mut out)?
+        }
+        _ => {}
+    }
     privacy_metrics(
         &run,
         &cfg,
@@ -490,5 +580,12 @@ fn support_metrics(run: &MethodRun, out: &mut BTreeMap<String, f64>) {
         f64::from(u8::from(gamma > rand)),
     );
     out.insert("proxy_concentration".into(), proxy);
+    let traj = d.gamma_trajectory.unwrap_or(1.0);
+    out.insert("gamma_trajectory".into(), traj);
+    out.insert("gamma_trajectory_ratio".into(), traj / rand);
+    out.insert(
+        "gamma_trajectory_beats_random".into(),
+        f64::from(u8::from(traj > rand)),
+    );
     out.insert("proxy_advantage".into(), proxy - rand);
 }

@@ -126,6 +126,23 @@ impl Classification {
         })
     }
 
+    /// The planted-support task ([`crate::data::planted`], its draw order).
+    pub fn planted(
+        spec: &crate::data::planted::PlantedSpec,
+        rng: &mut impl Rng,
+    ) -> Result<Self, DpSgdError> {
+        let p = spec
+            .generate(rng)
+            .map_err(|e| DpSgdError::InvalidData(e.to_string()))?;
+        Ok(Self {
+            train_x: p.train_x,
+            train_y: p.train_y,
+            test_x: p.test_x,
+            test_y: p.test_y,
+            classes: spec.classes,
+        })
+    }
+
     /// The synthetic Gaussian mixture (module docs, including the draw order).
     pub fn synthetic(spec: &SyntheticSpec, rng: &mut impl Rng) -> Result<Self, DpSgdError> {
         let bad = |m: String| Err(DpSgdError::InvalidData(m));

@@ -35,7 +35,9 @@
 //!   inactive coordinates random-walk instead of staying frozen (noise energy
 //!   `P (zC/(qN))^2` instead of `k (zC/(qN))^2`);
 //! * [`ScoreSource::PreNoise`] lets the support scores read the clipped gradients
-//!   before the noise: the support then leaks the data (not DP).
+//!   before the noise: the support then leaks the data (not DP);
+//! * [`ScoreSource::Reversed`] ranks the scores upside down (the k lowest), a flipped
+//!   sort order.
 use super::model::Model;
 use super::DpSgdError;
 use crate::privacy::Phase;
@@ -155,6 +157,9 @@ pub enum ScoreSource {
     Privatized,
     /// The averaged clipped gradients before the noise (wrong: not DP).
     PreNoise,
+    /// The privatised gradients, ranked in reverse: the support is the k *lowest*
+    /// scores (wrong: a flipped sort order; a negative control of support quality).
+    Reversed,
 }
 
 /// The structure of the DP-SGD step that a configuration can replace;

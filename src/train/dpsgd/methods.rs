@@ -32,7 +32,9 @@
 //!   differs from the calibrated plan.
 //! * Diagnostics (Sec. 7.4) are taken at the first support selection: the end of the
 //!   warm-up (two-phase) or of epoch 1 (online), with the noiseless mean gradient of the
-//!   held-out (test) set at that checkpoint. Dense DP-SGD selects no support.
+//!   held-out (test) set at that checkpoint. Dense DP-SGD selects no support. The
+//!   two-phase methods also report the trajectory-level capture of Definition 6.5 over
+//!   phase 2 ([`TrajectoryCapture`]).
 //!
 //! Streams: `init` (model initialisation), `train` (Poisson sampling and noise, in
 //! the order of [`super::mechanism`]), `support` (random supports). TP-TopK and TP-Rand
@@ -43,7 +45,7 @@
 //! run returns in [`super::outcome`].
 use super::config::MethodConfig;
 use super::diagnostics::proxy_concentration;
-use super::mechanism::{dp_step, Mask, PrivacyLedger, StepParams};
+use super::mechanism::{dp_step, Mask, PrivacyLedger, ScoreSource, StepParams};
 use super::model::Model;
 use super::outcome::{Diagnostics, MethodRun, NoiseEnergy, PrivacyReport, StepRecord};
 use super::plan::plan;
@@ -184,6 +186,40 @@ fn checkpoint(
     })
 }
 
+/// The top-k of the scores (Sec. 3.2), or the bottom-k under the recipe's
+/// [`ScoreSource::Reversed`] (a wrong sort order).
+fn ranked(scores: &Array1<f64>, k: usize, recipe: &Recipe) -> Result<Vec<usize>, DpSgdError> {
+    if recipe.dpsgd.scores == ScoreSource::Reversed {
+        top_k(&scores.mapv(|v| -v).view(), k)
+    } else {
+        top_k(&scores.view(), k)
+    }
+}
+
+/// Trajectory-level energy capture (Definition 6.5, Cor. 6.6):
+/// `Gamma = sum_t ||m o grad F(theta_t)||^2 / sum_t ||grad F(theta_t)||^2` over the
+/// phase-2 iterates, the ratio of sums by which Cor. 6.6 converts the projected bound of
+/// Theorem 6.3 into a full-gradient one; `grad F` is the noiseless mean gradient of the
+/// held-out set, sampled at the end of every phase-2 epoch (not every step: a cost
+/// choice).
+#[derive(Default)]
+struct TrajectoryCapture {
+    kept: f64,
+    total: f64,
+}
+
+impl TrajectoryCapture {
+    fn sample(&mut self, model: &Model, theta: &Array1<f64>, data: &Classification, mask: &Mask) {
+        let g = model.mean_gradient(&theta.view(), &data.test_x.view(), &data.test_y);
+        self.total += g.iter().map(|v| v * v).sum::<f64>();
+        self.kept += mask.support().iter().map(|&j| g[j] * g[j]).sum::<f64>();
+    }
+
+    fn gamma(&self) -> Option<f64> {
+        (self.total > 0.0).then(|| self.kept / self.total)
+    }
+}
+
 /// Runs `cfg.method` on `data` with the streams under `seed_path` (module docs) and the
 /// formulas of `recipe`: the step's structure ([`super::mechanism::DpSgdRecipe`]) and
 /// the RDP accountant of the calibration and of the final report
@@ -234,6 +270,7 @@ pub fn run_method_observed(
     let mut done = 0usize;
     let mut cp: Option<Checkpoint> = None;
     let mut mask = Mask::dense(p);
+    let mut trajectory = TrajectoryCapture::default();
 
     // One step through the shared mechanism, recorded.
     let mut step = |theta: &mut Array1<f64>,
@@ -305,7 +342,7 @@ pub fn run_method_observed(
             // Post-processing of the warm-up transcript (Sec. 3.2; Thm 4.1).
             let scores = acc.scores(noise_sd(&sp1))?;
             let support = if cfg.method == Method::TpTopK {
-                top_k(&scores.view(), k)?
+                ranked(&scores, k, recipe)?
             } else {
                 random_support(p, k, &mut support_rng)?
             };
@@ -321,6 +358,9 @@ pub fn run_method_observed(
                     &mut ledger,
                     &mut done,
                 )?;
+                if (done - t1) % spe == 0 {
+                    trajectory.sample(&model, &theta, data, &mask);
+                }
             }
         }
         Method::OnTopK | Method::OnRand => {
@@ -353,7 +393,7 @@ pub fn run_method_observed(
                     scores[j] = fresh[j];
                 }
                 let support = if cfg.method == Method::OnTopK {
-                    top_k(&scores.view(), k)?
+                    ranked(&scores, k, recipe)?
                 } else {
                     random_support(p, k, &mut support_rng)?
                 };
@@ -421,6 +461,7 @@ pub fn run_method_observed(
             gamma: cp.as_ref().map(|c| c.gamma),
             gamma_best: cp.as_ref().map(|c| c.gamma_best),
             proxy_concentration: cp.as_ref().map(|c| c.proxy),
+            gamma_trajectory: trajectory.gamma(),
             noise_energy,
         },
         steps: done,

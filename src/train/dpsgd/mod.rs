@@ -10,14 +10,18 @@
 //! * [`support`] — warm-up scores, top-k and random supports (paper Sec. 3.2).
 //! * [`methods`] — DP-SGD, TP-TopK, TP-Rand, ON-TopK, ON-Rand: their schedules of
 //!   masks and the training loop, [`run_method`].
+//! * [`criterion`] — Prop. 5.1's one-step criterion and Lemma 6.4's clipping-bias
+//!   bound at a fixed parameter vector, measured through the DP step.
 //! * [`config`] — [`MethodConfig`], a run's configuration and its checks.
 //! * [`plan`] — the privacy plan: each phase's calibrated noise multiplier and step
 //!   parameters.
 //! * [`outcome`] — [`MethodRun`], what a run produced (privacy report, diagnostics).
 //! * [`diagnostics`] — energy capture, proxy concentration, Prop. 5.3's misranking
 //!   bound and its Monte Carlo estimate.
-//! * [`data`](mod@data) — [`Classification`] data: digits and a synthetic mixture.
+//! * [`data`](mod@data) — [`Classification`] data: digits, a synthetic mixture, and
+//!   the planted-support task ([`crate::data::planted`]).
 pub mod config;
+pub mod criterion;
 pub mod data;
 pub mod diagnostics;
 pub mod mechanism;
@@ -28,6 +32,7 @@ pub mod plan;
 pub mod support;
 
 pub use config::MethodConfig;
+pub use criterion::{one_step_criterion, OneStep};
 pub use data::{Classification, SyntheticSpec};
 pub use diagnostics::{
     misranking_bound, misranking_monte_carlo, proxy_concentration, MisrankingEstimate,

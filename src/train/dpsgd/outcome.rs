@@ -61,6 +61,8 @@ pub struct Diagnostics {
     pub gamma_best: Option<f64>,
     /// DP-visible proxy concentration of the selected support.
     pub proxy_concentration: Option<f64>,
+    /// Trajectory-level energy capture over phase 2 (Definition 6.5; two-phase methods).
+    pub gamma_trajectory: Option<f64>,
     pub noise_energy: Vec<NoiseEnergy>,
 }
 
