@@ -475,6 +475,7 @@ fn audit_inner(
                     scores: match tp.scores {
                         ScoreSource::Privatized => "privatized",
                         ScoreSource::PreNoise => "pre-noise",
+                        ScoreSource::Reversed => "reversed",
                     },
                     epsilon_rdp: crate::privacy::epsilon(
                         Accountant::Rdp,

@@ -271,13 +271,17 @@ impl TpTopkCanaryProblem {
             }
             l1 += llr(noisy[c], self.z1_nominal);
             match self.scores {
-                ScoreSource::Privatized => acc.add(&noisy.view()),
+                ScoreSource::Privatized | ScoreSource::Reversed => acc.add(&noisy.view()),
                 ScoreSource::PreNoise => acc.add(&pre.view()),
             }
         }
-        let s = acc
+        let mut s = acc
             .scores(sd1)
             .map_err(|e| AuditError::Canary(e.to_string()))?;
+        if self.scores == ScoreSource::Reversed {
+            // The k lowest scores (a flipped sort order; post-processing, still DP).
+            s.mapv_inplace(|v| -v);
+        }
         let support = top_k(&s.view(), self.k).map_err(|e| AuditError::Canary(e.to_string()))?;
         let in_support = support.binary_search(&c).is_ok();
         let mut score = l1;
