@@ -183,6 +183,42 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
         let path = a.out.join("FAULTS.md");
         report::write_atomic(&path, m.markdown().as_bytes())
             .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+        if a.only.is_empty() {
+            // The whole catalogue: its wall time goes into BENCH.md (timings never go into
+            // FAULTS.md, whose bytes depend only on the spec, seed and build).
+            let bench = a.out.join("BENCH.md");
+            let old = std::fs::read_to_string(&bench).unwrap_or_default();
+            let h = crate::report::bench::FAULTS_HEADING;
+            let new = format!(
+                "{h}\n\n{}/{} faults detected over {} claims (profile {}, seed {}{}) in \
+                 **{:.0} s** of wall time ({:.1} min; target ≤ 10 min) on {} threads, \
+                 OpenBLAS core {}, result cache {}. Measured by `make faults`.\n\n",
+                m.detected,
+                m.total,
+                m.claims.len(),
+                m.profile,
+                m.seed,
+                if m.all {
+                    ", all cells"
+                } else {
+                    ", each row stopped at its first detection"
+                },
+                m.seconds,
+                m.seconds / 60.0,
+                rayon::current_num_threads(),
+                crate::perf::blas_core().unwrap_or_else(|| "unknown".into()),
+                if a.cache.no_cache {
+                    "off"
+                } else {
+                    "on (entries may have been read)"
+                },
+            );
+            report::write_atomic(
+                &bench,
+                crate::report::bench::replace_section(&old, h, &new).as_bytes(),
+            )
+            .map_err(|e| anyhow::anyhow!("writing {}: {e}", bench.display()))?;
+        }
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&m.json())?);

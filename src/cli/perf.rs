@@ -49,8 +49,14 @@ pub fn run(a: &PerfArgs) -> anyhow::Result<ExitCode> {
         None => String::new(),
     };
     let report = crate::perf::measure(&sizes, &seed, a.quick)?;
-    let md = crate::report::bench::markdown(&report) + &criterion;
+    let mut md = crate::report::bench::markdown(&report) + &criterion;
     if let Some(path) = &a.markdown {
+        // The fault matrix's section is `dpclaims faults`'s measurement: kept as it is.
+        let old = std::fs::read_to_string(path).unwrap_or_default();
+        let h = crate::report::bench::FAULTS_HEADING;
+        if let Some(faults) = crate::report::bench::section(&old, h) {
+            md = crate::report::bench::replace_section(&md, h, faults);
+        }
         crate::report::write_atomic(path, md.as_bytes())
             .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
     }

@@ -362,3 +362,57 @@ fn accountants_markdown(o: &mut String, r: &PerfReport) {
     }
     let _ = writeln!(o);
 }
+
+/// The heading of BENCH.md's section on the fault matrix: written by `dpclaims faults`
+/// (its wall time, measured by the matrix itself) and kept as it is by `dpclaims perf`
+/// when it rewrites the rest of the file.
+pub const FAULTS_HEADING: &str = "## Fault matrix (`dpclaims faults`)";
+
+/// The section of `doc` under `heading`: from the heading line to the next `## ` heading
+/// or the end.
+pub fn section<'a>(doc: &'a str, heading: &str) -> Option<&'a str> {
+    let start = doc
+        .match_indices(heading)
+        .find(|(i, _)| *i == 0 || doc[..*i].ends_with('\n'))?
+        .0;
+    let rest = &doc[start + heading.len()..];
+    let end = rest
+        .find("\n## ")
+        .map_or(doc.len(), |j| start + heading.len() + j + 1);
+    Some(&doc[start..end])
+}
+
+/// `doc` with its section under `heading` replaced by `new` (which starts with the
+/// heading), or with `new` appended when there is none.
+pub fn replace_section(doc: &str, heading: &str, new: &str) -> String {
+    match section(doc, heading) {
+        Some(old) => {
+            let start = old.as_ptr() as usize - doc.as_ptr() as usize;
+            format!("{}{new}{}", &doc[..start], &doc[start + old.len()..])
+        }
+        None if doc.is_empty() || doc.ends_with("\n\n") => format!("{doc}{new}"),
+        None if doc.ends_with('\n') => format!("{doc}\n{new}"),
+        None => format!("{doc}\n\n{new}"),
+    }
+}
+
+#[cfg(test)]
+mod section_tests {
+    use super::*;
+
+    #[test]
+    fn a_section_is_replaced_in_place_or_appended() {
+        let h = FAULTS_HEADING;
+        let doc = format!("# T\n\ntext\n\n{h}\n\nold\n\n## Next\n\nkeep\n");
+        assert_eq!(section(&doc, h), Some(format!("{h}\n\nold\n\n").as_str()));
+        let new = format!("{h}\n\nnew\n\n");
+        assert_eq!(
+            replace_section(&doc, h, &new),
+            format!("# T\n\ntext\n\n{h}\n\nnew\n\n## Next\n\nkeep\n")
+        );
+        let last = format!("# T\n\n{h}\n\nold\n");
+        assert_eq!(replace_section(&last, h, &new), format!("# T\n\n{new}"));
+        assert_eq!(replace_section("# T\n", h, &new), format!("# T\n\n{new}"));
+        assert_eq!(section("# T\n", h), None);
+    }
+}
