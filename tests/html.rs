@@ -10,59 +10,23 @@ use std::path::Path;
 /// A random-features claim whose negative control is judged by the exponent prediction
 /// (so its points and fitted line share a panel with the main variant's), plus an
 /// inequality that only the main variant is judged by.
-const CLAIM: &str = r#"
+/// The header of the tiny claim (`util::tiny_rf_claim`).
+const CLAIM_HEAD: &str = r#"
 id: tiny-html
 title: "noise term along n, tiny sizes (test only) <with> & markup"
 source: {paper: "test", section: "s", equation: "Eq. 20"}
 statement: "noise term along *n*; the overlap <u, mu> is an inner product"
-system: rf_dpgd
-model: random_features_tanh
-adjacency: replace_one
-data: {input: gaussian, target: sign}
-params:
-  d: "4"
-  n: "16"
-  p: "4 * n"
-  n_test: "50"
-  eta: "1/p"
-  steps: "ceil(d * ln(n)^2 / (eta * p))"
-  clip: "sqrt(p) * ln(n)^2"
-  epsilon: "2"
-  delta: "1.0e-5"
-  kappa: "2"
-  sigma_scale: "1"
-sweeps:
-  vs_n:
-    quick: {axes: {n: [8, 12, 16, 24]}, replicates: 2}
-    full: {axes: {n: [8, 12, 16, 24]}, replicates: 2}
-variants:
-  - name: prop22
-  - name: noise-grows-with-n
-    negative_control: true
-    caught_by: [vs-n]
-    params: {sigma_scale: "n^4"}
-predictions:
-  - kind: exponent
-    name: vs-n
-    metric: noise_term
-    sweep: vs_n
-    x: n
-    predicted: -2.0
-    tolerance: 0.5
-    tolerance_reason: "test only"
-  - kind: inequality
-    name: finite
-    metric: train_loss
-    sweep: vs_n
-    op: "<="
-    rhs: "1.0e12"
 "#;
+
+fn claim() -> String {
+    crate::util::tiny_rf_claim(CLAIM_HEAD)
+}
 
 fn workdir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let claims = dir.path().join("claims");
     std::fs::create_dir(&claims).unwrap();
-    std::fs::write(claims.join("tiny-html.yaml"), CLAIM).unwrap();
+    std::fs::write(claims.join("tiny-html.yaml"), claim()).unwrap();
     dir
 }
 

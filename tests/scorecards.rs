@@ -8,53 +8,17 @@ use crate::util::dpclaims_in;
 use dpclaims::report::scorecard::combine;
 use std::path::Path;
 
-const CLAIM: &str = r#"
+/// The header of the tiny claim (`util::tiny_rf_claim`).
+const CLAIM_HEAD: &str = r#"
 id: tiny-sc
 title: "noise term along n, tiny sizes (test only)"
 source: {paper: "test", section: "s", equation: "Eq. 20"}
 statement: "noise term along n"
-system: rf_dpgd
-model: random_features_tanh
-adjacency: replace_one
-data: {input: gaussian, target: sign}
-params:
-  d: "4"
-  n: "16"
-  p: "4 * n"
-  n_test: "50"
-  eta: "1/p"
-  steps: "ceil(d * ln(n)^2 / (eta * p))"
-  clip: "sqrt(p) * ln(n)^2"
-  epsilon: "2"
-  delta: "1.0e-5"
-  kappa: "2"
-  sigma_scale: "1"
-sweeps:
-  vs_n:
-    quick: {axes: {n: [8, 12, 16, 24]}, replicates: 2}
-    full: {axes: {n: [8, 12, 16, 24]}, replicates: 2}
-variants:
-  - name: prop22
-  - name: noise-grows-with-n
-    negative_control: true
-    caught_by: [vs-n]
-    params: {sigma_scale: "n^4"}
-predictions:
-  - kind: exponent
-    name: vs-n
-    metric: noise_term
-    sweep: vs_n
-    x: n
-    predicted: -2.0
-    tolerance: 0.5
-    tolerance_reason: "test only"
-  - kind: inequality
-    name: finite
-    metric: train_loss
-    sweep: vs_n
-    op: "<="
-    rhs: "1.0e12"
 "#;
+
+fn claim() -> String {
+    crate::util::tiny_rf_claim(CLAIM_HEAD)
+}
 
 const CARD: &str = r#"
 paper: "A tiny paper"
@@ -75,7 +39,7 @@ results:
 fn workdir(card: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for (sub, file, text) in [
-        ("claims", "tiny-sc.yaml", CLAIM),
+        ("claims", "tiny-sc.yaml", claim().as_str()),
         ("scorecards", "tiny-paper.yaml", card),
     ] {
         std::fs::create_dir_all(dir.path().join(sub)).unwrap();
@@ -229,7 +193,7 @@ fn a_run_of_other_claims_keeps_the_verdicts_of_the_claims_it_did_not_run() {
     assert!(matches!(o.status.code(), Some(0 | 1)));
     let first = read(&dir.path().join("out/scorecard-tiny-paper.md"));
     // A second claim (a copy under another id), run alone into the same directory.
-    let other = CLAIM.replace("id: tiny-sc", "id: tiny-other");
+    let other = claim().replace("id: tiny-sc", "id: tiny-other");
     std::fs::write(dir.path().join("claims/tiny-other.yaml"), other).unwrap();
     let o = dpclaims_in(
         dir.path(),

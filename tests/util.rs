@@ -87,3 +87,54 @@ pub fn shrunk_claim(dir: &std::path::Path, id: &str, from: u32, to: u32) -> std:
     std::fs::write(&path, text.replace(&old, &new)).unwrap();
     path
 }
+
+/// A tiny random-features claim (noise term along n at toy sizes, a negative control the
+/// exponent catches, an inequality only the main variant is judged by) with `header`
+/// (its `id`, `title`, `source`, `statement` lines) in front: the fixture of the HTML
+/// and scorecard tests.
+pub fn tiny_rf_claim(header: &str) -> String {
+    format!("{header}{TINY_RF_BODY}")
+}
+
+const TINY_RF_BODY: &str = r#"system: rf_dpgd
+model: random_features_tanh
+adjacency: replace_one
+data: {input: gaussian, target: sign}
+params:
+  d: "4"
+  n: "16"
+  p: "4 * n"
+  n_test: "50"
+  eta: "1/p"
+  steps: "ceil(d * ln(n)^2 / (eta * p))"
+  clip: "sqrt(p) * ln(n)^2"
+  epsilon: "2"
+  delta: "1.0e-5"
+  kappa: "2"
+  sigma_scale: "1"
+sweeps:
+  vs_n:
+    quick: {axes: {n: [8, 12, 16, 24]}, replicates: 2}
+    full: {axes: {n: [8, 12, 16, 24]}, replicates: 2}
+variants:
+  - name: prop22
+  - name: noise-grows-with-n
+    negative_control: true
+    caught_by: [vs-n]
+    params: {sigma_scale: "n^4"}
+predictions:
+  - kind: exponent
+    name: vs-n
+    metric: noise_term
+    sweep: vs_n
+    x: n
+    predicted: -2.0
+    tolerance: 0.5
+    tolerance_reason: "test only"
+  - kind: inequality
+    name: finite
+    metric: train_loss
+    sweep: vs_n
+    op: "<="
+    rhs: "1.0e12"
+"#;
