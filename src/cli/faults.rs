@@ -192,7 +192,7 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
             let new = format!(
                 "{h}\n\n{}/{} faults detected over {} claims (profile {}, seed {}{}) in \
                  **{:.0} s** of wall time ({:.1} min; target ≤ 10 min) on {} threads, \
-                 OpenBLAS core {}, result cache {}. Measured by `make faults`.\n\n",
+                 OpenBLAS core {}, result cache {}. Measured by `dpclaims faults` (the whole catalogue, as `make faults` runs it).\n\n",
                 m.detected,
                 m.total,
                 m.claims.len(),
