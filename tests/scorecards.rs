@@ -3,7 +3,8 @@
 //! combined by `report::scorecard::combine`), links to the claim's page, lists planned
 //! and not checkable results, and is linked from the HTML index; a bad entry (unknown
 //! claim, prediction or variant, a negative control, an empty entry, an unknown field)
-//! is exit 2 naming the file and the entry, before anything runs.
+//! is exit 2 naming the file and the entry, before anything runs; `merge` of a sharded
+//! run writes the same page.
 use crate::util::dpclaims_in;
 use dpclaims::report::scorecard::combine;
 use std::path::Path;
@@ -117,6 +118,34 @@ fn a_tiny_run_writes_its_scorecard_with_the_combined_verdicts_and_links() {
         page,
         read(&dir.path().join("again/scorecard-tiny-paper.md"))
     );
+    // A sharded run's merge writes the same page (and its HTML) as the whole run.
+    let o = dpclaims_in(
+        dir.path(),
+        &["run", "--shard", "0/1", "--partial-out", "shards"],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = dpclaims_in(
+        dir.path(),
+        &["merge", "shards", "--no-baseline", "--out", "merged"],
+    );
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        page,
+        read(&dir.path().join("merged/scorecard-tiny-paper.md"))
+    );
+    assert!(dir
+        .path()
+        .join("merged/scorecard-tiny-paper.html")
+        .is_file());
 }
 
 #[test]

@@ -90,6 +90,11 @@ pub struct MergeArgs {
     /// Do not write reports.
     #[arg(long)]
     pub no_reports: bool,
+    /// Scorecards, one `<name>.yaml` per paper, written as `scorecard-<name>.md` (and
+    /// `.html`) with the reports, as `run --scorecards` writes them. None when DIR does
+    /// not exist.
+    #[arg(long, value_name = "DIR", default_value = "scorecards")]
+    pub scorecards: PathBuf,
     #[command(flatten)]
     pub baseline: BaselineArgs,
     #[command(flatten)]
@@ -124,6 +129,11 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
     let merged_claims: Vec<crate::spec::Claim> =
         merged.claims.iter().map(|(c, _)| c.clone()).collect();
     a.budget.check(&merged_claims, merged.profile, 1.0, 0.0)?;
+    let scorecards = if a.no_reports {
+        None
+    } else {
+        super::conclude::load_scorecards(&a.scorecards, &merged_claims)?
+    };
     if !a.no_reports {
         report::prepare_output_dir(&a.out)?;
     }
@@ -155,7 +165,7 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
         no_reports: a.no_reports,
         baseline: &a.baseline,
         ci: &a.ci,
-        scorecards: None,
+        scorecards: scorecards.as_ref(),
     };
     // The shards' wall times are not in the partial files: JUnit times are 0.
     conclude(
