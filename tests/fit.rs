@@ -3,7 +3,7 @@
 use dpclaims::fit::{
     bootstrap_slope_ci, clopper_pearson, clopper_pearson_lower_one_sided,
     clopper_pearson_upper_one_sided, fit_power_law, judge_event, judge_exponent, judge_inequality,
-    judge_rate_at_most, student_t_quantile, try_judge_event, FitError, Verdict,
+    judge_rate_at_most, student_t_quantile, try_judge_event, FitError, Interval, Verdict,
 };
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -475,4 +475,93 @@ fn a_tolerance_that_admits_a_zero_slope_is_vacuous() {
     assert!(vacuous(false, -0.5, 0.5));
     assert!(!vacuous(false, -2.0, 0.2));
     assert!(!vacuous(false, 0.0, 0.1));
+}
+
+/// A curved law `E y = x^-0.5 (1 + 3/ln x)` with multiplicative noise of sd ~0.1: its
+/// least-squares slope over `x` (the design slope, the estimand) is not -0.5.
+fn curved(rng: &mut ChaCha8Rng, reps: usize) -> (Vec<f64>, Vec<Vec<f64>>, f64) {
+    let x: Vec<f64> = (0..5).map(|k| 16.0 * 2f64.powi(k)).collect();
+    let truth = |v: f64| v.powf(-0.5) * (1.0 + 3.0 / v.ln());
+    let y = x
+        .iter()
+        .map(|&v| {
+            (0..reps)
+                .map(|_| truth(v) * (1.0 + 0.17 * rng.random_range(-1.0..1.0)))
+                .collect()
+        })
+        .collect();
+    let exact: Vec<Vec<f64>> = x.iter().map(|&v| vec![truth(v)]).collect();
+    let design_slope = fit_power_law(&x, &exact, 0.95).unwrap().slope;
+    (x, y, design_slope)
+}
+
+#[test]
+fn sampling_interval_covers_the_design_slope_and_shrinks_with_replicates() {
+    // The residual interval counts the curvature as noise: it neither covers at the
+    // nominal rate nor shrinks with replicates. The sampling interval does both.
+    let mut rng = ChaCha8Rng::seed_from_u64(99);
+    let mut widths = [0.0f64; 2];
+    for (i, reps) in [8usize, 128].into_iter().enumerate() {
+        let mut covered = 0;
+        for _ in 0..200 {
+            let (x, y, design) = curved(&mut rng, reps);
+            let fit = fit_power_law(&x, &y, 0.90).unwrap();
+            assert_eq!(fit.interval, Interval::Sampling);
+            assert!(fit.dof > 5.0, "{fit:?}");
+            covered += (fit.ci.0 <= design && design <= fit.ci.1) as usize;
+            widths[i] += (fit.ci.1 - fit.ci.0) / 200.0;
+        }
+        // 90% of 200 = 180, binomial sd ~4.2: a > 4-sigma band.
+        assert!(
+            (160..=198).contains(&covered),
+            "{reps} reps: covered {covered}/200"
+        );
+    }
+    // 16x the replicates: about 4x narrower (the t quantiles differ a little).
+    let ratio = widths[0] / widths[1];
+    assert!((3.3..4.8).contains(&ratio), "width ratio {ratio}");
+}
+
+#[test]
+fn sampling_stderr_is_the_delta_method_sum() {
+    let x = [1.0, 2.0, 4.0];
+    let y = vec![vec![1.0, 1.2], vec![0.5, 0.7, 0.6], vec![0.3, 0.2]];
+    let fit = fit_power_law(&x, &y, 0.95).unwrap();
+    let lx: Vec<f64> = x.iter().map(|v: &f64| v.ln()).collect();
+    let mx = lx.iter().sum::<f64>() / 3.0;
+    let sxx: f64 = lx.iter().map(|a| (a - mx) * (a - mx)).sum();
+    let mut var = 0.0;
+    for (a, reps) in lx.iter().zip(&y) {
+        let r = reps.len() as f64;
+        let m = reps.iter().sum::<f64>() / r;
+        let s2 = reps.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (r - 1.0);
+        var += ((a - mx) / sxx).powi(2) * s2 / (r * m * m);
+    }
+    assert!(close(fit.stderr, var.sqrt(), 1e-12), "{fit:?}");
+    assert_eq!(fit.interval, Interval::Sampling);
+    let t = student_t_quantile(0.975, fit.dof).unwrap();
+    assert!(close(fit.ci.1 - fit.slope, t * fit.stderr, 1e-12));
+}
+
+#[test]
+fn identical_replicates_give_an_exact_slope_and_single_ones_the_residual_interval() {
+    let x = [1.0, 2.0, 4.0, 8.0];
+    let y: Vec<Vec<f64>> = [1.0, 0.6, 0.26, 0.13].iter().map(|&v| vec![v, v]).collect();
+    let fit = fit_power_law(&x, &y, 0.95).unwrap();
+    assert_eq!((fit.stderr, fit.ci), (0.0, (fit.slope, fit.slope)));
+    let single: Vec<Vec<f64>> = y.iter().map(|r| vec![r[0]]).collect();
+    let fit1 = fit_power_law(&x, &single, 0.95).unwrap();
+    assert_eq!(fit1.interval, Interval::Residual);
+    assert_eq!(fit1.dof, 2.0);
+    assert!(fit1.stderr > 0.0);
+}
+
+#[test]
+fn the_default_level_spends_five_percent_over_the_suite() {
+    use dpclaims::fit::{DEFAULT_CONFIDENCE, FAMILY_ROWS, FAMILY_WISE_ERROR};
+    assert!(close(
+        (1.0 - DEFAULT_CONFIDENCE) * FAMILY_ROWS as f64,
+        FAMILY_WISE_ERROR,
+        1e-12
+    ));
 }

@@ -26,6 +26,10 @@ pub struct StabilityArgs {
     /// Directory STABILITY.md is written to.
     #[arg(long, default_value = "reports")]
     pub out: PathBuf,
+    /// Also write every seed's verdict rows (estimate, interval, prediction, verdict) to
+    /// this file as JSON lines, one per (seed, claim, prediction, variant).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
     #[command(flatten)]
     pub budget: super::conclude::BudgetArgs,
     /// Each seed's units are cached under their own keys (the seed is in the key).
@@ -47,6 +51,7 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
     let per_seed: usize = claims.iter().map(|c| plan::unit_count(c, a.profile)).sum();
     let bar = progress_bar(per_seed * a.seeds as usize);
     let mut seeds = Vec::new();
+    let mut lines = String::new();
     for seed in a.first_seed..a.first_seed + a.seeds {
         let start = std::time::Instant::now();
         let mut outcomes = Vec::new();
@@ -60,6 +65,15 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
                 &Recipe::PAPER,
                 &tick,
             )?);
+        }
+        if a.json.is_some() {
+            for o in &outcomes {
+                for r in &o.results {
+                    let row = serde_json::json!({"seed": seed, "claim": o.claim.id, "result": r});
+                    lines.push_str(&row.to_string());
+                    lines.push('\n');
+                }
+            }
         }
         let sv = SeedVerdicts::of(seed, &outcomes);
         let same = seeds
@@ -88,6 +102,10 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
     let path = a.out.join("STABILITY.md");
     crate::report::write_atomic(&path, st.markdown().as_bytes())
         .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+    if let Some(j) = &a.json {
+        crate::report::write_atomic(j, lines.as_bytes())
+            .map_err(|e| anyhow::anyhow!("writing {}: {e}", j.display()))?;
+    }
     let k = st.seeds.len();
     let min_caught = st.controls().iter().map(|c| c.1).min().unwrap_or(k);
     println!(

@@ -130,7 +130,7 @@ pub(super) fn prediction(
                 ));
             }
         }
-        let confidence = f.confidence.unwrap_or(0.95);
+        let confidence = f.confidence.unwrap_or(crate::fit::DEFAULT_CONFIDENCE);
         if !(confidence > 0.0 && confidence < 1.0) {
             return Err(ctx.err(format!("{field}.confidence"), "must be in (0, 1)"));
         }
@@ -161,7 +161,7 @@ pub(super) fn prediction(
             if !(*alpha > 0.0 && *alpha < 1.0) {
                 return Err(ctx.err(format!("{field}.alpha"), "must be in (0, 1)"));
             }
-            let confidence = confidence.unwrap_or(0.95);
+            let confidence = confidence.unwrap_or(crate::fit::DEFAULT_CONFIDENCE);
             if !(confidence > 0.0 && confidence < 1.0) {
                 return Err(ctx.err(format!("{field}.confidence"), "must be in (0, 1)"));
             }
@@ -196,7 +196,7 @@ pub(super) fn prediction(
                     "only meaningful with `over: means` (a check over every run has no interval)",
                 )),
                 (Some("means"), c) => {
-                    let confidence = c.unwrap_or(0.95);
+                    let confidence = c.unwrap_or(crate::fit::DEFAULT_CONFIDENCE);
                     if !(confidence > 0.0 && confidence < 1.0) {
                         return Err(ctx.err(format!("{field}.confidence"), "must be in (0, 1)"));
                     }
