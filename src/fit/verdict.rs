@@ -3,8 +3,10 @@
 //!
 //! Both verdicts need statistically clear evidence: a claim *holds* when the confidence
 //! interval lies inside what the prediction allows and is *refuted* when it lies
-//! outside; an interval that straddles the edge gives `inconclusive`, never a verdict. Input that cannot be judged
-//! (NaN, an invalid count or level) is also `inconclusive`.
+//! outside; an interval that straddles the edge gives `inconclusive`, never a verdict.
+//! Input that cannot be judged (NaN, an invalid count or level) is also `inconclusive`.
+//! The intervals' level is the suite's family-wise level ([`super::DEFAULT_CONFIDENCE`])
+//! unless a spec sets its own.
 
 use super::binomial::clopper_pearson;
 use super::FitError;

@@ -139,6 +139,30 @@ impl Stability {
             .count()
     }
 
+    /// Seeds whose every row has that row's most frequent verdict over the seeds (ties
+    /// go to the first in holds, refuted, inconclusive, out of regime order).
+    pub fn identical_to_modal(&self) -> usize {
+        let modal: BTreeMap<RowKey, Verdict> = self
+            .keys()
+            .into_iter()
+            .map(|key| {
+                let counts = self.counts(&key);
+                let best = (0..ORDER.len())
+                    .max_by_key(|&i| (counts[i], std::cmp::Reverse(i)))
+                    .unwrap_or(0);
+                (key, ORDER[best])
+            })
+            .collect();
+        self.seeds
+            .iter()
+            .filter(|sv| {
+                modal
+                    .iter()
+                    .all(|(key, v)| sv.rows.get(key).map(|r| r.0) == Some(*v))
+            })
+            .count()
+    }
+
     /// `reports/STABILITY.md`.
     pub fn markdown(&self) -> String {
         let k = self.seeds.len();
@@ -151,6 +175,19 @@ impl Stability {
             self.profile,
             seeds.join(", "),
             seeds.first().map(String::as_str).unwrap_or("-")
+        );
+        let rows = self.keys().len();
+        let _ = writeln!(
+            s,
+            "Each verdict is judged on intervals at the family-wise level {:.3}% (Bonferroni over a budget of {} rows at {}%); this suite judges {rows} rows{}.\n",
+            100.0 * crate::fit::DEFAULT_CONFIDENCE,
+            crate::fit::FAMILY_ROWS,
+            100.0 * crate::fit::FAMILY_WISE_ERROR,
+            if rows > crate::fit::FAMILY_ROWS {
+                ", **more than the budget**: the family-wise error exceeds its bound"
+            } else {
+                ""
+            }
         );
         let flips = self.holds_refuted_flips();
         let controls = self.controls();
@@ -182,6 +219,11 @@ impl Stability {
             s,
             "| runs without a problem (every control caught, no refutation without a finding) | {runs_ok}/{k} | {} |",
             yes(runs_ok == k)
+        );
+        let _ = writeln!(
+            s,
+            "\nNot a target, for reading the last row: the whole suite equals every row's most frequent verdict at {}/{k} seeds.",
+            self.identical_to_modal()
         );
         let _ = writeln!(s, "\n## Flips\n");
         let unstable: Vec<RowKey> = self
@@ -279,5 +321,47 @@ fn yes(b: bool) -> &'static str {
         "yes"
     } else {
         "**no**"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seed(seed: u64, verdicts: &[Verdict]) -> SeedVerdicts {
+        let rows = verdicts
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let key = ("c".to_string(), format!("p{i}"), "v".to_string());
+                (key, (*v, None, false))
+            })
+            .collect();
+        SeedVerdicts {
+            seed,
+            rows,
+            problems: vec![],
+        }
+    }
+
+    #[test]
+    fn reference_and_modal_agreement_are_counted_per_seed() {
+        use Verdict::*;
+        // Seed 0 is atypical on row 1: only seed 0 equals it, three seeds equal the mode.
+        let st = Stability {
+            profile: "quick".into(),
+            seeds: vec![
+                seed(0, &[Holds, Refuted]),
+                seed(1, &[Holds, Inconclusive]),
+                seed(2, &[Holds, Inconclusive]),
+                seed(3, &[Holds, Inconclusive]),
+            ],
+        };
+        assert_eq!(st.identical_to_reference(), 1);
+        assert_eq!(st.identical_to_modal(), 3);
+        assert!(st.holds_refuted_flips().is_empty());
+        let md = st.markdown();
+        assert!(md.contains("this suite judges 2 rows."), "{md}");
+        assert!(md.contains("most frequent verdict at 3/4 seeds"), "{md}");
     }
 }

@@ -145,9 +145,16 @@ pub fn summary_markdown_listed(outcomes: &[ClaimOutcome], listed: &[Listed]) -> 
         "A verdict comes from a prediction registered from the paper and the measurement only \
          (never from a recorded outcome): **holds**, **refuted** (a main variant refuted is a \
          finding, explained in its claim page), **inconclusive**, or **out_of_regime** (too \
-         few sweep points inside the theorem's hypotheses). Whether any number changed since \
+         few sweep points inside the theorem's hypotheses). Each is judged on an interval at \
+         the family-wise level {:.3}% (Bonferroni over {} rows at {}%: a miss anywhere in the \
+         suite has probability at most {}%) unless its spec says otherwise; a slope's interval \
+         comes from the replicates' sampling variance. Whether any number changed since \
          the last recorded run is a separate question, answered by the regression baseline \
-         (insta snapshots in `tests/snapshots`).\n"
+         (insta snapshots in `tests/snapshots`).\n",
+        100.0 * crate::fit::DEFAULT_CONFIDENCE,
+        crate::fit::FAMILY_ROWS,
+        100.0 * crate::fit::FAMILY_WISE_ERROR,
+        100.0 * crate::fit::FAMILY_WISE_ERROR,
     );
     let kept: Vec<&str> = listed
         .iter()
