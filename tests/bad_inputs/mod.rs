@@ -198,8 +198,11 @@ fn numeric_expectation(p: &str, m: &str) -> (i32, Vec<String>) {
         (p, "neg" | "zero") if p.ends_with("predicted_value_of") => {
             (2, vec!["claim `tiny`".into(), "predicted exponent".into()])
         }
-        // A constant predicts slope 0: the fit cannot decide.
-        (p, "huge") if p.ends_with("predicted_value_of") => (1, vec!["1 inconclusive".into()]),
+        // A constant predicts slope 0; the measured slope's sampling interval excludes it:
+        // a refutation without a finding, a run failure.
+        (p, "huge") if p.ends_with("predicted_value_of") => {
+            (1, vec!["1 refuted WITHOUT a finding".into()])
+        }
         (p, "neg") if p.ends_with("tolerance") => bad("tolerance"),
         (p, "zero") if p.ends_with("tolerance") => (0, vec![]),
         // A tolerance that admits a zero slope is vacuous: a run failure.
