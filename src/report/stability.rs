@@ -128,13 +128,18 @@ impl Stability {
         let Some(first) = self.seeds.first() else {
             return 0;
         };
+        self.seeds_equal_to(&first.rows.iter().map(|(k, v)| (k.clone(), v.0)).collect())
+    }
+
+    /// Seeds with exactly the rows of `reference`, each with its verdict.
+    fn seeds_equal_to(&self, reference: &BTreeMap<RowKey, Verdict>) -> usize {
         self.seeds
             .iter()
             .filter(|s| {
-                s.rows.len() == first.rows.len()
-                    && s.rows
+                s.rows.len() == reference.len()
+                    && reference
                         .iter()
-                        .all(|(k, v)| first.rows.get(k).map(|f| f.0) == Some(v.0))
+                        .all(|(k, v)| s.rows.get(k).map(|r| r.0) == Some(*v))
             })
             .count()
     }
@@ -153,14 +158,7 @@ impl Stability {
                 (key, ORDER[best])
             })
             .collect();
-        self.seeds
-            .iter()
-            .filter(|sv| {
-                modal
-                    .iter()
-                    .all(|(key, v)| sv.rows.get(key).map(|r| r.0) == Some(*v))
-            })
-            .count()
+        self.seeds_equal_to(&modal)
     }
 
     /// `reports/STABILITY.md`.
