@@ -635,3 +635,53 @@ fn the_github_workflow_runs_make_test_and_make_run_with_junit() {
     );
     assert!(t < r);
 }
+
+/// Off a terminal (a CI log) a long run is visibly alive: a plain `progress:` line at
+/// most every `DPCLAIMS_PROGRESS_SECONDS`, on stderr only, so stdout and the reports are
+/// the same bytes with the lines on or off; a malformed interval is bad input (exit 2)
+/// naming the variable.
+#[test]
+fn off_a_terminal_progress_is_plain_lines_on_stderr_that_change_no_output() {
+    let w = workdir(&[(
+        "tiny-progress.yaml",
+        &crate::util::tiny_rf_claim(
+            "id: tiny-progress\ntitle: \"t\"\nsource: {paper: \"p\", section: \"s\", equation: \"e\"}\nstatement: \"s\"\n",
+        ),
+    )]);
+    let dir = w.path();
+    let run_with = |secs: &str, out: &str| {
+        Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+            .current_dir(dir)
+            .env("DPCLAIMS_PROGRESS_SECONDS", secs)
+            .args(["run", "--no-baseline", "--no-cache", "--json", "--out", out])
+            .output()
+            .unwrap()
+    };
+    let lines = run_with("0.000001", "a");
+    let quiet = run_with("0", "b");
+    assert!(code(&lines) <= 1, "{}", text(&lines.stderr));
+    let progress: Vec<String> = text(&lines.stderr)
+        .lines()
+        .filter(|l| l.starts_with("progress: tiny-progress: "))
+        .map(str::to_string)
+        .collect();
+    assert!(!progress.is_empty(), "{}", text(&lines.stderr));
+    assert!(
+        progress
+            .iter()
+            .all(|l| l.contains(" units, ") && l.contains(" elapsed")),
+        "{progress:?}"
+    );
+    assert!(!text(&quiet.stderr).contains("progress:"));
+    assert_eq!(lines.stdout, quiet.stdout);
+    for f in ["SUMMARY.md", "tiny-progress.md", "tiny-progress.csv"] {
+        assert_eq!(
+            std::fs::read(dir.join("a").join(f)).unwrap(),
+            std::fs::read(dir.join("b").join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    let bad = run_with("soon", "c");
+    assert_eq!(code(&bad), 2, "{}", text(&bad.stderr));
+    assert!(text(&bad.stderr).contains("DPCLAIMS_PROGRESS_SECONDS"));
+}

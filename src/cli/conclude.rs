@@ -7,7 +7,7 @@ use crate::report::{self, baseline, ci, github, junit};
 use crate::spec::Profile;
 use clap::Args;
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -151,23 +151,6 @@ pub(super) fn load_scorecards(
     let catalogue: report::scorecard::Catalogue = all.iter().map(|c| (c.id.clone(), c)).collect();
     let cards = report::scorecard::load_and_validate(dir, &catalogue)?;
     Ok(Some(Scorecards { cards, claims: all }))
-}
-
-/// A progress bar over `total` units on a terminal, hidden otherwise.
-pub(super) fn progress_bar(total: usize) -> indicatif::ProgressBar {
-    if std::io::stderr().is_terminal() {
-        let b = indicatif::ProgressBar::new(total as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{msg:28} [{bar:40}] {pos}/{len} units, {elapsed} (eta {eta})",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
-        );
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    }
 }
 
 /// One line per verdict of a claim, on stderr.

@@ -4,7 +4,6 @@ use crate::faults::{Fault, CATALOGUE};
 use crate::report;
 use crate::spec::{self, Profile};
 use clap::Args;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -123,19 +122,7 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
         all: a.all,
         ..MatrixConfig::default()
     };
-    let bar = if std::io::stderr().is_terminal() {
-        let b = indicatif::ProgressBar::new(matrix::tick_count(&claims, &faults, &cfg) as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{msg:28} [{bar:40}] {pos}/{len} units, {elapsed} (eta {eta})",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
-        );
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = super::progress::Progress::units(matrix::tick_count(&claims, &faults, &cfg))?;
     let progress = |p: Progress| {
         match p {
         Progress::Fault(f) => bar.set_message(f.name().to_string()),

@@ -2,7 +2,6 @@
 use crate::figures::{self, fig2};
 use crate::spec::Profile;
 use clap::Args;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -62,21 +61,13 @@ pub fn run(a: &Fig2Args) -> anyhow::Result<ExitCode> {
     }
     crate::report::prepare_output_dir(&a.out)?;
     let total = fig2::job_count(&cfg) as u64;
-    let bar = if std::io::stderr().is_terminal() {
-        let b = indicatif::ProgressBar::new(total);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "fig2 {msg:16} [{bar:40}] {pos}/{len} (seed, p) jobs, {elapsed} (eta {eta})",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
-        );
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = super::progress::Progress::new(
+        total,
+        "fig2 {msg:16} [{bar:40}] {pos}/{len} (seed, p) jobs, {elapsed} (eta {eta})",
+        "(seed, p) jobs",
+    )?;
     let tick = |label: &str| {
-        bar.set_message(label.to_string());
+        bar.set_message(label);
         bar.inc(1);
     };
     let res = fig2::run(&cfg, &tick)?;

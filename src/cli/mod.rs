@@ -20,6 +20,7 @@ mod perf;
 mod plan;
 mod privacy;
 mod privacy_report;
+mod progress;
 mod run;
 mod shard;
 mod slurm;

@@ -1,7 +1,5 @@
 //! `dpclaims list` and `dpclaims run` (`run --shard` continues in `shard.rs`).
-use super::conclude::{
-    conclude, print_verdicts, progress_bar, BaselineArgs, BudgetArgs, CiArgs, Outputs,
-};
+use super::conclude::{conclude, print_verdicts, BaselineArgs, BudgetArgs, CiArgs, Outputs};
 use crate::execute::shard::Shard;
 use crate::report::junit::ClaimTime;
 use crate::spec::{self, Profile};
@@ -111,7 +109,7 @@ fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
         report::prepare_output_file(junit)?;
     }
     let total: usize = claims.iter().map(|c| plan::unit_count(c, a.profile)).sum();
-    let bar = progress_bar(total);
+    let bar = super::progress::Progress::units(total)?;
     let mut outcomes = Vec::new();
     let mut times = BTreeMap::new();
     for c in &claims {

@@ -2,7 +2,7 @@
 //! as N independent shards (e.g. a Slurm job array) and merged into the reports an
 //! unsharded `dpclaims run` writes, byte for byte. The format and the checks are in
 //! [`crate::execute::shard`].
-use super::conclude::{conclude, print_verdicts, progress_bar, BaselineArgs, CiArgs, Outputs};
+use super::conclude::{conclude, print_verdicts, BaselineArgs, CiArgs, Outputs};
 use crate::execute;
 use crate::execute::shard::{self, Manifest, Partial, Shard};
 use crate::report;
@@ -37,7 +37,7 @@ pub(super) fn run_shard(
         })?;
         true
     } else {
-        let bar = progress_bar(mine);
+        let bar = super::progress::Progress::units(mine)?;
         bar.set_message(format!("shard {shard}"));
         let tick = || bar.inc(1);
         let partial = shard::run_shard(claims, profile, seed, shard, &tick)?;

@@ -1,7 +1,6 @@
 //! `dpclaims stability`: the claim suite at K master seeds, and how often each verdict
 //! came out each way (`reports/STABILITY.md`). Each seed's units run in parallel like
 //! `dpclaims run`; a seed's verdicts do not depend on which other seeds run.
-use super::conclude::progress_bar;
 use super::run::default_paths;
 use crate::report::stability::{SeedVerdicts, Stability};
 use crate::spec::{self, Profile};
@@ -49,7 +48,7 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
     a.budget.check(&claims, a.profile, a.seeds as f64, 1.0)?;
     crate::report::prepare_output_dir(&a.out)?;
     let per_seed: usize = claims.iter().map(|c| plan::unit_count(c, a.profile)).sum();
-    let bar = progress_bar(per_seed * a.seeds as usize);
+    let bar = super::progress::Progress::units(per_seed * a.seeds as usize)?;
     let mut seeds = Vec::new();
     let mut lines = String::new();
     for seed in a.first_seed..a.first_seed + a.seeds {

@@ -11,7 +11,6 @@ use crate::train::dpsgd::{
     SyntheticSpec,
 };
 use clap::{Args, ValueEnum};
-use std::io::IsTerminal;
 use std::process::ExitCode;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -203,29 +202,23 @@ pub fn run(a: &TrainArgs) -> anyhow::Result<ExitCode> {
         ),
     };
     let cfg = a.config();
-    let bar = if std::io::stderr().is_terminal() {
-        let b = indicatif::ProgressBar::new(0);
-        b.set_message(cfg.method.name());
-        Some(b)
-    } else {
-        None
-    };
+    let bar = super::progress::Progress::new(
+        0,
+        "{msg} [{bar:40}] {pos}/{len} steps, {elapsed} (eta {eta})",
+        "steps",
+    )?;
+    bar.set_message(cfg.method.name());
     let started = std::time::Instant::now();
     let result = run_method_observed(
         &data,
         &cfg,
         &root.child("run"),
         &mut |done, total| {
-            if let Some(b) = &bar {
-                b.set_length(total as u64);
-                b.set_position(done as u64);
-            }
+            bar.set(done as u64, total as u64);
         },
         &crate::train::Recipe::PAPER,
     );
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    bar.finish_and_clear();
     let run = result?;
     let elapsed = started.elapsed().as_secs_f64();
     if a.json {
