@@ -157,6 +157,13 @@ fn a_run_of_some_claims_keeps_the_other_rows_marked_with_their_run() {
     let full = dpclaims_in(dir, &["run", "--no-baseline", "--out", "reports"]);
     assert_eq!(code(&full), 0, "{}", text(&full.stderr));
     let noise_page = std::fs::read(dir.join("reports/tiny-noise.md")).unwrap();
+    // The bootstrap beside a fit is a fixed 95 % cross-check, labelled as such: at the
+    // verdicts' family-wise level its tails would be the resamples' extremes.
+    let page = String::from_utf8_lossy(&noise_page);
+    assert!(
+        page.contains("bootstrap 95% CI [") && page.contains("(reported, not judged)"),
+        "{page}"
+    );
     let one = dpclaims_in(
         dir,
         &[

@@ -40,6 +40,13 @@ pub const FAMILY_WISE_ERROR: f64 = 0.05;
 /// miss anywhere in the suite has probability at most 5 %; the price is wider intervals,
 /// so a verdict needs replicates enough to be decided (a `z` of 3.66 instead of 1.96).
 pub const DEFAULT_CONFIDENCE: f64 = 1.0 - FAMILY_WISE_ERROR / FAMILY_ROWS as f64;
+
+/// The level of the percentile-bootstrap interval a report shows beside a fit (it never
+/// enters a verdict). Not [`DEFAULT_CONFIDENCE`]: its tails of 0.0125 % are beyond what
+/// 1000 resamples resolve — the quantile would be the sample's extreme, an interval whose
+/// level nobody knows — so the bootstrap is a fixed 95 % cross-check of the t interval's
+/// shape, resolved by ~25 resamples in each tail.
+pub const BOOTSTRAP_REPORT_CONFIDENCE: f64 = 0.95;
 pub use two_sample::{brown_forsythe_test, ks_two_sample, welch_test, TestResult};
 pub use verdict::{
     judge_event, judge_exponent, judge_inequality, judge_rate_at_most, try_judge_event, Verdict,

@@ -265,7 +265,14 @@ pub fn fit_records(
         fit.stderr = rf.stderr;
     }
     let bootstrap_ci = if f.bootstrap > 0 && ys.iter().all(|y| y.len() > 1) {
-        fit::bootstrap_slope_ci(&xs, &ys, f.confidence, f.bootstrap, &mut boot_seed.rng()).ok()
+        fit::bootstrap_slope_ci(
+            &xs,
+            &ys,
+            fit::BOOTSTRAP_REPORT_CONFIDENCE,
+            f.bootstrap,
+            &mut boot_seed.rng(),
+        )
+        .ok()
     } else {
         None
     };

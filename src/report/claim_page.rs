@@ -320,7 +320,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
         if let (Some(se), Some(r2)) = (r.detail.stderr, r.detail.r2) {
             let _ = writeln!(
                 s,
-                "  Standard error {}, R² {}, bootstrap CI {}.",
+                "  Standard error {}, R² {}, bootstrap 95% CI {} (reported, not judged).",
                 fmt_num(se),
                 fmt_num(r2),
                 fmt_ci(r.detail.bootstrap_ci)
