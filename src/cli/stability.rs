@@ -80,7 +80,7 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
             .map(|f: &SeedVerdicts| {
                 f.rows
                     .iter()
-                    .all(|(k, v)| sv.rows.get(k).map(|s| s.0) == Some(v.0))
+                    .all(|(k, v)| sv.rows.get(k).map(|s| s.verdict) == Some(v.verdict))
             })
             .unwrap_or(true);
         bar.suspend(|| {
