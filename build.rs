@@ -20,6 +20,19 @@ const ENGINE: &[&str] = &[
     "Cargo.lock",
 ];
 
+/// What decides a verdict row beyond the engine: how units become points (`execute`,
+/// `plan`), the spec's parsing and expressions, the fits and the verdict rules. Reports
+/// and the CLI are not in it. Stored verdict rows of `dpclaims stability` (one record per
+/// seed) are reused only by a build with the same hash.
+const VERDICT: &[&str] = &[
+    "src/judge",
+    "src/fit",
+    "src/spec",
+    "src/execute",
+    "src/plan",
+    "src/lib.rs",
+];
+
 fn files(root: &Path, out: &mut Vec<PathBuf>) {
     if root.is_dir() {
         let mut entries: Vec<_> = std::fs::read_dir(root)
@@ -78,6 +91,8 @@ fn main() {
         }
     }
     println!("cargo:rustc-env=DPCLAIMS_ENGINE_HASH={}", hash(ENGINE));
+    let verdict: Vec<&str> = ENGINE.iter().chain(VERDICT).copied().collect();
+    println!("cargo:rustc-env=DPCLAIMS_VERDICT_HASH={}", hash(&verdict));
     println!(
         "cargo:rustc-env=DPCLAIMS_SOURCE_HASH={}",
         hash(&["src", "Cargo.lock", "Cargo.toml"])

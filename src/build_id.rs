@@ -9,6 +9,11 @@
 
 /// SHA-256 (hex) of the engine's sources and `Cargo.lock`.
 pub const ENGINE_HASH: &str = env!("DPCLAIMS_ENGINE_HASH");
+/// SHA-256 (hex) of the engine's sources and of the code between a unit's numbers and a
+/// verdict (`execute`, `plan`, `spec`, `fit`, `judge`): two builds with the same verdict
+/// hash give the same verdict rows for the same specs and seed, so `dpclaims stability`
+/// reuses a seed's stored rows only under it.
+pub const VERDICT_HASH: &str = env!("DPCLAIMS_VERDICT_HASH");
 /// SHA-256 (hex) of all of `src/`, `Cargo.lock` and `Cargo.toml`.
 pub const SOURCE_HASH: &str = env!("DPCLAIMS_SOURCE_HASH");
 /// `git rev-parse HEAD` at build time, or `unknown`.

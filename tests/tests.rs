@@ -29,4 +29,5 @@ mod scorecards;
 mod shard_tamper;
 mod sharding;
 mod spec_errors;
+mod stability;
 mod util;

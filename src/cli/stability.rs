@@ -1,7 +1,11 @@
 //! `dpclaims stability`: the claim suite at K master seeds, and how often each verdict
 //! came out each way (`reports/STABILITY.md`). Each seed's units run in parallel like
-//! `dpclaims run`; a seed's verdicts do not depend on which other seeds run.
+//! `dpclaims run`; a seed's verdicts do not depend on which other seeds run, so each
+//! seed's rows are stored as soon as it is judged (`reports/stability/seed-<k>.jsonl`,
+//! [`record`]) and a later run reads them instead of running the seed again: a run that
+//! is stopped, or spread over machines or sessions, resumes where it stopped.
 use super::run::default_paths;
+use crate::report::stability::record::{self, Header, Lookup, Row};
 use crate::report::stability::{SeedVerdicts, Stability};
 use crate::spec::{self, Profile};
 use crate::train::Recipe;
@@ -29,6 +33,14 @@ pub struct StabilityArgs {
     /// this file as JSON lines, one per (seed, claim, prediction, variant).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Where each seed's rows are stored (`seed-<k>.jsonl`) and read back from: a seed
+    /// whose record was made from the same claims by a build that judges them the same
+    /// way is not run again (default: `stability/` in the --out directory).
+    #[arg(long, value_name = "DIR")]
+    pub records: Option<PathBuf>,
+    /// Neither read nor write seed records: run every seed.
+    #[arg(long, conflicts_with = "records")]
+    pub no_records: bool,
     #[command(flatten)]
     pub budget: super::conclude::BudgetArgs,
     /// Each seed's units are cached under their own keys (the seed is in the key).
@@ -44,37 +56,81 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
     if a.seeds == 0 {
         anyhow::bail!("--seeds must be at least 1");
     }
+    let last = a.first_seed.checked_add(a.seeds - 1).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--first-seed {} with --seeds {}: the last seed overflows",
+            a.first_seed,
+            a.seeds
+        )
+    })?;
     let claims = spec::load_claims(&default_paths(&a.paths))?;
+    // Refused on the estimate for every seed, before any record is looked at (a seed
+    // read from its record costs nothing, so this errs on the side of refusing).
     a.budget.check(&claims, a.profile, a.seeds as f64, 1.0)?;
     crate::report::prepare_output_dir(&a.out)?;
+    let records =
+        (!a.no_records).then(|| a.records.clone().unwrap_or_else(|| a.out.join("stability")));
+    if let Some(dir) = &records {
+        crate::report::prepare_output_dir(dir)?;
+    }
+    // Seeds with a usable record are read; the others are run (and recorded).
+    let mut stored: Vec<(u64, Header, Option<Vec<Row>>)> = Vec::new();
+    for seed in a.first_seed..=last {
+        let header = Header::current(seed, a.profile, &claims);
+        let rows = match records.as_deref().map(|d| record::read(d, &header)) {
+            Some(Lookup::Usable(rows)) => Some(rows),
+            Some(Lookup::Unusable(why)) => {
+                eprintln!("seed {seed}: record not used, the seed runs again: {why}");
+                None
+            }
+            Some(Lookup::Missing) | None => None,
+        };
+        stored.push((seed, header, rows));
+    }
+    let to_run = stored.iter().filter(|s| s.2.is_none()).count();
+    if let Some(dir) = &records {
+        eprintln!(
+            "seed records {}: {} of {} seeds read, {to_run} to run",
+            dir.display(),
+            stored.len() - to_run,
+            stored.len()
+        );
+    }
     let per_seed: usize = claims.iter().map(|c| plan::unit_count(c, a.profile)).sum();
-    let bar = super::progress::Progress::units(per_seed * a.seeds as usize)?;
+    let bar = super::progress::Progress::units(per_seed * to_run)?;
     let mut seeds = Vec::new();
     let mut lines = String::new();
-    for seed in a.first_seed..a.first_seed + a.seeds {
+    for (seed, header, rows) in stored {
         let start = std::time::Instant::now();
-        let mut outcomes = Vec::new();
-        for c in &claims {
-            bar.set_message(format!("seed {seed}: {}", c.id));
-            let tick = || bar.inc(1);
-            outcomes.push(execute::run_claim(
-                c,
-                a.profile,
-                seed,
-                &Recipe::PAPER,
-                &tick,
-            )?);
-        }
-        if a.json.is_some() {
-            for o in &outcomes {
-                for r in &o.results {
-                    let row = serde_json::json!({"seed": seed, "claim": o.claim.id, "result": r});
-                    lines.push_str(&row.to_string());
-                    lines.push('\n');
+        let (rows, how) = match rows {
+            Some(rows) => (rows, "read from its record"),
+            None => {
+                let mut outcomes = Vec::new();
+                for c in &claims {
+                    bar.set_message(format!("seed {seed}: {}", c.id));
+                    let tick = || bar.inc(1);
+                    outcomes.push(execute::run_claim(
+                        c,
+                        a.profile,
+                        seed,
+                        &Recipe::PAPER,
+                        &tick,
+                    )?);
                 }
+                let rows = Row::of(seed, &outcomes);
+                if let Some(dir) = &records {
+                    let path = record::path(dir, seed);
+                    crate::report::write_atomic(&path, record::to_text(&header, &rows).as_bytes())
+                        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+                }
+                (rows, "run")
             }
+        };
+        for r in &rows {
+            lines.push_str(&r.to_line());
+            lines.push('\n');
         }
-        let sv = SeedVerdicts::of(seed, &outcomes);
+        let sv = SeedVerdicts::from_rows(seed, &rows);
         let same = seeds
             .first()
             .map(|f: &SeedVerdicts| {
@@ -85,7 +141,7 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
             .unwrap_or(true);
         bar.suspend(|| {
             eprintln!(
-                "seed {seed}: {:.0} s, {} problems, verdicts {} the reference seed's",
+                "seed {seed}: {how} ({:.0} s), {} problems, verdicts {} the reference seed's",
                 start.elapsed().as_secs_f64(),
                 sv.problems.len(),
                 if same { "equal to" } else { "differ from" }

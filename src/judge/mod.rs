@@ -117,15 +117,17 @@ impl ClaimOutcome {
         self.results
             .iter()
             .filter_map(|r| {
-                r.problem.as_ref().map(|p| {
-                    format!(
-                        "{}: prediction `{}`, variant `{}`: {p}",
-                        self.claim.id, r.prediction_name, r.variant
-                    )
-                })
+                r.problem
+                    .as_ref()
+                    .map(|p| problem_line(&self.claim.id, &r.prediction_name, &r.variant, p))
             })
             .collect()
     }
+}
+
+/// How a problem of one verdict row is named in a run's output and in STABILITY.md.
+pub fn problem_line(claim: &str, prediction: &str, variant: &str, problem: &str) -> String {
+    format!("{claim}: prediction `{prediction}`, variant `{variant}`: {problem}")
 }
 
 /// Fits and judges a claim from its point records (the part of a run that does no

@@ -109,12 +109,17 @@ pub fn claim_from_bytes(path: &Path, bytes: &[u8]) -> Result<Claim, SpecError> {
         field,
         message,
     })?;
-    let hash = {
+    let sha = |b: &[u8]| {
         use sha2::{Digest, Sha256};
-        let d = Sha256::digest(bytes);
-        d.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        Sha256::digest(b)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
     };
-    validate(raw, path, hash)
+    let judged = raw::without_discussion(text).unwrap_or_else(|| text.to_string());
+    let mut claim = validate(raw, path, sha(bytes))?;
+    claim.judged_hash = sha(judged.as_bytes());
+    Ok(claim)
 }
 
 /// The text of a spec file: UTF-8, a leading byte-order mark dropped (editors on some
@@ -478,6 +483,7 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
         report_metrics: raw.report_metrics,
         discussion: raw.discussion.unwrap_or_default().trim().to_string(),
         spec_hash,
+        judged_hash: String::new(),
     };
     check_points(&ctx, &claim)?;
     Ok(claim)

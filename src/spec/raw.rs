@@ -50,6 +50,15 @@ pub fn claim_from_yaml(text: &str) -> Result<RawClaim, (String, String)> {
     })
 }
 
+/// The spec re-serialised without its top-level `discussion` (`None` when the text is
+/// not a YAML mapping): the part of a spec that decides its verdicts
+/// ([`super::Claim::judged_hash`]).
+pub fn without_discussion(text: &str) -> Option<String> {
+    let mut v: serde_yaml::Value = serde_yaml::from_str(text).ok()?;
+    v.as_mapping_mut()?.remove("discussion");
+    serde_yaml::to_string(&v).ok()
+}
+
 /// serde_yaml prefixes the path ("a.b[0].c: ...") when the error is not at the root; a
 /// prediction's fields add theirs (`predictions[1]: tolerance: ...`, see
 /// [`RawPrediction`]'s deserialisation): (field path, message).

@@ -13,9 +13,12 @@
 //! its standard deviation is the row's distance from a flip in seed-to-seed standard
 //! deviations, and a normal approximation turns that into a flip chance per seed.
 use crate::fit::Verdict;
-use crate::judge::{ClaimOutcome, ControlStatus, PredictionResult};
+use crate::judge::ClaimOutcome;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+
+pub mod record;
+pub use record::Row;
 
 /// One verdict row's identity: (claim, prediction, variant).
 pub type RowKey = (String, String, String);
@@ -48,14 +51,14 @@ pub struct Edges {
 }
 
 impl Edges {
-    pub fn of(r: &PredictionResult) -> Option<Edges> {
+    pub fn of(r: &Row) -> Option<Edges> {
         if r.verdict == Verdict::OutOfRegime {
             return None;
         }
-        let (lo, hi) = r.ci?;
+        let (lo, hi) = r.ci()?;
         let p = r.predicted?;
         let t = r.tolerance.unwrap_or(0.0);
-        let (to_holds, to_refuted) = match r.kind {
+        let (to_holds, to_refuted) = match r.kind.as_str() {
             "exponent" => ((p - t - lo).max(hi - p - t), (hi - p + t).min(p + t - lo)),
             "rate_at_most" => (hi - p - t, p + t - lo),
             "inequality" => (hi, -lo),
@@ -93,28 +96,40 @@ pub struct SeedVerdicts {
 
 impl SeedVerdicts {
     pub fn of(seed: u64, outcomes: &[ClaimOutcome]) -> SeedVerdicts {
-        let mut rows = BTreeMap::new();
-        for o in outcomes {
-            for r in &o.results {
-                rows.insert(
-                    (
-                        o.claim.id.clone(),
-                        r.prediction_name.clone(),
-                        r.variant.clone(),
-                    ),
-                    SeedRow {
-                        verdict: r.verdict,
-                        caught: r.control.as_ref().map(|c| *c == ControlStatus::Caught),
-                        negative_control: r.negative_control,
-                        edges: Edges::of(r),
-                    },
-                );
-            }
-        }
+        Self::from_rows(seed, &Row::of(seed, outcomes))
+    }
+
+    /// A seed's verdicts from its rows, run afresh ([`Row::of`]) or read from its record
+    /// ([`record::read`]): the same rows give the same verdicts, margins and problems.
+    pub fn from_rows(seed: u64, rows: &[Row]) -> SeedVerdicts {
         SeedVerdicts {
             seed,
-            rows,
-            problems: outcomes.iter().flat_map(|o| o.problems()).collect(),
+            rows: rows
+                .iter()
+                .map(|r| {
+                    (
+                        (r.claim.clone(), r.prediction.clone(), r.variant.clone()),
+                        SeedRow {
+                            verdict: r.verdict,
+                            caught: r.caught,
+                            negative_control: r.negative_control,
+                            edges: Edges::of(r),
+                        },
+                    )
+                })
+                .collect(),
+            problems: rows
+                .iter()
+                .filter_map(|r| {
+                    let p = r.problem.as_ref()?;
+                    Some(crate::judge::problem_line(
+                        &r.claim,
+                        &r.prediction,
+                        &r.variant,
+                        p,
+                    ))
+                })
+                .collect(),
         }
     }
 }
@@ -581,34 +596,22 @@ mod tests {
         assert!(md.contains("most frequent verdict at 3/4 seeds"), "{md}");
     }
 
-    fn result(
-        kind: &'static str,
-        ci: (f64, f64),
-        estimate: f64,
-        p: f64,
-        t: f64,
-    ) -> PredictionResult {
-        PredictionResult {
-            prediction_name: "p".into(),
+    fn result(kind: &str, ci: (f64, f64), estimate: f64, p: f64, t: f64) -> Row {
+        Row {
+            seed: 0,
+            claim: "c".into(),
+            prediction: "p".into(),
             variant: "v".into(),
+            kind: kind.into(),
+            verdict: Verdict::Inconclusive,
             negative_control: false,
-            metric: "m".into(),
-            kind,
-            sweep: "s".into(),
-            x: None,
+            caught: None,
             estimate: Some(estimate),
-            ci: Some(ci),
+            ci_lo: Some(ci.0),
+            ci_hi: Some(ci.1),
             predicted: Some(p),
             tolerance: Some(t),
-            verdict: Verdict::Inconclusive,
-            points: 3,
-            regime: Default::default(),
-            control: None,
-            finding: None,
             problem: None,
-            note: String::new(),
-            detail: Default::default(),
-            prediction: 0,
         }
     }
 

@@ -1,0 +1,103 @@
+//! `dpclaims stability` resumes from its seed records: a seed read from its record gives
+//! the same STABILITY.md and `--json` bytes as the seed run afresh; a record of another
+//! version of a claim, or a damaged one, is not used (the seed runs again, with a
+//! message), while a revised discussion keeps the records usable.
+use crate::util::dpclaims_in;
+use std::path::Path;
+
+const CLAIM_HEAD: &str = r#"
+id: tiny-stability
+title: "noise term along n, tiny sizes (test only)"
+source: {paper: "test", section: "s", equation: "Eq. 20"}
+statement: "noise term along n"
+"#;
+
+fn claim() -> String {
+    crate::util::tiny_rf_claim(CLAIM_HEAD)
+}
+
+fn stability(dir: &Path, extra: &[&str]) -> (String, String) {
+    let mut args = vec![
+        "stability",
+        "claims",
+        "--seeds",
+        "3",
+        "--out",
+        "out",
+        "--json",
+        "rows.jsonl",
+    ];
+    args.extend_from_slice(extra);
+    let o = dpclaims_in(dir, &args);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(o.status.success(), "{err}");
+    let page = std::fs::read_to_string(dir.join("out/STABILITY.md")).unwrap();
+    let rows = std::fs::read_to_string(dir.join("rows.jsonl")).unwrap();
+    (format!("{page}\n---\n{rows}"), err)
+}
+
+#[test]
+fn a_seed_read_from_its_record_gives_the_same_bytes_as_the_seed_run_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("claims")).unwrap();
+    let spec = d.join("claims/tiny-stability.yaml");
+    std::fs::write(&spec, claim()).unwrap();
+    let record = |k: u64| d.join(format!("out/stability/seed-{k}.jsonl"));
+
+    // Without records: every seed runs; nothing is stored.
+    let (plain, err) = stability(d, &["--no-records"]);
+    assert!(!err.contains("seed records"), "{err}");
+    assert!(!record(0).exists());
+    // The page has an interval-based row (a margin), so the numbers are compared too.
+    assert!(
+        plain.contains("| tiny-stability | vs-n | prop22 |"),
+        "{plain}"
+    );
+
+    // First run with records: 0 read, 3 run, 3 records written.
+    let (first, err) = stability(d, &[]);
+    assert!(err.contains("0 of 3 seeds read, 3 to run"), "{err}");
+    assert_eq!(first, plain);
+    for k in 0..3 {
+        assert!(record(k).is_file());
+    }
+
+    // Again: every seed read from its record, same bytes.
+    let (again, err) = stability(d, &[]);
+    assert!(err.contains("3 of 3 seeds read, 0 to run"), "{err}");
+    assert_eq!(again, first);
+
+    // A missing record and a damaged one: those two seeds run again, same bytes.
+    std::fs::remove_file(record(1)).unwrap();
+    let text = std::fs::read_to_string(record(2)).unwrap();
+    std::fs::write(record(2), &text[..text.len() / 2]).unwrap();
+    let (resumed, err) = stability(d, &[]);
+    assert!(err.contains("1 of 3 seeds read, 2 to run"), "{err}");
+    assert!(
+        err.contains("seed 2: record not used") && err.contains("seed-2.jsonl: "),
+        "{err}"
+    );
+    assert_eq!(resumed, first);
+
+    // A revised discussion does not change what is judged: the records stay usable.
+    std::fs::write(
+        &spec,
+        format!("{}discussion: revised after measuring\n", claim()),
+    )
+    .unwrap();
+    let (_, err) = stability(d, &[]);
+    assert!(err.contains("3 of 3 seeds read"), "{err}");
+
+    // More replicates do: every record is stale, named with the claim, and rewritten.
+    std::fs::write(&spec, claim().replace("replicates: 2}", "replicates: 3}")).unwrap();
+    let (changed, err) = stability(d, &[]);
+    assert!(err.contains("0 of 3 seeds read, 3 to run"), "{err}");
+    assert!(
+        err.contains("made from other claims or other versions of them: tiny-stability"),
+        "{err}"
+    );
+    let (again, err) = stability(d, &[]);
+    assert!(err.contains("3 of 3 seeds read"), "{err}");
+    assert_eq!(again, changed);
+}
