@@ -9,16 +9,8 @@ use crate::util::dpclaims_in;
 use dpclaims::report::scorecard::combine;
 use std::path::Path;
 
-/// The header of the tiny claim (`util::tiny_rf_claim`).
-const CLAIM_HEAD: &str = r#"
-id: tiny-sc
-title: "noise term along n, tiny sizes (test only)"
-source: {paper: "test", section: "s", equation: "Eq. 20"}
-statement: "noise term along n"
-"#;
-
 fn claim() -> String {
-    crate::util::tiny_rf_claim(CLAIM_HEAD)
+    crate::util::tiny_rf_claim_named("tiny-sc")
 }
 
 const CARD: &str = r#"

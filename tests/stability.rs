@@ -5,15 +5,8 @@
 use crate::util::dpclaims_in;
 use std::path::Path;
 
-const CLAIM_HEAD: &str = r#"
-id: tiny-stability
-title: "noise term along n, tiny sizes (test only)"
-source: {paper: "test", section: "s", equation: "Eq. 20"}
-statement: "noise term along n"
-"#;
-
 fn claim() -> String {
-    crate::util::tiny_rf_claim(CLAIM_HEAD)
+    crate::util::tiny_rf_claim_named("tiny-stability")
 }
 
 fn stability(dir: &Path, extra: &[&str]) -> (String, String) {

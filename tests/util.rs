@@ -96,6 +96,18 @@ pub fn tiny_rf_claim(header: &str) -> String {
     format!("{header}{TINY_RF_BODY}")
 }
 
+/// [`tiny_rf_claim`] with a plain header and the id `id`.
+pub fn tiny_rf_claim_named(id: &str) -> String {
+    tiny_rf_claim(&format!(
+        r#"
+id: {id}
+title: "noise term along n, tiny sizes (test only)"
+source: {{paper: "test", section: "s", equation: "Eq. 20"}}
+statement: "noise term along n"
+"#
+    ))
+}
+
 const TINY_RF_BODY: &str = r#"system: rf_dpgd
 model: random_features_tanh
 adjacency: replace_one
