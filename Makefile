@@ -10,7 +10,7 @@ BIN := $(or $(CARGO_TARGET_DIR),target)/release/dpclaims
 # Extra flags of `make run`, e.g. RUN_FLAGS="--junit target/dpclaims-junit.xml" in CI.
 RUN_FLAGS ?=
 
-.PHONY: deps build test run faults report fig2 bench lint fmt clean audit-report privacy-report fuzz
+.PHONY: deps build test run faults report fig2 bench lint fmt clean audit-report privacy-report fuzz stability
 
 deps:
 	@if dpkg -s libopenblas-dev liblapack-dev >/dev/null 2>&1; then \
@@ -77,6 +77,13 @@ privacy-report: build
 report: build
 	$(BIN) run --profile full --out reports/full
 	$(BIN) fig2 --profile full --out reports
+
+# reports/STABILITY.md: the quick suite at 20 master seeds (about 10 min a seed on 2
+# cores). Each seed's rows go to reports/stability/seed-<k>.jsonl as it is judged, and
+# seeds with a usable record are read, not run: stopped, the same command resumes.
+STABILITY_SEEDS ?= 20
+stability: build
+	$(BIN) stability --seeds $(STABILITY_SEEDS) --profile quick --out reports
 
 # Privacy-for-free Fig. 2 at paper scale only (about half an hour on 2 cores).
 fig2: build
