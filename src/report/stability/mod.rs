@@ -206,6 +206,15 @@ impl Stability {
             .any(|s| s.rows.get(key).is_some_and(|r| r.negative_control))
     }
 
+    /// " (control)" after a negative control's variant name, "" otherwise.
+    fn control_mark(&self, key: &RowKey) -> &'static str {
+        if self.is_control(key) {
+            " (control)"
+        } else {
+            ""
+        }
+    }
+
     fn caught(&self, key: &RowKey) -> usize {
         self.seeds
             .iter()
@@ -393,11 +402,7 @@ impl Stability {
                     key.0,
                     key.1,
                     key.2,
-                    if self.is_control(key) {
-                        " (control)"
-                    } else {
-                        ""
-                    },
+                    self.control_mark(key),
                     ORDER
                         .iter()
                         .zip(c)
@@ -502,11 +507,7 @@ impl Stability {
                     key.0,
                     key.1,
                     key.2,
-                    if self.is_control(key) {
-                        " (control)"
-                    } else {
-                        ""
-                    },
+                    self.control_mark(key),
                     self.modal(key),
                     crate::report::fmt_num(m.mean),
                     crate::report::fmt_num(m.sd),
