@@ -114,7 +114,9 @@ const FREQUENCY_SLACK: f64 = 1e-12;
 /// Let `(lo, hi)` be the two-sided Clopper-Pearson interval at `confidence`
 /// ([`clopper_pearson`]). Applied in this order:
 /// 1. `refuted` if `hi < 1 - alpha` (the probability is significantly below the claim);
-/// 2. `holds` if the observed frequency `successes / trials >= 1 - alpha - 1e-12`;
+/// 2. `holds` if `lo >= 1 - alpha - 1e-12` (significantly at or above it: a holds needs
+///    the same strength of evidence as a refutation, not an observed frequency whose
+///    interval reaches below the claim);
 /// 3. `inconclusive` otherwise.
 ///
 /// Returns the verdict and the interval. Errors: those of [`clopper_pearson`], and
@@ -130,10 +132,9 @@ pub fn try_judge_event(
     }
     let interval = clopper_pearson(successes, trials, confidence)?;
     let target = 1.0 - alpha;
-    let frequency = successes as f64 / trials as f64;
     let verdict = if interval.1 < target {
         Verdict::Refuted
-    } else if frequency >= target - FREQUENCY_SLACK {
+    } else if interval.0 >= target - FREQUENCY_SLACK {
         Verdict::Holds
     } else {
         Verdict::Inconclusive

@@ -35,6 +35,39 @@ pub fn evaluate(
             res.detail.intercept = Some(fit.intercept);
             res.detail.bootstrap_ci = fit.bootstrap_ci;
         }
+        PredictionKind::Bound { fit: f, upper } => {
+            let fit = fit_records(recs, &p.metric, f, boot_seed)?;
+            res.x = Some(f.x.clone());
+            res.estimate = Some(fit.slope);
+            res.ci = Some(fit.ci);
+            res.predicted = Some(0.0);
+            res.tolerance = Some(f.tolerance);
+            res.verdict = if *upper {
+                fit::judge_rate_at_most(fit.ci, 0.0, f.tolerance)
+            } else {
+                // Omega(): the ratio must not shrink, i.e. -slope at most the tolerance.
+                fit::judge_rate_at_most((-fit.ci.1, -fit.ci.0), 0.0, f.tolerance)
+            };
+            res.detail.stderr = Some(fit.stderr);
+            res.detail.r2 = Some(fit.r2);
+            res.detail.intercept = Some(fit.intercept);
+            res.detail.implied_constant = implied_constant(&fit.data, *upper, f.confidence);
+            // The bound's own change over the judged points, against the interval of
+            // the ratio's change: a bound that changes less than that cannot be told
+            // from a constant (issue 31, item 4).
+            let bvals: Vec<f64> = recs
+                .iter()
+                .filter_map(|r| f.divide_by.as_ref()?.eval_map(&r.vars).ok())
+                .collect();
+            let xs: Vec<f64> = fit.data.iter().map(|(x, _)| *x).collect();
+            let (bmin, bmax) = minmax(&bvals);
+            let (xmin, xmax) = minmax(&xs);
+            if bmin > 0.0 && xmin > 0.0 {
+                res.detail.bound_change = Some(bmax / bmin);
+                res.detail.ratio_interval_change =
+                    Some(((fit.ci.1 - fit.ci.0) * (xmax / xmin).ln()).exp());
+            }
+        }
         PredictionKind::Event { alpha, confidence } => {
             let vals: Vec<f64> = recs
                 .iter()
@@ -173,6 +206,41 @@ pub fn evaluate(
     Ok(res)
 }
 
+fn minmax(v: &[f64]) -> (f64, f64) {
+    v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+        (a.min(x), b.max(x))
+    })
+}
+
+/// The implied constant of a bound: the largest (upper) or smallest (lower) mean of
+/// metric / bound over the points, with that point's t interval at `confidence`
+/// (Bonferroni over the points). `data` holds the replicate ratios per point.
+fn implied_constant(data: &[(f64, Vec<f64>)], upper: bool, confidence: f64) -> Option<(f64, (f64, f64))> {
+    let per_point = 1.0 - (1.0 - confidence) / data.len().max(1) as f64;
+    let mut best: Option<(f64, (f64, f64))> = None;
+    for (_, ys) in data {
+        let m = ys.len() as f64;
+        if m < 1.0 {
+            continue;
+        }
+        let mean = ys.iter().sum::<f64>() / m;
+        let half = if m >= 2.0 {
+            let var = ys.iter().map(|y| (y - mean) * (y - mean)).sum::<f64>() / (m - 1.0);
+            fit::student_t_quantile(1.0 - (1.0 - per_point) / 2.0, m - 1.0).ok()? * (var / m).sqrt()
+        } else {
+            0.0
+        };
+        let better = match best {
+            None => true,
+            Some((b, _)) => (upper && mean > b) || (!upper && mean < b),
+        };
+        if better {
+            best = Some((mean, (mean - half, mean + half)));
+        }
+    }
+    best
+}
+
 /// How far `a` is from satisfying `a <op> b`, signed so that > 0 violates.
 fn violation_margin(op: CmpOp, a: f64, b: f64) -> f64 {
     match op {
@@ -240,7 +308,7 @@ pub fn fit_records(
     let mut fit = fit::fit_power_law(&xs, &ys, f.confidence).map_err(|e| e.to_string())?;
     let predicted = match &f.predicted {
         Predicted::Value(v) => *v,
-        Predicted::RateOf(_) | Predicted::ValueOf(_) => {
+        Predicted::ValueOf(_) => {
             fit::fit_power_law(&xs, &pred_vals, f.confidence)
                 .map_err(|e| format!("predicted exponent: {e}"))?
                 .slope

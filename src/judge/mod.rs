@@ -18,12 +18,15 @@
 //! 4. a negative control must be *caught* (refuted); inconclusive or out of regime is not
 //!    caught, and a control identical to a main variant on the sweep cannot be caught;
 //! 5. a refuted main variant needs a `finding` in the spec, else the run fails.
+pub mod evidence;
 pub mod kinds;
+pub mod power;
 pub mod regime;
 
 use crate::fit::Verdict;
 use crate::rng::SeedPath;
-use crate::spec::{Claim, Profile};
+use crate::spec::{Claim, Evidence, PredictionKind, Profile};
+pub use evidence::ErratumStatus;
 use regime::RegimeCheck;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -52,6 +55,14 @@ pub struct Detail {
     pub successes: Option<u64>,
     pub trials: Option<u64>,
     pub violations: Vec<String>,
+    /// `bound`: the implied constant (largest mean ratio, or smallest for Omega) and its
+    /// interval.
+    pub implied_constant: Option<(f64, (f64, f64))>,
+    /// `bound`: max/min of the bound over the judged points.
+    pub bound_change: Option<f64>,
+    /// `bound`: exp(width of the slope interval x ln(x range)): the change of the ratio
+    /// the interval cannot tell from none.
+    pub ratio_interval_change: Option<f64>,
 }
 
 /// What became of a negative control under one of its `caught_by` predictions.
@@ -94,6 +105,22 @@ pub struct PredictionResult {
     /// vacuous tolerance), if it does.
     pub problem: Option<String>,
     pub note: String,
+    /// What the prediction is evidence of.
+    pub evidence: Evidence,
+    /// The verdict in the words of its evidence kind ([`evidence::word`]).
+    pub word: String,
+    /// The variant changes the printed algorithm: shown, never counted for the paper.
+    pub ablation: bool,
+    /// A main `holds` (not a self-check): whether the same prediction catches a negative
+    /// control, i.e. whether it could have failed.
+    pub discriminating: Option<bool>,
+    /// A refuted statement: its erratum's confirmation in this run.
+    pub erratum: Option<ErratumStatus>,
+    /// What the row could detect, and what would resolve it ([`power`]).
+    pub power: String,
+    /// A bound whose ratio grows significantly on a main variant: the trend, stated
+    /// instead of a refutation.
+    pub trend: Option<String>,
     #[serde(skip)]
     pub detail: Detail,
     /// Index of the prediction in the spec.
@@ -172,8 +199,13 @@ pub fn judge(
             res.variant = variant.name.clone();
             res.negative_control = variant.negative_control;
             res.regime = regime;
+            res.evidence = p.evidence;
+            res.ablation = variant.is_ablation();
             if !in_regime {
                 res.verdict = Verdict::OutOfRegime;
+            }
+            if let PredictionKind::Bound { .. } = p.kind {
+                bound_rules(&mut res, variant.negative_control);
             }
             if let (Some(pred), Some(tol)) = (res.predicted, res.tolerance) {
                 if crate::spec::vacuous(res.kind == "rate_at_most", pred, tol) {
@@ -182,6 +214,12 @@ pub fn judge(
                     ));
                 }
             }
+            let reps = used
+                .iter()
+                .filter_map(|r| r.metrics.get(&p.metric).map(Vec::len))
+                .min()
+                .unwrap_or(0);
+            res.power = power::describe(p, &res, reps);
             if variant.negative_control {
                 if res.verdict == Verdict::Refuted {
                     res.control = Some(ControlStatus::Caught);
@@ -193,15 +231,15 @@ pub fn judge(
                     res.control = Some(ControlStatus::NotCaught);
                 }
             } else {
-                res.finding = variant.findings.get(&p.name).cloned();
-                if res.verdict == Verdict::Refuted && res.finding.is_none() {
-                    res.problem.get_or_insert(
-                        "main variant refuted without a `finding` in the spec (what the paper says, what was measured, why)".into(),
-                    );
-                }
+                main_rules(&mut res, p, variant, &recs, used);
             }
+            res.word = evidence::word(&res, &p.proxy);
             results.push(res);
         }
+    }
+    evidence::mark_discriminating(&mut results);
+    for r in results.iter_mut() {
+        r.word = evidence::word(r, &claim.predictions[r.prediction].proxy);
     }
     Ok(ClaimOutcome {
         claim: claim.clone(),
@@ -210,6 +248,100 @@ pub fn judge(
         points,
         results,
     })
+}
+
+/// A bound (O(), Omega()) on a main variant is never refuted by finite data: a ratio
+/// that grows significantly is a trend, stated, and the row is inconclusive; for a
+/// negative control the same growth is what catching it means. A bound that changes
+/// less over the judged points than the interval of the ratio's change cannot be told
+/// from a constant: not judged (inconclusive), whatever the interval says.
+fn bound_rules(res: &mut PredictionResult, control: bool) {
+    let x = res.x.clone().unwrap_or_default();
+    if res.verdict == Verdict::Refuted && !control {
+        let (lo, hi) = res.ci.unwrap_or((f64::NAN, f64::NAN));
+        res.trend = Some(format!(
+            "the ratio to the bound changes like {x}^{} (interval [{}, {}]) along the sweep: \
+             at these sizes the implied constant is not yet settled; an asymptotic bound is \
+             not refuted by finite data",
+            crate::fit::fmt_num(res.estimate.unwrap_or(f64::NAN)),
+            crate::fit::fmt_num(lo),
+            crate::fit::fmt_num(hi)
+        ));
+        res.verdict = Verdict::Inconclusive;
+    }
+    if let (Some(b), Some(c)) = (res.detail.bound_change, res.detail.ratio_interval_change) {
+        if res.verdict == Verdict::Holds && b <= c {
+            res.verdict = Verdict::Inconclusive;
+        }
+    }
+}
+
+/// The rules of a main variant by evidence kind: a refuted statement needs an erratum
+/// confirmed by an independent computation; an inconsistent consequence or a proxy not
+/// reproduced needs a finding; a failed self-check is a failure of the tool; numbers
+/// quoted by findings and errata must agree with the run. Ablations are shown and
+/// counted apart, with no requirement.
+fn main_rules(
+    res: &mut PredictionResult,
+    p: &crate::spec::Prediction,
+    variant: &crate::spec::Variant,
+    recs: &[&PointRecord],
+    judged: &[&PointRecord],
+) {
+    let finding = variant.findings.get(&p.name);
+    res.finding = finding.map(|f| f.text.clone());
+    let mut problems: Vec<String> = Vec::new();
+    if let Some(f) = finding {
+        for q in &f.quotes {
+            if let Err(m) = evidence::check_quote(q, recs) {
+                problems.push(format!("the finding contradicts its run: {m}"));
+            }
+        }
+    }
+    let erratum = variant.errata.get(&p.name);
+    if let Some(e) = erratum {
+        for q in &e.quotes {
+            if let Err(m) = evidence::check_quote(q, recs) {
+                problems.push(format!("the erratum contradicts its run: {m}"));
+            }
+        }
+        if res.verdict != Verdict::Refuted {
+            problems.push(format!(
+                "the spec claims an erratum but the statement is {} in this run",
+                res.verdict
+            ));
+        }
+    }
+    let refuted = res.verdict == Verdict::Refuted;
+    match (p.evidence, refuted, res.ablation) {
+        (_, false, _) => {}
+        (Evidence::SelfCheck, true, _) => problems.push(
+            "self-check failed: a failure of the tool (its two sides should agree by construction), not a finding about the paper".into(),
+        ),
+        (_, true, true) => {}
+        (Evidence::Statement, true, false) => match erratum {
+            None => problems.push(
+                "refuted, unconfirmed: a refuted statement of the paper needs an `errata` entry \
+                 (the paper's sentence, the counterexample, an independent confirmation)"
+                    .into(),
+            ),
+            Some(e) => {
+                let status = evidence::confirm(e, judged);
+                if !status.confirmed {
+                    problems.push(format!("refuted, unconfirmed: {}", status.how));
+                }
+                res.erratum = Some(status);
+            }
+        },
+        (_, true, false) if finding.is_none() => problems.push(format!(
+            "{} without a `finding` in the spec (what the paper says, what was measured, why)",
+            p.evidence.word(Verdict::Refuted, &p.proxy)
+        )),
+        _ => {}
+    }
+    if !problems.is_empty() && res.problem.is_none() {
+        res.problem = Some(problems.join("; "));
+    }
 }
 
 /// The result of a negative control that equals main variant `main` on the
@@ -254,22 +386,58 @@ impl PredictionResult {
             finding: None,
             problem: None,
             note: p.note.clone(),
+            evidence: p.evidence,
+            word: String::new(),
+            ablation: false,
+            discriminating: None,
+            erratum: None,
+            power: String::new(),
+            trend: None,
             detail: Detail::default(),
             prediction: pi,
         }
     }
 }
 
-/// Counts over a run: main variants' verdicts, negative controls caught, problems.
+/// Counts of one evidence kind's main-variant verdicts.
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
-pub struct Tally {
-    pub holds: usize,
-    /// Refuted main verdicts that carry a finding.
-    pub refuted_with_findings: usize,
-    /// Refuted main verdicts without a finding (each fails the run).
-    pub refuted_without_findings: usize,
+pub struct Counts {
+    /// holds / consistent / reproduced / passed (for statements, consequences and
+    /// proxies: only those whose prediction catches a control).
+    pub positive: usize,
+    /// A `holds` whose prediction catches no control: it could not have failed.
+    pub not_discriminating: usize,
+    /// refuted / inconsistent / not reproduced / failed.
+    pub negative: usize,
     pub inconclusive: usize,
     pub out_of_regime: usize,
+}
+
+impl Counts {
+    fn add(&mut self, r: &PredictionResult) {
+        match r.verdict {
+            Verdict::Holds if r.discriminating == Some(false) => self.not_discriminating += 1,
+            Verdict::Holds => self.positive += 1,
+            Verdict::Refuted => self.negative += 1,
+            Verdict::Inconclusive => self.inconclusive += 1,
+            Verdict::OutOfRegime => self.out_of_regime += 1,
+        }
+    }
+}
+
+/// Counts over a run, by evidence kind (only statements are verdicts about the paper),
+/// ablations apart, negative controls caught, and every problem.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Tally {
+    /// Statements of the paper on the printed algorithm.
+    pub statements: Counts,
+    /// Refuted statements whose erratum is confirmed (among `statements.negative`).
+    pub errata_confirmed: usize,
+    pub consequences: Counts,
+    pub proxies: Counts,
+    pub self_checks: Counts,
+    /// Rows of variants that change the printed algorithm (shown, not counted).
+    pub ablations: usize,
     pub controls: usize,
     pub controls_caught: usize,
     /// Every reason the run fails, one line each.
@@ -288,12 +456,20 @@ impl Tally {
                     }
                     continue;
                 }
-                match r.verdict {
-                    Verdict::Holds => t.holds += 1,
-                    Verdict::Refuted if r.finding.is_some() => t.refuted_with_findings += 1,
-                    Verdict::Refuted => t.refuted_without_findings += 1,
-                    Verdict::Inconclusive => t.inconclusive += 1,
-                    Verdict::OutOfRegime => t.out_of_regime += 1,
+                if r.ablation {
+                    t.ablations += 1;
+                    continue;
+                }
+                match r.evidence {
+                    Evidence::Statement => {
+                        t.statements.add(r);
+                        if r.erratum.as_ref().is_some_and(|e| e.confirmed) {
+                            t.errata_confirmed += 1;
+                        }
+                    }
+                    Evidence::Consequence => t.consequences.add(r),
+                    Evidence::Proxy => t.proxies.add(r),
+                    Evidence::SelfCheck => t.self_checks.add(r),
                 }
             }
             t.problems.extend(o.problems());
@@ -306,22 +482,52 @@ impl Tally {
         self.problems.is_empty()
     }
 
-    /// "claims: X hold, Y refuted (with findings), Z inconclusive, W out of regime;
-    /// negative controls k/k caught".
+    /// "paper: 3 hold, 1 refuted (1 erratum confirmed), ...; consequences: ...; proxies:
+    /// ...; self-checks: k/n passed; ablations: m rows; negative controls k/k caught".
     pub fn line(&self) -> String {
-        let mut s = format!(
-            "claims: {} hold, {} refuted (with findings), ",
-            self.holds, self.refuted_with_findings
-        );
-        if self.refuted_without_findings > 0 {
-            s.push_str(&format!(
-                "{} refuted WITHOUT a finding, ",
-                self.refuted_without_findings
-            ));
+        let st = &self.statements;
+        let mut s = format!("paper: {} hold", st.positive);
+        if st.not_discriminating > 0 {
+            s.push_str(&format!(" (+{} not discriminating)", st.not_discriminating));
+        }
+        s.push_str(&format!(", {} refuted", st.negative));
+        if st.negative > 0 {
+            let unconfirmed = st.negative - self.errata_confirmed;
+            s.push_str(&format!(" ({} errata confirmed", self.errata_confirmed));
+            if unconfirmed > 0 {
+                s.push_str(&format!(", {unconfirmed} UNCONFIRMED"));
+            }
+            s.push(')');
         }
         s.push_str(&format!(
-            "{} inconclusive, {} out of regime; negative controls {}/{} caught",
-            self.inconclusive, self.out_of_regime, self.controls_caught, self.controls
+            ", {} inconclusive, {} out of regime",
+            st.inconclusive, st.out_of_regime
+        ));
+        let part = |name: &str, c: &Counts, pos: &str, neg: &str| {
+            let mut p = format!("; {name}: {} {pos}", c.positive);
+            if c.not_discriminating > 0 {
+                p.push_str(&format!(" (+{} not discriminating)", c.not_discriminating));
+            }
+            p.push_str(&format!(
+                ", {} {neg}, {} inconclusive, {} out of regime",
+                c.negative, c.inconclusive, c.out_of_regime
+            ));
+            p
+        };
+        s.push_str(&part("consequences", &self.consequences, "consistent", "inconsistent"));
+        s.push_str(&part("proxies", &self.proxies, "reproduced", "not reproduced"));
+        let sc = &self.self_checks;
+        let judged = sc.positive + sc.negative + sc.inconclusive + sc.out_of_regime;
+        s.push_str(&format!("; self-checks: {}/{judged} passed", sc.positive));
+        if sc.negative > 0 {
+            s.push_str(&format!(" ({} FAILED)", sc.negative));
+        }
+        if self.ablations > 0 {
+            s.push_str(&format!("; ablations: {} rows (not counted)", self.ablations));
+        }
+        s.push_str(&format!(
+            "; negative controls {}/{} caught",
+            self.controls_caught, self.controls
         ));
         s
     }

@@ -1,5 +1,6 @@
 //! Which sweep points a prediction may be judged on: the theorem's hypotheses
-//! (`assumptions`) at each point, and whether a negative control differs from every
+//! (the registry's, named in `under`, and any inline design conditions) at each point,
+//! over parameters and measured quantities alike, and whether a negative control differs from every
 //! main variant there at all.
 use super::PointRecord;
 use crate::spec::{Assumption, Claim, Profile, Variant, Violation};
@@ -59,7 +60,20 @@ impl RegimeCheck {
 /// Per assumption: how many points fail it, and the farthest (distance, violation, label).
 type PerAssumption = (usize, Option<(f64, Violation, String)>);
 
-/// Splits `recs` into the points inside every assumption and the regime summary.
+/// A point's variables and, for measured hypotheses, each metric's mean over the point's
+/// replicates (a metric named like a variable does not shadow it).
+pub fn point_values(r: &PointRecord) -> BTreeMap<String, f64> {
+    let mut vars = r.vars.clone();
+    for (m, ys) in &r.metrics {
+        if !vars.contains_key(m) && !ys.is_empty() {
+            vars.insert(m.clone(), ys.iter().sum::<f64>() / ys.len() as f64);
+        }
+    }
+    vars
+}
+
+/// Splits `recs` into the points inside every assumption and the regime summary. A
+/// hypothesis may name metrics (a measured hypothesis): their replicate means are used.
 pub fn filter<'a>(
     assumptions: &[Assumption],
     recs: &[&'a PointRecord],
@@ -68,9 +82,10 @@ pub fn filter<'a>(
     let mut per: Vec<PerAssumption> = vec![(0, None); assumptions.len()];
     for r in recs {
         let mut ok = true;
+        let vars = point_values(r);
         for (i, a) in assumptions.iter().enumerate() {
             if let Some(v) = a
-                .check(&r.vars)
+                .check(&vars)
                 .map_err(|e| format!("assumption `{}` at {}: {e}", a.text, r.label))?
             {
                 ok = false;

@@ -219,7 +219,7 @@ pub fn estimate_claim(claim: &Claim, profile: Profile, threads: usize) -> ClaimE
     // Fits: the bootstrap of every fitted prediction, per variant it judges.
     let mut fits: Vec<(usize, f64, f64)> = Vec::new(); // (prediction, seconds, bytes)
     for (i, p) in claim.predictions.iter().enumerate() {
-        let (PredictionKind::Exponent(f) | PredictionKind::RateAtMost(f)) = &p.kind else {
+        let Some(f) = p.kind.fit_spec() else {
             continue;
         };
         let prof = claim.sweep(&p.sweep).profile(profile);
@@ -314,7 +314,9 @@ pub fn estimate_claim(claim: &Claim, profile: Profile, threads: usize) -> ClaimE
     };
     let fit_driver = |i: usize| {
         let b = match &claim.predictions[i].kind {
-            PredictionKind::Exponent(f) | PredictionKind::RateAtMost(f) => f.bootstrap,
+            PredictionKind::Exponent(f)
+            | PredictionKind::RateAtMost(f)
+            | PredictionKind::Bound { fit: f, .. } => f.bootstrap,
             _ => 0,
         };
         Driver {

@@ -16,9 +16,6 @@ pub fn prediction_text(p: &Prediction, r: &PredictionResult) -> String {
             .unwrap_or_default();
         let rhs = match &f.predicted {
             Predicted::Value(v) => fmt_num(*v),
-            Predicted::RateOf(e) => {
-                format!("local slope of `{e}` (= {})", fmt_opt(r.predicted))
-            }
             Predicted::ValueOf(e) => {
                 format!("local slope of exact `{e}` (= {})", fmt_opt(r.predicted))
             }
@@ -34,6 +31,18 @@ pub fn prediction_text(p: &Prediction, r: &PredictionResult) -> String {
     match &p.kind {
         PredictionKind::Exponent(f) => fitted(f, "=").replacen(" + ", " ± ", 1),
         PredictionKind::RateAtMost(f) => fitted(f, "<="),
+        PredictionKind::Bound { fit, upper } => {
+            let bound = fit.divide_by.as_ref().map(|e| e.to_string()).unwrap_or_default();
+            format!(
+                "{m} = {o}({bound}): {m} / ({bound}) does not {g} along {x} faster than {x}^{t} ({why}); the implied constant is reported",
+                m = p.metric,
+                o = if *upper { "O" } else { "Omega" },
+                g = if *upper { "grow" } else { "shrink" },
+                x = fit.x,
+                t = if *upper { fmt_num(fit.tolerance) } else { fmt_num(-fit.tolerance) },
+                why = fit.tolerance_reason
+            )
+        }
         PredictionKind::Event { alpha, .. } => {
             format!("P({} = 1) >= {}", p.metric, fmt_num(1.0 - alpha))
         }
@@ -70,7 +79,7 @@ pub(super) fn cell(s: &str) -> String {
 
 /// Plain words for a verdict of a main variant or a control.
 pub(super) fn verdict_cell(r: &PredictionResult) -> String {
-    let mut v = format!("**{}**", r.verdict);
+    let mut v = format!("**{}**", r.word);
     match &r.control {
         Some(ControlStatus::Caught) => v.push_str(" — caught"),
         Some(ControlStatus::NotCaught) => v.push_str(" — ⚠ NOT caught"),
@@ -79,7 +88,7 @@ pub(super) fn verdict_cell(r: &PredictionResult) -> String {
         }
         None => {}
     }
-    if r.finding.is_some() && r.verdict == crate::fit::Verdict::Refuted {
+    if r.finding.is_some() && r.verdict == crate::fit::Verdict::Refuted && r.erratum.is_none() {
         v.push_str(" (finding)");
     }
     if r.problem.is_some() && r.control.is_none() {
@@ -91,6 +100,22 @@ pub(super) fn verdict_cell(r: &PredictionResult) -> String {
 /// The one-line description of a prediction result (used in Markdown and SUMMARY).
 pub fn result_line(r: &PredictionResult) -> String {
     match r.kind {
+        "bound" => {
+            let c = r
+                .detail
+                .implied_constant
+                .map(|(c, ci)| format!("implied constant {} (interval {})", fmt_num(c), fmt_ci(Some(ci))))
+                .unwrap_or_else(|| "implied constant —".into());
+            format!(
+                "{c}; slope of the ratio vs {} = {} (CI {}), allowed {} {}{}",
+                r.x.as_deref().unwrap_or("?"),
+                fmt_opt(r.estimate),
+                fmt_ci(r.ci),
+                "<=",
+                fmt_opt(r.tolerance),
+                r.trend.as_ref().map(|t| format!("; {t}")).unwrap_or_default()
+            )
+        }
         "exponent" | "rate_at_most" => format!(
             "slope vs {} = {} (CI {}), predicted {} {} {}",
             r.x.as_deref().unwrap_or("?"),
@@ -150,6 +175,42 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
         c.model,
         c.adjacency
     );
+    let _ = writeln!(s, "**What each prediction is evidence of** (only a statement is a verdict about the paper):\n");
+    for p in &c.predictions {
+        let mut line = format!("* `{}` — {}", p.name, p.evidence);
+        if let Some(q) = &p.quote {
+            line.push_str(&format!(": {q}"));
+        }
+        if !p.proxy.is_empty() {
+            line.push_str(&format!("; proxy: {}", p.proxy));
+        }
+        if !p.under.is_empty() {
+            line.push_str(&format!(
+                "; under the paper's hypotheses {}",
+                p.under.iter().map(|u| format!("`{u}`")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        let _ = writeln!(s, "{}", cell(&line));
+    }
+    let _ = writeln!(s);
+    for v in c.variants.iter().filter(|v| !v.deviations.is_empty()) {
+        let _ = writeln!(
+            s,
+            "**Variant `{}` deviates from the printed algorithm{}:**\n",
+            v.name,
+            if v.is_ablation() { " (an ablation: not counted for the paper)" } else { " (declared typo fixes only)" }
+        );
+        for d in &v.deviations {
+            let _ = writeln!(
+                s,
+                "* {}{} — changes {}",
+                d.change,
+                if d.typo_fix { " (typo fix)" } else { "" },
+                d.sentence
+            );
+        }
+        let _ = writeln!(s);
+    }
     if !c.assumptions.is_empty() {
         let _ = writeln!(s, "**Hypotheses** (a point outside them is not judged):\n");
         for a in &c.assumptions {
@@ -198,6 +259,30 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
             let _ = writeln!(s, "* {p}");
         }
     }
+    let errata: Vec<&PredictionResult> = o.results.iter().filter(|r| r.erratum.is_some()).collect();
+    if !errata.is_empty() {
+        let _ = writeln!(s, "\n## Errata claimed\n");
+        for r in errata {
+            let v = c.variant(&r.variant);
+            if let (Some(e), Some(st)) = (v.and_then(|v| v.errata.get(&r.prediction_name)), &r.erratum) {
+                let _ = writeln!(
+                    s,
+                    "* `{}` / `{}` — **{}**. The paper: {}. Counterexample: {}.{} Confirmation: {}.",
+                    r.prediction_name,
+                    r.variant,
+                    if st.confirmed { "confirmed" } else { "UNCONFIRMED" },
+                    e.sentence,
+                    e.counterexample,
+                    if e.reading.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" Reading needed: {}.", e.reading)
+                    },
+                    st.how
+                );
+            }
+        }
+    }
     let findings: Vec<&PredictionResult> =
         o.results.iter().filter(|r| r.finding.is_some()).collect();
     if !findings.is_empty() {
@@ -208,14 +293,22 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
                 "* `{}` / `{}` ({}): {}",
                 r.prediction_name,
                 r.variant,
-                if r.verdict == crate::fit::Verdict::Refuted {
-                    "refuted at this run".to_string()
-                } else {
-                    format!("registered for a refutation; this run says {}", r.verdict)
-                },
+                r.word,
                 r.finding.as_deref().unwrap_or("").trim()
             );
         }
+    }
+    let _ = writeln!(s, "\n## What each row could detect\n");
+    for r in o.results.iter().filter(|r| !r.negative_control) {
+        let _ = writeln!(
+            s,
+            "* `{}` / `{}` ({}, {}): {}",
+            r.prediction_name,
+            r.variant,
+            r.evidence,
+            r.word,
+            r.power
+        );
     }
     let _ = writeln!(s, "\n## Variants\n");
     for v in &c.variants {
@@ -326,7 +419,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
                 fmt_ci(r.detail.bootstrap_ci)
             );
         }
-        if let Some(PredictionKind::Exponent(f) | PredictionKind::RateAtMost(f)) =
+        if let Some(PredictionKind::Exponent(f) | PredictionKind::RateAtMost(f) | PredictionKind::Bound { fit: f, .. }) =
             c.predictions.get(r.prediction).map(|p| &p.kind)
         {
             if let Some(e) = &f.divide_by {

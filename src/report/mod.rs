@@ -62,22 +62,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     })
 }
 
-/// Formats a number for tables: 4 significant digits, scientific when far from 1.
-pub fn fmt_num(v: f64) -> String {
-    if v.is_nan() {
-        return "NaN".into();
-    }
-    if v == 0.0 {
-        return "0".into();
-    }
-    let a = v.abs();
-    if (1e-3..1e5).contains(&a) {
-        let digits = (3 - a.log10().floor() as i32).max(0) as usize;
-        format!("{v:.digits$}")
-    } else {
-        format!("{v:.3e}")
-    }
-}
+pub use crate::fit::fmt_num;
 
 pub(crate) fn fmt_opt(v: Option<f64>) -> String {
     v.map(fmt_num).unwrap_or_else(|| "—".into())
@@ -123,6 +108,14 @@ pub fn run_json(
                     "predicted": r.predicted,
                     "tolerance": r.tolerance,
                     "verdict": r.verdict,
+                    "evidence": r.evidence,
+                    "word": r.word,
+                    "ablation": r.ablation,
+                    "discriminating": r.discriminating,
+                    "erratum": r.erratum,
+                    "implied_constant": r.detail.implied_constant.map(|(c, (a, b))| vec![c, a, b]),
+                    "trend": r.trend,
+                    "power": r.power,
                     "regime": r.regime,
                     "control": r.control,
                     "finding": r.finding,

@@ -30,7 +30,9 @@ fn prediction_plot(o: &ClaimOutcome, p: &crate::spec::Prediction) -> svg::LogLog
         &p.metric,
     );
     let fit_spec = match &p.kind {
-        PredictionKind::Exponent(f) | PredictionKind::RateAtMost(f) => Some(f),
+        PredictionKind::Exponent(f)
+        | PredictionKind::RateAtMost(f)
+        | PredictionKind::Bound { fit: f, .. } => Some(f),
         _ => None,
     };
     let x_name = fit_spec

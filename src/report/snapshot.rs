@@ -68,7 +68,7 @@ pub fn snapshot(out: &ClaimOutcome) -> Snap {
                 estimate: r.estimate.map(round2),
                 ci: r.ci.map(|(a, b)| (round2(a), round2(b))),
                 predicted: r.predicted.map(round2),
-                verdict: r.verdict.to_string(),
+                verdict: r.word.clone(),
                 control: r.control.as_ref().map(|c| match c {
                     ControlStatus::Caught => "caught".to_string(),
                     ControlStatus::NotCaught => "not_caught".to_string(),

@@ -3,18 +3,39 @@ use super::claim_page::{cell, result_line, verdict_cell};
 use crate::judge::{ClaimOutcome, ControlStatus, PredictionResult, Tally};
 use std::fmt::Write as _;
 
-/// Plain words for a claim: the overall picture, then each main variant's verdicts.
+/// Plain words for a claim: what its statements of the paper say (only statements are
+/// verdicts about the paper), then each main variant's rows in their evidence's words.
 pub fn claim_in_words(o: &ClaimOutcome) -> String {
-    use crate::fit::Verdict::{self, *};
+    use crate::fit::Verdict::*;
+    use crate::spec::Evidence;
     let main: Vec<&PredictionResult> = o.results.iter().filter(|r| !r.negative_control).collect();
-    let all = |v: Verdict| main.iter().all(|r| r.verdict == v);
-    let head = if all(Holds) {
+    let stmts: Vec<&&PredictionResult> = main
+        .iter()
+        .filter(|r| r.evidence == Evidence::Statement && !r.ablation)
+        .collect();
+    let head = if stmts.is_empty() {
+        "**no statement of the paper**"
+    } else if stmts.iter().any(|r| r.verdict == Refuted) {
+        if stmts
+            .iter()
+            .filter(|r| r.verdict == Refuted)
+            .all(|r| r.erratum.as_ref().is_some_and(|e| e.confirmed))
+        {
+            "**erratum** (confirmed)"
+        } else {
+            "**refuted, unconfirmed**"
+        }
+    } else if stmts
+        .iter()
+        .all(|r| r.verdict == Holds && r.discriminating != Some(false))
+    {
         "**holds**"
-    } else if all(OutOfRegime) {
+    } else if stmts.iter().all(|r| r.verdict == OutOfRegime) {
         "**out of regime**"
-    } else if main.iter().any(|r| r.verdict == Refuted) {
-        "**refuted in part** (findings)"
-    } else if main.iter().any(|r| r.verdict == Holds) {
+    } else if stmts
+        .iter()
+        .any(|r| r.verdict == Holds && r.discriminating != Some(false))
+    {
         "**holds in part**"
     } else {
         "**not resolved**"
@@ -27,20 +48,19 @@ pub fn claim_in_words(o: &ClaimOutcome) -> String {
         .map(|v| {
             let mine: Vec<&&PredictionResult> =
                 main.iter().filter(|r| r.variant == v.name).collect();
-            let counts: Vec<String> = [Holds, Refuted, Inconclusive, OutOfRegime]
-                .iter()
-                .filter_map(|k| {
-                    let n = mine.iter().filter(|r| r.verdict == *k).count();
-                    (n > 0).then(|| {
-                        if n == mine.len() {
-                            k.to_string()
-                        } else {
-                            format!("{n} {k}")
-                        }
-                    })
-                })
+            let mut counts: Vec<(String, usize)> = Vec::new();
+            for r in &mine {
+                let w = r.word.clone();
+                match counts.iter_mut().find(|(k, _)| *k == w) {
+                    Some(e) => e.1 += 1,
+                    None => counts.push((w, 1)),
+                }
+            }
+            let words: Vec<String> = counts
+                .into_iter()
+                .map(|(w, n)| if n == mine.len() { w } else { format!("{n} {w}") })
                 .collect();
-            format!("`{}` {}", v.name, counts.join(", "))
+            format!("`{}` {}", v.name, words.join(", "))
         })
         .collect();
     let ctrl: Vec<&PredictionResult> = o.results.iter().filter(|r| r.negative_control).collect();

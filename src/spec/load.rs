@@ -356,12 +356,28 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
     }
     let mut sweeps = Vec::new();
     for (name, s) in &raw.sweeps {
+        if s.full.replicates < s.quick.replicates {
+            return Err(ctx.err(
+                format!("sweeps.{name}.full.replicates"),
+                format!(
+                    "{} at the full profile, fewer than the quick profile's {}: the paper-scale \
+                     profile may not have less power than CI's",
+                    s.full.replicates, s.quick.replicates
+                ),
+            ));
+        }
         sweeps.push(Sweep {
             name: name.clone(),
             quick: sweep_profile(&ctx, &format!("sweeps.{name}.quick"), &s.quick)?,
             full: sweep_profile(&ctx, &format!("sweeps.{name}.full"), &s.full)?,
         });
     }
+    let registry = match &raw.paper {
+        Some(paper) => {
+            Some(super::registry::find(path, paper).map_err(|m| ctx.err("paper", m))?)
+        }
+        None => None,
+    };
     // Variants.
     if raw.variants.is_empty() {
         return Err(ctx.err("variants", "at least one variant is needed"));
@@ -412,7 +428,9 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
             options,
             data,
             caught_by: v.caught_by.clone(),
-            findings: v.findings.clone(),
+            findings: super::provenance::findings(&ctx, &field, system, &v.findings)?,
+            errata: super::provenance::errata(&ctx, &field, system, &v.errata)?,
+            deviations: v.deviations.clone(),
         });
     }
     if !variants.iter().any(|v| v.negative_control) {
@@ -439,7 +457,15 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
     let mut predictions: Vec<Prediction> = Vec::new();
     for (i, p) in raw.predictions.into_iter().enumerate() {
         let field = format!("predictions[{i}]");
-        let p = prediction(&ctx, &field, p, system, &sweeps, &assumptions)?;
+        let p = prediction(
+            &ctx,
+            &field,
+            p,
+            system,
+            &sweeps,
+            &assumptions,
+            registry.as_ref(),
+        )?;
         if predictions.iter().any(|q| q.name == p.name) {
             return Err(ctx.err(
                 format!("{field}.name"),
@@ -454,6 +480,7 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
         }
     }
     check_roles(&ctx, &variants, &predictions)?;
+    super::provenance::check_variants(&ctx, system, &variants, &mut predictions)?;
     for (i, m) in raw.report_metrics.iter().enumerate() {
         if !system.metrics().iter().any(|x| x.name == m.as_str()) {
             return Err(ctx.err(
@@ -473,6 +500,7 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
         },
         statement: raw.statement.trim().to_string(),
         system,
+        paper: raw.paper.clone().unwrap_or_default(),
         model,
         adjacency,
         params: raw.params,

@@ -10,14 +10,18 @@
 //! measurement only. The engine only ever sees a validated [`Claim`].
 pub mod assumption;
 pub mod echo;
+pub mod evidence;
+pub mod registry;
 pub mod expr;
 mod external;
 mod load;
 mod points;
 mod predictions;
+mod provenance;
 pub mod raw;
 
 pub use assumption::{Assumption, Violation};
+pub use evidence::{Deviation, Erratum, Evidence, Finding, Quote, QuotedNumber};
 pub use load::{claim_from_bytes, load_claim, load_claims, MAX_SWEEP_POINTS};
 
 use crate::data::InputDist;
@@ -142,8 +146,21 @@ pub struct Variant {
     pub data: DataSpec,
     /// Negative controls: the predictions (by name) that must refute this variant.
     pub caught_by: Vec<String>,
-    /// Main variants: prediction name -> the finding that explains its refutation.
-    pub findings: BTreeMap<String, String>,
+    /// Main variants: prediction name -> the finding that explains its refutation (an
+    /// inconsistent consequence, a proxy not reproduced).
+    pub findings: BTreeMap<String, Finding>,
+    /// Main variants: prediction name -> the erratum a refuted statement claims.
+    pub errata: BTreeMap<String, Erratum>,
+    /// How this variant differs from the algorithm as printed (one change each).
+    pub deviations: Vec<Deviation>,
+}
+
+impl Variant {
+    /// A variant with a change other than a declared typo fix: shown in the report, never
+    /// counted for a result of the paper.
+    pub fn is_ablation(&self) -> bool {
+        self.deviations.iter().any(|d| !d.typo_fix)
+    }
 }
 
 /// What a prediction asserts.
@@ -161,6 +178,12 @@ pub enum PredictionKind {
         rhs: Expr,
         over: InequalityOver,
     },
+    /// An O()/O~() (`upper`) or Omega() bound with unknown constant: the ratio
+    /// metric / bound (the fit's `divide_by`, predicted slope 0) must not grow (upper) or
+    /// shrink (lower) along `x` by more than the tolerance; the implied constant is
+    /// reported. Never refuted on a main variant: finite data cannot refute an asymptotic
+    /// rate ([`crate::judge::kinds`]).
+    Bound { fit: FitSpec, upper: bool },
 }
 
 /// What an `inequality` is checked on.
@@ -184,18 +207,26 @@ impl PredictionKind {
             PredictionKind::RateAtMost(_) => "rate_at_most",
             PredictionKind::Event { .. } => "event",
             PredictionKind::Inequality { .. } => "inequality",
+            PredictionKind::Bound { .. } => "bound",
+        }
+    }
+
+    /// The fit settings of a fitted kind (`exponent`, `rate_at_most`, `bound`).
+    pub fn fit_spec(&self) -> Option<&FitSpec> {
+        match self {
+            PredictionKind::Exponent(f) | PredictionKind::RateAtMost(f) => Some(f),
+            PredictionKind::Bound { fit, .. } => Some(fit),
+            _ => None,
         }
     }
 }
 
 /// The predicted exponent: a number, or the local log-log slope over the sweep points
-/// of an expression — a theorem's bound (`RateOf`, over the point's variables) or an
-/// exact finite-size value (`ValueOf`, which may also name metrics the system computes
+/// of an exact finite-size value (`ValueOf`, which may also name metrics the system computes
 /// from theory, e.g. an exact expectation; their mean over replicates is used).
 #[derive(Clone, Debug)]
 pub enum Predicted {
     Value(f64),
-    RateOf(Expr),
     ValueOf(Expr),
 }
 
@@ -204,7 +235,7 @@ impl Predicted {
     pub fn expr(&self) -> Option<&Expr> {
         match self {
             Predicted::Value(_) => None,
-            Predicted::RateOf(e) | Predicted::ValueOf(e) => Some(e),
+            Predicted::ValueOf(e) => Some(e),
         }
     }
 }
@@ -274,6 +305,17 @@ pub struct Prediction {
     /// Where the paper states it (the claim's equation unless the spec says otherwise).
     pub source: String,
     pub note: String,
+    /// What this prediction is evidence of.
+    pub evidence: Evidence,
+    /// The paper's words (required for a statement).
+    pub quote: Option<Quote>,
+    /// The task or model standing in for the paper's (a proxy only).
+    pub proxy: String,
+    /// Names of the registry hypotheses it is judged under (their checks are in
+    /// `assumptions`).
+    pub under: Vec<String>,
+    /// Metrics read by measured hypotheses, errata checks and quoted numbers.
+    pub extra_metrics: BTreeSet<String>,
 }
 
 impl Prediction {
@@ -286,7 +328,8 @@ impl Prediction {
     /// Metrics a judged unit must compute: the metric and those `predicted_value_of` names.
     pub fn metrics_needed(&self, system: &dyn System) -> BTreeSet<String> {
         let mut m = BTreeSet::from([self.metric.clone()]);
-        if let PredictionKind::Exponent(f) | PredictionKind::RateAtMost(f) = &self.kind {
+        m.extend(self.extra_metrics.iter().cloned());
+        if let Some(f) = self.kind.fit_spec() {
             if let Predicted::ValueOf(e) = &f.predicted {
                 m.extend(
                     e.variables()
@@ -301,7 +344,9 @@ impl Prediction {
     /// Sweep points a fit needs at least; fewer inside the hypotheses is out of regime.
     pub fn min_points(&self) -> usize {
         match self.kind {
-            PredictionKind::Exponent(_) | PredictionKind::RateAtMost(_) => 3,
+            PredictionKind::Exponent(_)
+            | PredictionKind::RateAtMost(_)
+            | PredictionKind::Bound { .. } => 3,
             _ => 1,
         }
     }
@@ -316,6 +361,8 @@ pub struct Claim {
     pub source: Source,
     pub statement: String,
     pub system: &'static dyn System,
+    /// The paper (stem of `scorecards/<paper>.yaml`), empty for a claim about the tool.
+    pub paper: String,
     pub model: String,
     pub adjacency: String,
     pub params: BTreeMap<String, Expr>,
@@ -336,6 +383,10 @@ pub struct Claim {
 }
 
 impl Claim {
+    pub fn variant(&self, name: &str) -> Option<&Variant> {
+        self.variants.iter().find(|v| v.name == name)
+    }
+
     pub fn sweep(&self, name: &str) -> &Sweep {
         self.sweeps
             .iter()

@@ -32,12 +32,16 @@ pub(super) fn check_points(ctx: &Ctx, claim: &Claim) -> Result<(), SpecError> {
                     continue;
                 }
                 match &p.kind {
-                    PredictionKind::Exponent(f) | PredictionKind::RateAtMost(f) => {
+                    PredictionKind::Exponent(f)
+                    | PredictionKind::RateAtMost(f)
+                    | PredictionKind::Bound { fit: f, .. } => {
                         if let Some(e) = &f.divide_by {
-                            exprs.push((format!("predictions[{i}].divide_by"), e));
-                        }
-                        if let Predicted::RateOf(e) = &f.predicted {
-                            exprs.push((format!("predictions[{i}].predicted_rate_of"), e));
+                            let what = if matches!(p.kind, PredictionKind::Bound { .. }) {
+                                "bound"
+                            } else {
+                                "divide_by"
+                            };
+                            exprs.push((format!("predictions[{i}].{what}"), e));
                         }
                         if let Predicted::ValueOf(e) = &f.predicted {
                             for s in e.variables() {
@@ -59,7 +63,8 @@ pub(super) fn check_points(ctx: &Ctx, claim: &Claim) -> Result<(), SpecError> {
                 }
                 for (j, a) in p.assumptions.iter().enumerate() {
                     for s in a.variables() {
-                        if !defined.contains(&s) {
+                        let metric = claim.system.metrics().iter().any(|m| m.name == s.as_str());
+                        if !defined.contains(&s) && !metric {
                             return Err(ctx.err(
                                 format!("predictions[{i}].assumptions[{j}]"),
                                 format!("unknown symbol `{s}` in `{}`", a.text),

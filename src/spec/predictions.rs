@@ -12,6 +12,7 @@ pub(super) fn prediction(
     system: &dyn System,
     sweeps: &[Sweep],
     claim_assumptions: &[Assumption],
+    registry: Option<&registry::Registry>,
 ) -> Result<Prediction, SpecError> {
     let common = p.common();
     if common.legacy_expected {
@@ -83,6 +84,8 @@ pub(super) fn prediction(
         &format!("{field}.assumptions"),
         common.assumptions,
     )?);
+    let prov = super::provenance::prediction(ctx, field, &common, registry, &all_assumptions)?;
+    all_assumptions.extend(prov.hypotheses.iter().cloned());
     let fit_spec = |f: &raw::RawFit| -> Result<FitSpec, SpecError> {
         let is_var = |prof: &SweepProfile| {
             prof.axes.iter().any(|(k, _)| k == &f.x) || prof.coupled.contains_key(&f.x)
@@ -99,12 +102,18 @@ pub(super) fn prediction(
         let predicted =
             match (&f.predicted, &f.predicted_rate_of, &f.predicted_value_of) {
                 (Some(v), None, None) if v.is_finite() => Predicted::Value(*v),
-                (None, Some(e), None) => Predicted::RateOf(e.clone()),
+                (None, Some(_), None) => return Err(ctx.err(
+                    format!("{field}.predicted_rate_of"),
+                    "was removed: the local slope of a bound with its constants set to 1 is not \
+                     what an O() statement asserts. Judge the bound by its implied constant \
+                     (`kind: bound`), each term's exponent on the quantity that isolates it \
+                     (`exponent`), or a finite-size form (`predicted_value_of`)",
+                )),
                 (None, None, Some(e)) => Predicted::ValueOf(e.clone()),
                 _ => return Err(ctx.err(
                     format!("{field}.predicted"),
-                    "give exactly one of `predicted` (a number), `predicted_rate_of` (a bound's \
-                 expression) or `predicted_value_of` (an exact finite-size value)",
+                    "give exactly one of `predicted` (a number) or `predicted_value_of` (an exact \
+                 finite-size value)",
                 )),
             };
         if !(f.tolerance.is_finite() && f.tolerance >= 0.0) {
@@ -155,6 +164,45 @@ pub(super) fn prediction(
     let kind = match &p {
         RawPrediction::Exponent(f) => PredictionKind::Exponent(fit_spec(f)?),
         RawPrediction::RateAtMost(f) => PredictionKind::RateAtMost(fit_spec(f)?),
+        RawPrediction::Bound(b) => {
+            let upper = match b.direction.as_str() {
+                "upper" => true,
+                "lower" => false,
+                o => {
+                    return Err(ctx.err(
+                        format!("{field}.direction"),
+                        format!("unknown direction `{o}` (upper: O(), O~(); lower: Omega())"),
+                    ))
+                }
+            };
+            let raw_fit = raw::RawFit {
+                name: b.name.clone(),
+                metric: b.metric.clone(),
+                sweep: b.sweep.clone(),
+                source: None,
+                assumptions: Vec::new(),
+                expected: None,
+                expected_full: None,
+                evidence: None,
+                quote: None,
+                proxy: None,
+                under: Vec::new(),
+                note: None,
+                x: b.x.clone(),
+                predicted: Some(0.0),
+                predicted_rate_of: None,
+                predicted_value_of: None,
+                tolerance: b.tolerance,
+                tolerance_reason: b.tolerance_reason.clone(),
+                divide_by: Some(b.bound.clone()),
+                confidence: b.confidence,
+                bootstrap: Some(0),
+            };
+            PredictionKind::Bound {
+                fit: fit_spec(&raw_fit)?,
+                upper,
+            }
+        }
         RawPrediction::Event(raw::RawEvent {
             alpha, confidence, ..
         }) => {
@@ -217,6 +265,11 @@ pub(super) fn prediction(
         }
     };
     let common = p.common();
+    let extra_metrics = all_assumptions
+        .iter()
+        .flat_map(|a| a.variables())
+        .filter(|v| system.metrics().iter().any(|m| m.name == v.as_str()))
+        .collect();
     Ok(Prediction {
         name: common.name.clone(),
         metric: common.metric.clone(),
@@ -225,6 +278,11 @@ pub(super) fn prediction(
         assumptions: all_assumptions,
         source: common.source.clone().unwrap_or_default(),
         note: common.note.clone().unwrap_or_default(),
+        evidence: prov.evidence,
+        quote: prov.quote,
+        proxy: prov.proxy,
+        under: common.under.clone(),
+        extra_metrics,
     })
 }
 
@@ -273,10 +331,10 @@ pub(super) fn check_roles(
                     ),
                 ));
             }
-            if !v.findings.is_empty() {
+            if !v.findings.is_empty() || !v.errata.is_empty() {
                 return Err(ctx.err(
                     format!("{field}.findings"),
-                    "a negative control has no findings: its refutation is what it is for",
+                    "a negative control has no findings or errata: its refutation is what it is for",
                 ));
             }
         } else if !v.caught_by.is_empty() {
@@ -285,7 +343,7 @@ pub(super) fn check_roles(
                 "only a negative control (negative_control: true) is caught",
             ));
         }
-        for n in v.caught_by.iter().chain(v.findings.keys()) {
+        for n in v.caught_by.iter().chain(v.findings.keys()).chain(v.errata.keys()) {
             if !known(n) {
                 return Err(ctx.err(
                     field.to_string(),
@@ -293,8 +351,8 @@ pub(super) fn check_roles(
                 ));
             }
         }
-        for (n, text) in &v.findings {
-            if text.trim().is_empty() {
+        for (n, f) in &v.findings {
+            if f.text.trim().is_empty() {
                 return Err(ctx.err(format!("{field}.findings.{n}"), "empty finding"));
             }
         }

@@ -164,6 +164,10 @@ pub struct RawClaim {
     pub source: RawSource,
     pub statement: String,
     pub system: String,
+    /// The paper this claim is about: the stem of `scorecards/<paper>.yaml`, whose
+    /// `hypotheses:` the predictions reference with `under`.
+    #[serde(default)]
+    pub paper: Option<String>,
     /// Required for the built-in systems; optional for `system: external`.
     #[serde(default)]
     pub model: Option<String>,
@@ -318,7 +322,68 @@ pub struct RawVariant {
     pub caught_by: Vec<String>,
     /// Main variants: prediction name -> why this variant is refuted there (a finding).
     #[serde(default, deserialize_with = "unique_keys")]
-    pub findings: BTreeMap<String, String>,
+    pub findings: BTreeMap<String, RawFinding>,
+    #[serde(default, deserialize_with = "unique_keys")]
+    pub errata: BTreeMap<String, RawErratum>,
+    #[serde(default)]
+    pub deviations: Vec<super::evidence::Deviation>,
+}
+
+/// A finding: its text, or `{text, quotes}` with the numbers it quotes from the run.
+#[derive(Debug, Clone)]
+pub enum RawFinding {
+    Text(String),
+    Quoted(RawQuotedFinding),
+}
+
+impl<'de> Deserialize<'de> for RawFinding {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RawFinding;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a finding's text or {text: ..., quotes: [...]}")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawFinding, E> {
+                Ok(RawFinding::Text(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, m: A) -> Result<RawFinding, A::Error> {
+                RawQuotedFinding::deserialize(serde::de::value::MapAccessDeserializer::new(m))
+                    .map(RawFinding::Quoted)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawQuotedFinding {
+    pub text: String,
+    #[serde(default)]
+    pub quotes: Vec<super::evidence::QuotedNumber>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawErratum {
+    pub sentence: super::evidence::Quote,
+    pub counterexample: String,
+    #[serde(default)]
+    pub reading: String,
+    pub confirmation: RawConfirmation,
+    #[serde(default)]
+    pub quotes: Vec<super::evidence::QuotedNumber>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfirmation {
+    pub method: String,
+    #[serde(default)]
+    pub check: Option<String>,
+    #[serde(default)]
+    pub proof: Option<String>,
 }
 
 /// Fields every prediction has.
@@ -331,6 +396,10 @@ pub struct Common<'a> {
     /// Fields of the old format (a verdict pinned after measuring): rejected on load.
     pub legacy_expected: bool,
     pub note: &'a Option<String>,
+    pub evidence: &'a Option<String>,
+    pub quote: &'a Option<super::evidence::Quote>,
+    pub proxy: &'a Option<String>,
+    pub under: &'a Vec<String>,
 }
 
 /// A prediction, tagged by `kind`. The common fields (metric, sweep, expected, ...) are
@@ -348,6 +417,7 @@ pub enum RawPrediction {
     RateAtMost(RawFit),
     Event(RawEvent),
     Inequality(RawInequality),
+    Bound(RawBound),
 }
 
 impl<'de> Deserialize<'de> for RawPrediction {
@@ -377,8 +447,9 @@ impl<'de> Deserialize<'de> for RawPrediction {
             "rate_at_most" => parse(&text).map(RawPrediction::RateAtMost),
             "event" => parse(&text).map(RawPrediction::Event),
             "inequality" => parse(&text).map(RawPrediction::Inequality),
+            "bound" => parse(&text).map(RawPrediction::Bound),
             other => Err(D::Error::custom(format!(
-                "kind: unknown kind `{other}` (known: exponent, rate_at_most, event, inequality)"
+                "kind: unknown kind `{other}` (known: exponent, rate_at_most, event, inequality, bound)"
             ))),
         }
     }
@@ -396,6 +467,10 @@ impl RawPrediction {
                     source: &$f.source,
                     legacy_expected: $f.expected.is_some() || $f.expected_full.is_some(),
                     note: &$f.note,
+                    evidence: &$f.evidence,
+                    quote: &$f.quote,
+                    proxy: &$f.proxy,
+                    under: &$f.under,
                 }
             };
         }
@@ -403,6 +478,7 @@ impl RawPrediction {
             RawPrediction::Exponent(f) | RawPrediction::RateAtMost(f) => c!(f),
             RawPrediction::Event(f) => c!(f),
             RawPrediction::Inequality(f) => c!(f),
+            RawPrediction::Bound(f) => c!(f),
         }
     }
 }
@@ -424,6 +500,14 @@ pub struct RawFit {
     pub expected: Option<IgnoredAny>,
     #[serde(default)]
     pub expected_full: Option<IgnoredAny>,
+    #[serde(default)]
+    pub evidence: Option<String>,
+    #[serde(default)]
+    pub quote: Option<super::evidence::Quote>,
+    #[serde(default)]
+    pub proxy: Option<String>,
+    #[serde(default)]
+    pub under: Vec<String>,
     #[serde(default)]
     pub note: Option<String>,
     pub x: String,
@@ -463,6 +547,14 @@ pub struct RawEvent {
     #[serde(default)]
     pub expected_full: Option<IgnoredAny>,
     #[serde(default)]
+    pub evidence: Option<String>,
+    #[serde(default)]
+    pub quote: Option<super::evidence::Quote>,
+    #[serde(default)]
+    pub proxy: Option<String>,
+    #[serde(default)]
+    pub under: Vec<String>,
+    #[serde(default)]
     pub note: Option<String>,
     pub alpha: f64,
     #[serde(default)]
@@ -487,6 +579,14 @@ pub struct RawInequality {
     #[serde(default)]
     pub expected_full: Option<IgnoredAny>,
     #[serde(default)]
+    pub evidence: Option<String>,
+    #[serde(default)]
+    pub quote: Option<super::evidence::Quote>,
+    #[serde(default)]
+    pub proxy: Option<String>,
+    #[serde(default)]
+    pub under: Vec<String>,
+    #[serde(default)]
     pub note: Option<String>,
     pub op: String,
     pub rhs: Expr,
@@ -494,6 +594,40 @@ pub struct RawInequality {
     #[serde(default)]
     pub over: Option<String>,
     /// Confidence of the simultaneous intervals when `over: means` (default 0.95).
+    #[serde(default)]
+    pub confidence: Option<f64>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct RawBound {
+    pub name: String,
+    pub metric: String,
+    pub sweep: String,
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub assumptions: Vec<RawAssumption>,
+    #[serde(default)]
+    pub expected: Option<IgnoredAny>,
+    #[serde(default)]
+    pub expected_full: Option<IgnoredAny>,
+    #[serde(default)]
+    pub evidence: Option<String>,
+    #[serde(default)]
+    pub quote: Option<super::evidence::Quote>,
+    #[serde(default)]
+    pub proxy: Option<String>,
+    #[serde(default)]
+    pub under: Vec<String>,
+    #[serde(default)]
+    pub note: Option<String>,
+    pub x: String,
+    pub bound: Expr,
+    pub direction: String,
+    pub tolerance: f64,
+    #[serde(default)]
+    pub tolerance_reason: Option<String>,
     #[serde(default)]
     pub confidence: Option<f64>,
 }

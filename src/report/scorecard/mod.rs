@@ -10,10 +10,11 @@
 //! this run's outcomes and, for claims the run did not judge, the kept verdicts of the
 //! previous `verdicts.json` ([`super::kept`]), into the run's report set.
 mod render;
+mod sections;
 
 pub use render::{combine, scorecard_markdown, Combined};
 
-use crate::spec::Claim;
+use crate::spec::{Claim, Evidence, Quote};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -37,6 +38,9 @@ struct RawScorecard {
     source: String,
     #[serde(default)]
     intro: String,
+    /// The paper's hypothesis registry ([`crate::spec::registry`]).
+    #[serde(default)]
+    hypotheses: Vec<crate::spec::registry::RawHypothesis>,
     results: Vec<RawResult>,
 }
 
@@ -45,6 +49,11 @@ struct RawScorecard {
 struct RawResult {
     result: String,
     title: String,
+    #[serde(default)]
+    quote: Option<Quote>,
+    /// The statement's hypotheses (registry names): every check inherits them.
+    #[serde(default)]
+    hypotheses: Vec<String>,
     #[serde(default)]
     checked_by: Vec<Check>,
     #[serde(default)]
@@ -67,6 +76,10 @@ pub struct PaperResult {
     /// How the paper numbers it: `Theorem 1`, `Eq. 8`, `Fig. 2 (panel 1)`.
     pub result: String,
     pub title: String,
+    /// The paper's words (required when the result is checked).
+    pub quote: Option<Quote>,
+    /// Registry names of the statement's hypotheses.
+    pub hypotheses: Vec<String>,
     pub checked_by: Vec<Check>,
     /// Claim files still to be written that will check it (`claims/pff-steps.yaml`).
     pub planned: Vec<String>,
@@ -83,7 +96,19 @@ pub struct Scorecard {
     pub paper: String,
     pub source: String,
     pub intro: String,
+    /// The paper's hypothesis registry, for the page (name, where, feasible from).
+    pub hypotheses: Vec<HypothesisInfo>,
     pub results: Vec<PaperResult>,
+}
+
+/// What a scorecard page shows of a registry hypothesis.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HypothesisInfo {
+    pub name: String,
+    pub quote: Quote,
+    pub require: String,
+    pub reading: String,
+    pub feasible_from: String,
 }
 
 /// What a scorecard needs to know of a claim: its predictions (name → sweep) and
@@ -141,6 +166,17 @@ pub fn load_file(path: &Path) -> Result<Scorecard, ScorecardError> {
                 "must be lowercase letters, digits and '-' (it names the page)".into(),
             )
         })?;
+    let hypotheses: Vec<HypothesisInfo> = crate::spec::registry::validate(&raw.hypotheses)
+        .map_err(|m| at("hypotheses".into(), m))?
+        .into_iter()
+        .map(|h| HypothesisInfo {
+            name: h.name,
+            quote: h.quote,
+            require: h.assumption.text,
+            reading: h.reading,
+            feasible_from: h.feasible_from,
+        })
+        .collect();
     let mut results = Vec::new();
     for (i, r) in raw.results.into_iter().enumerate() {
         let entry = format!("results[{i}] ({})", r.result);
@@ -168,9 +204,25 @@ pub fn load_file(path: &Path) -> Result<Scorecard, ScorecardError> {
             }
             _ => {}
         }
+        if !r.checked_by.is_empty() && r.quote.as_ref().is_none_or(|q| q.text.trim().is_empty() || q.location.trim().is_empty()) {
+            return Err(at(
+                entry,
+                "a checked result quotes the paper: quote: {text: \"...\", where: \"Sec. 2, Theorem 1\"}".into(),
+            ));
+        }
+        for h in &r.hypotheses {
+            if !hypotheses.iter().any(|x| &x.name == h) {
+                return Err(at(
+                    entry,
+                    format!("unknown hypothesis `{h}` (not in this file's `hypotheses`)"),
+                ));
+            }
+        }
         results.push(PaperResult {
             result: r.result,
             title: r.title,
+            quote: r.quote,
+            hypotheses: r.hypotheses,
             checked_by: r.checked_by,
             planned: r.planned,
             not_checkable: r.not_checkable,
@@ -185,6 +237,7 @@ pub fn load_file(path: &Path) -> Result<Scorecard, ScorecardError> {
         paper: raw.paper,
         source: raw.source,
         intro: raw.intro,
+        hypotheses,
         results,
     })
 }
@@ -239,7 +292,58 @@ impl Scorecard {
                             c.variant, c.claim
                         )))
                     }
+                    Some(v) if v.is_ablation() => {
+                        return Err(bad(format!(
+                            "variant `{}` of `{}` changes the printed algorithm ({}): an \
+                             ablation is shown in its claim's report, never counted for a result",
+                            c.variant,
+                            c.claim,
+                            v.deviations
+                                .iter()
+                                .filter(|d| !d.typo_fix)
+                                .map(|d| d.change.as_str())
+                                .collect::<Vec<_>>()
+                                .join("; ")
+                        )))
+                    }
                     Some(_) => {}
+                }
+                let stem = self.page.trim_start_matches("scorecard-");
+                if claim.paper != stem {
+                    return Err(bad(format!(
+                        "claim `{}` is about paper `{}` (its `paper:`), not `{stem}`",
+                        c.claim, claim.paper
+                    )));
+                }
+                let p = claim
+                    .predictions
+                    .iter()
+                    .find(|p| p.name == c.prediction)
+                    .expect("checked above");
+                if p.evidence == Evidence::SelfCheck {
+                    return Err(bad(format!(
+                        "`{}` is a self-check of the tool: it is listed in the page's self-check \
+                         section, never as evidence for a result",
+                        c.prediction
+                    )));
+                }
+                if let Some(h) = r.hypotheses.iter().find(|h| !p.under.contains(h)) {
+                    return Err(bad(format!(
+                        "prediction `{}` omits the result's hypothesis `{h}`: a check of a \
+                         statement inherits every hypothesis of it (add it to `under`)",
+                        c.prediction
+                    )));
+                }
+                let dup = self.results[..i]
+                    .iter()
+                    .chain(std::iter::once(r))
+                    .flat_map(|q| q.checked_by.iter())
+                    .filter(|x| *x == c)
+                    .count();
+                if dup > 1 {
+                    return Err(bad(
+                        "the same check is listed twice: one measurement counts once".into(),
+                    ));
                 }
             }
         }

@@ -1,5 +1,6 @@
 //! A scorecard page in Markdown: one row per numbered result of the paper with its
 //! combined verdict ([`combine`]), then every check behind it.
+use super::sections::{place, section_detail, self_check_rows, Placed, Section};
 use super::{Catalogue, Check, PaperResult, Scorecard};
 use crate::judge::ClaimOutcome;
 use crate::report::claim_page::cell;
@@ -67,13 +68,12 @@ pub fn combine(verdicts: &[Option<&str>], not_checkable: bool) -> Combined {
 }
 
 /// One check's result as recorded in a verdicts document, and where it came from.
-struct Found<'a> {
-    /// An element of a claim's `results` (`verdicts.json` form).
-    r: &'a Value,
-    /// `None`: this run; else the run it was kept from.
-    from: Option<&'a Provenance>,
-    profile: String,
+pub(super) struct Found<'a> {
+    pub(super) r: &'a Value,
+    pub(super) from: Option<&'a Provenance>,
+    pub(super) profile: String,
 }
+
 
 /// `reports/scorecard-<name>.md`: every numbered result of `card` with its combined
 /// verdict, regime, reason and claim links, from this run's `outcomes` and the claims it
@@ -130,105 +130,131 @@ pub fn scorecard_markdown(
     if !card.intro.is_empty() {
         let _ = writeln!(s, "{}\n", card.intro.trim());
     }
-    let combined: Vec<Combined> = card
-        .results
+    let placed: Vec<Placed> = card.results.iter().map(|r| place(r, &found)).collect();
+    let count = |sec: Section| placed.iter().filter(|p| p.section == sec).count();
+    let tally: Vec<String> = Section::ALL
         .iter()
-        .map(|r| {
-            let v: Vec<Option<&str>> = r
-                .checked_by
-                .iter()
-                .map(|c| lookup(&found, c).map(|f| f.r["verdict"].as_str().unwrap_or("?")))
-                .collect();
-            combine(&v, r.not_checkable.is_some())
-        })
+        .filter(|sec| count(**sec) > 0)
+        .map(|sec| format!("{} {}", count(*sec), sec.count_word()))
         .collect();
-    let count = |c: Combined| combined.iter().filter(|x| **x == c).count();
-    let tally: Vec<String> = [
-        Combined::Holds,
-        Combined::Refuted,
-        Combined::Inconclusive,
-        Combined::OutOfRegime,
-        Combined::NotRun,
-        Combined::NotYetChecked,
-        Combined::NotCheckable,
-    ]
-    .iter()
-    .filter(|c| count(**c) > 0)
-    .map(|c| format!("{} {}", count(*c), c.as_str()))
-    .collect();
+    let selfs = self_check_rows(card, claims, &found);
+    let passed = selfs.iter().filter(|(_, f)| f.r["verdict"] == "holds").count();
     let _ = writeln!(
         s,
-        "**{} numbered results:** {}.\n",
+        "**{} numbered results:** {}. Tool self-checks: {passed}/{} passed (not counted).\n",
         card.results.len(),
-        tally.join(", ")
+        tally.join(", "),
+        selfs.len()
     );
     let _ = writeln!(
         s,
-        "A result checked by several predictions is **refuted** if any check is refuted, else \
-         **inconclusive** if any is, else **holds** if any holds (checks out of regime are shown \
-         but neither confirm nor refute), else **out_of_regime**. Only main variants count (a \
-         negative control's verdict says nothing about the paper). A refutation is a result, \
-         explained by the claim's finding; the regime is the sweep and profile of the check \
-         that decides the verdict.\n"
+        "Only a `statement` — a sentence of the paper tested literally, inside the paper's own \
+         hypotheses (its registry, `{}`), on the printed algorithm — is a verdict about the \
+         paper. A statement that holds counts only if the same prediction catches a negative \
+         control that breaks it; a refutation is claimed as an erratum only with the paper's \
+         sentence, a counterexample and an independent confirmation. Results reproduced on \
+         another task or model are proxies; derivations of the tool are consequences; the \
+         tool's own checks are listed last and never counted. A result with several checks takes \
+         the strongest evidence kind it has; among those, a refutation over an inconclusive row \
+         over a holds over out of regime.\n",
+        card.file.file_name().map(|f| f.to_string_lossy()).unwrap_or_default()
     );
-    let _ = writeln!(s, "## Results\n");
-    let _ = writeln!(
-        s,
-        "| result | title | verdict | regime | reason | claim |\n|---|---|---|---|---|---|"
-    );
-    for (r, c) in card.results.iter().zip(&combined) {
-        let decisive = decisive_check(r, *c, &found);
-        let regime = decisive
-            .map(|(chk, f)| regime_text(chk, f, claims))
-            .unwrap_or_else(|| "—".into());
-        let reason = reason_text(r, *c, decisive);
-        let mut links: Vec<String> = Vec::new();
-        for chk in &r.checked_by {
-            let l = format!("[{0}]({0}.md)", chk.claim);
-            if !links.contains(&l) {
-                links.push(l);
-            }
+    for sec in Section::ALL {
+        let rows: Vec<(&PaperResult, &Placed)> = card
+            .results
+            .iter()
+            .zip(&placed)
+            .filter(|(_, p)| p.section == sec)
+            .collect();
+        if rows.is_empty() {
+            continue;
         }
-        for p in &r.planned {
-            links.push(format!("planned: `{p}`"));
-        }
+        let _ = writeln!(s, "## {}\n\n{}\n", sec.title(), sec.explain());
         let _ = writeln!(
             s,
-            "| {} | {} | **{}** | {} | {} | {} |",
-            cell(&r.result),
-            cell(&r.title),
-            c.as_str(),
-            cell(&regime),
-            cell(&reason),
-            if links.is_empty() {
-                "—".into()
-            } else {
-                links.join(", ")
-            }
+            "| result | the paper says | verdict | evidence | regime | claim |\n|---|---|---|---|---|---|"
         );
+        for (r, p) in rows {
+            let quote = r
+                .quote
+                .as_ref()
+                .map(|q| q.to_string())
+                .unwrap_or_else(|| r.title.clone());
+            let evidence = section_detail(sec, r, p, &found, card, claims);
+            let regime = p
+                .decisive
+                .as_ref()
+                .and_then(|chk| lookup(&found, chk).map(|f| regime_text(chk, f, claims)))
+                .unwrap_or_else(|| "—".into());
+            let mut links: Vec<String> = Vec::new();
+            for chk in &r.checked_by {
+                let l = format!("[{0}]({0}.md)", chk.claim);
+                if !links.contains(&l) {
+                    links.push(l);
+                }
+            }
+            for pl in &r.planned {
+                links.push(format!("planned: `{pl}`"));
+            }
+            let _ = writeln!(
+                s,
+                "| {} | {} | **{}** | {} | {} | {} |",
+                cell(&r.result),
+                cell(&quote),
+                cell(&p.word),
+                cell(&evidence),
+                cell(&regime),
+                if links.is_empty() { "—".into() } else { links.join(", ") }
+            );
+        }
+        let _ = writeln!(s);
     }
-    let _ = writeln!(s, "\n## Every check\n");
+    let _ = writeln!(s, "## Tool self-checks (not counted)\n");
     let _ = writeln!(
         s,
-        "| result | claim | prediction | variant | verdict | measured | regime | from |\n|---|---|---|---|---|---|---|---|"
+        "The tool's own correctness on this paper's claims: each side of such a check comes \
+         from the tool (engine equivalence, an accountant against an independent computation, \
+         the noise the tool injects counted). A failure is a failure of the run, never a \
+         finding about the paper.\n"
+    );
+    if selfs.is_empty() {
+        let _ = writeln!(s, "None.\n");
+    } else {
+        let _ = writeln!(s, "| claim | prediction | variant | verdict | measured |\n|---|---|---|---|---|");
+        for (chk, f) in &selfs {
+            let _ = writeln!(
+                s,
+                "| [{0}]({0}.md) | `{1}` | {2} | **{3}** | {4} |",
+                chk.claim,
+                chk.prediction,
+                chk.variant,
+                text(&f.r["word"]),
+                cell(&measured(f.r))
+            );
+        }
+        let _ = writeln!(s);
+    }
+    let _ = writeln!(s, "## Every check\n");
+    let _ = writeln!(
+        s,
+        "| result | claim | prediction | variant | evidence | verdict | measured | what it could detect | from |\n|---|---|---|---|---|---|---|---|---|"
     );
     for r in &card.results {
         for chk in &r.checked_by {
             let f = lookup(&found, chk);
             let _ = writeln!(
                 s,
-                "| {} | [{}]({}.md) | `{}` | {} | {} | {} | {} | {} |",
+                "| {} | [{}]({}.md) | `{}` | {} | {} | {} | {} | {} | {} |",
                 cell(&r.result),
                 chk.claim,
                 chk.claim,
                 chk.prediction,
                 chk.variant,
-                f.map(|f| format!("**{}**", text(&f.r["verdict"])))
+                f.map(|f| text(&f.r["evidence"])).unwrap_or_else(|| "—".into()),
+                f.map(|f| format!("**{}**", text(&f.r["word"])))
                     .unwrap_or_else(|| "not run".into()),
-                f.map(|f| cell(&measured(f.r)))
-                    .unwrap_or_else(|| "—".into()),
-                f.map(|f| cell(&regime_text(chk, f, claims)))
-                    .unwrap_or_else(|| "—".into()),
+                f.map(|f| cell(&measured(f.r))).unwrap_or_else(|| "—".into()),
+                f.map(|f| cell(&text(&f.r["power"]))).unwrap_or_else(|| "—".into()),
                 match f {
                     None => "not in this report set".to_string(),
                     Some(Found { from: None, .. }) => "this run".to_string(),
@@ -236,18 +262,11 @@ pub fn scorecard_markdown(
                 }
             );
         }
-        for p in &r.planned {
-            let _ = writeln!(
-                s,
-                "| {} | planned: `{p}` | — | — | not yet checked | — | — | — |",
-                cell(&r.result)
-            );
-        }
     }
     s
 }
 
-type FoundMap<'a> = BTreeMap<(String, String, String), Found<'a>>;
+pub(super) type FoundMap<'a> = BTreeMap<(String, String, String), Found<'a>>;
 
 /// Records the `results` of claim `id` (the first record of a key wins: the run's).
 fn add<'a>(
@@ -267,56 +286,29 @@ fn add<'a>(
     }
 }
 
-fn lookup<'a>(
+pub(super) fn lookup<'a>(
     found: &'a BTreeMap<(String, String, String), Found<'a>>,
     c: &Check,
 ) -> Option<&'a Found<'a>> {
     found.get(&(c.claim.clone(), c.prediction.clone(), c.variant.clone()))
 }
 
-/// The first check whose verdict is the combined one.
-fn decisive_check<'a>(
-    r: &'a PaperResult,
-    c: Combined,
-    found: &'a BTreeMap<(String, String, String), Found<'a>>,
-) -> Option<(&'a Check, &'a Found<'a>)> {
-    r.checked_by
-        .iter()
-        .filter_map(|chk| lookup(found, chk).map(|f| (chk, f)))
-        .find(|(_, f)| f.r["verdict"].as_str() == Some(c.as_str()))
-}
-
-fn text(v: &Value) -> String {
+/// The first sentence of a finding (up to 240 characters).
+pub(super) fn text(v: &Value) -> String {
     v.as_str().unwrap_or("?").to_string()
 }
 
-/// The one-line reason of a result's verdict.
-fn reason_text(r: &PaperResult, c: Combined, decisive: Option<(&Check, &Found)>) -> String {
-    match c {
-        Combined::NotCheckable => r.not_checkable.clone().unwrap_or_default(),
-        Combined::NotYetChecked => format!("its claim is to be written ({})", r.planned.join(", ")),
-        Combined::NotRun => "its claims are not in this report set".into(),
-        _ => {
-            let Some((chk, f)) = decisive else {
-                return "—".into();
-            };
-            let why = match f.r["finding"].as_str() {
-                Some(finding) if c == Combined::Refuted => first_sentence(finding),
-                _ => measured(f.r),
-            };
-            format!("`{}` / `{}`: {why}", chk.prediction, chk.variant)
-        }
-    }
-}
-
-/// The first sentence of a finding (up to 240 characters).
-fn first_sentence(s: &str) -> String {
+/// The first sentence of a finding (abbreviations such as `Sec.` or `Cor.` do not end it),
+/// at most 240 characters.
+pub(super) fn first_sentence(s: &str) -> String {
     let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
     // A full stop after an abbreviation ("Ba et al. 2022", "e.g. n") ends no sentence.
     let abbreviation = |i: usize| {
         let word = s[..i].rsplit([' ', '(', '[']).next().unwrap_or("");
         [
-            "al", "e.g", "i.e", "cf", "Eq", "Eqs", "Sec", "Fig", "Prop", "Thm", "vs",
+            "al", "e.g", "i.e", "cf", "Eq", "Eqs", "Sec", "Secs", "Fig", "Figs", "Prop",
+            "Props", "Thm", "Cor", "Lem", "Def", "Tab", "Alg", "App", "Assump", "resp",
+            "approx", "No", "vs",
         ]
         .contains(&word)
     };
@@ -334,13 +326,28 @@ fn first_sentence(s: &str) -> String {
 }
 
 /// What was measured against what was predicted, from a result of `verdicts.json`.
-fn measured(r: &Value) -> String {
+pub(super) fn measured(r: &Value) -> String {
     let num = |v: &Value| v.as_f64().map(fmt_num).unwrap_or_else(|| "—".into());
     let ci = match r["ci"].as_array() {
         Some(a) if a.len() == 2 => format!("[{}, {}]", num(&a[0]), num(&a[1])),
         _ => "—".into(),
     };
     match r["kind"].as_str().unwrap_or("") {
+        "bound" => format!(
+            "implied constant {}; slope of measured/bound vs {} = {} (CI {ci}), allowed <= {}",
+            r["implied_constant"]
+                .as_array()
+                .map(|a| format!(
+                    "{} [{}, {}]",
+                    num(&a[0]),
+                    num(&a.get(1).cloned().unwrap_or(Value::Null)),
+                    num(&a.get(2).cloned().unwrap_or(Value::Null))
+                ))
+                .unwrap_or_else(|| "—".into()),
+            r["x"].as_str().unwrap_or("?"),
+            num(&r["estimate"]),
+            num(&r["tolerance"])
+        ),
         k @ ("exponent" | "rate_at_most") => format!(
             "slope vs {} = {} (CI {ci}), predicted {} {}{}",
             r["x"].as_str().unwrap_or("?"),

@@ -1,0 +1,137 @@
+//! Power before verdicts (issue 31, item 4): what each verdict row could detect — the
+//! smallest deviation from the prediction that the sweep and the replicates would
+//! reveal at the row's level — and, for an inconclusive row, the replicates that would
+//! resolve it (intervals shrink like 1/sqrt(replicates); an approximation, said so), or
+//! why none would (an estimate on the edge, a bound that changes less over the sweep
+//! than the interval).
+use super::PredictionResult;
+use crate::fit::Verdict;
+use crate::spec::{InequalityOver, Prediction, PredictionKind};
+
+fn g(x: f64) -> String {
+    crate::fit::fmt_num(x)
+}
+
+/// Replicates per point that would shrink a half-width `half` (at `reps`) to `needed`.
+fn resolve(reps: usize, half: f64, needed: f64) -> String {
+    if !(needed > 0.0 && half.is_finite()) {
+        return "the estimate sits on the edge of the verdict regions: no number of replicates resolves it; a prediction registered with its finite-size form could".into();
+    }
+    let k = ((half / needed).powi(2) * reps as f64).ceil();
+    if k > 1e6 {
+        "more than 1e6 replicates per point would be needed: not resolvable at these sizes".into()
+    } else {
+        format!("about {} replicates per point (now {reps}) would resolve it", g(k))
+    }
+}
+
+/// The power statement of one judged row; `reps` is the replicates per point.
+pub fn describe(p: &Prediction, r: &PredictionResult, reps: usize) -> String {
+    let inconclusive = r.verdict == Verdict::Inconclusive;
+    let Some((lo, hi)) = r.ci else {
+        return match &p.kind {
+            PredictionKind::Inequality { over: InequalityOver::Runs, .. } => {
+                let n = r.detail.trials.unwrap_or(0).max(1) as f64;
+                format!(
+                    "every run is checked: a violation in {} of the runs or more is seen with probability 0.95",
+                    g((3.0 / n).min(1.0))
+                )
+            }
+            _ => "no interval (nothing judged)".into(),
+        };
+    };
+    let (w, half) = (hi - lo, (hi - lo) / 2.0);
+    let est = r.estimate.unwrap_or(f64::NAN);
+    let pred = r.predicted.unwrap_or(0.0);
+    let tol = r.tolerance.unwrap_or(0.0);
+    let mut s = match &p.kind {
+        PredictionKind::Exponent(_) => {
+            let mut s = format!(
+                "detects an exponent off {} by more than {} (interval width {} at {reps} replicates)",
+                g(pred),
+                g(tol + w),
+                g(w)
+            );
+            if inconclusive {
+                let d = ((est - (pred - tol)).abs()).min((est - (pred + tol)).abs());
+                s.push_str("; ");
+                s.push_str(&resolve(reps, half, d));
+            }
+            s
+        }
+        PredictionKind::RateAtMost(_) => {
+            let mut s = format!(
+                "detects a slope above {} + {} by more than {} (interval width at {reps} replicates)",
+                g(pred),
+                g(tol),
+                g(w)
+            );
+            if inconclusive {
+                s.push_str("; ");
+                s.push_str(&resolve(reps, half, (est - (pred + tol)).abs()));
+            }
+            s
+        }
+        PredictionKind::Bound { fit, upper } => {
+            let mut s = format!(
+                "detects the ratio {} along {} faster than {}^{} (interval width {} at {reps} replicates)",
+                if *upper { "growing" } else { "shrinking" },
+                fit.x,
+                fit.x,
+                g(tol + w),
+                g(w)
+            );
+            if let (Some(b), Some(c)) = (r.detail.bound_change, r.detail.ratio_interval_change) {
+                s.push_str(&format!(
+                    "; the bound changes by a factor {} over the judged points, the interval of the ratio's change spans a factor {}",
+                    g(b),
+                    g(c)
+                ));
+                if b <= c {
+                    s.push_str(": unresolvable at this sweep (the bound changes less than the interval), so not judged");
+                }
+            }
+            if inconclusive {
+                s.push_str("; ");
+                let edge = if *upper { tol } else { -tol };
+                s.push_str(&resolve(reps, half, (est - edge).abs()));
+            }
+            s
+        }
+        PredictionKind::Event { alpha, .. } => {
+            let target = 1.0 - alpha;
+            let mut s = format!(
+                "detects P(event) below {} (interval width {} over {} runs)",
+                g((target - w).max(0.0)),
+                g(w),
+                r.detail.trials.unwrap_or(0)
+            );
+            if inconclusive {
+                let d = (est - target).abs();
+                let n = r.detail.trials.unwrap_or(0) as f64;
+                if d > 0.0 && n > 0.0 {
+                    let k = ((half / d).powi(2) * n).ceil();
+                    s.push_str(&format!("; about {} runs (now {}) would resolve it", g(k), n));
+                } else {
+                    s.push_str("; the frequency equals 1 - alpha: no number of runs resolves it");
+                }
+            }
+            s
+        }
+        PredictionKind::Inequality { .. } => {
+            let mut s = format!(
+                "detects a mean beyond the bound by more than {} at the point closest to it (interval width at {reps} replicates)",
+                g(w)
+            );
+            if inconclusive {
+                s.push_str("; ");
+                s.push_str(&resolve(reps, half, est.abs()));
+            }
+            s
+        }
+    };
+    if s.is_empty() {
+        s = "—".into();
+    }
+    s
+}

@@ -1,0 +1,230 @@
+//! The sections of a scorecard page (issue 31, item 8), in the order a referee reads
+//! them: errata (confirmed), statements that hold (with the control each caught),
+//! inconclusive (with power), not testable at feasible sizes (the failing hypothesis),
+//! proxies, consequences, not checkable, not yet checked; the tool's self-checks apart.
+use super::render::{combine, first_sentence, lookup, measured, text, Combined, Found, FoundMap};
+use super::{Catalogue, Check, PaperResult, Scorecard};
+use serde_json::Value;
+use std::fmt::Write as _;
+
+/// The sections of a scorecard, in the order a referee reads them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Section {
+    Errata,
+    Holds,
+    Inconclusive,
+    NotTestable,
+    Proxies,
+    Consequences,
+    NotCheckable,
+    NotYet,
+}
+
+impl Section {
+    pub(super) const ALL: [Section; 8] = [
+        Section::Errata,
+        Section::Holds,
+        Section::Inconclusive,
+        Section::NotTestable,
+        Section::Proxies,
+        Section::Consequences,
+        Section::NotCheckable,
+        Section::NotYet,
+    ];
+    pub(super) fn title(self) -> &'static str {
+        match self {
+            Section::Errata => "Errata",
+            Section::Holds => "Statements that hold",
+            Section::Inconclusive => "Inconclusive",
+            Section::NotTestable => "Not testable at feasible sizes",
+            Section::Proxies => "Reproduced or not reproduced on proxies",
+            Section::Consequences => "Consequences derived by the tool",
+            Section::NotCheckable => "Not checkable in simulation",
+            Section::NotYet => "Not yet checked (or not in this report set)",
+        }
+    }
+    pub(super) fn count_word(self) -> &'static str {
+        match self {
+            Section::Errata => "errata",
+            Section::Holds => "hold",
+            Section::Inconclusive => "inconclusive",
+            Section::NotTestable => "not testable at feasible sizes",
+            Section::Proxies => "on proxies",
+            Section::Consequences => "consequences",
+            Section::NotCheckable => "not checkable in simulation",
+            Section::NotYet => "not yet checked",
+        }
+    }
+    pub(super) fn explain(self) -> &'static str {
+        match self {
+            Section::Errata => "A statement of the paper refuted inside its hypotheses, with the counterexample and an independent confirmation.",
+            Section::Holds => "Statements tested literally inside their hypotheses; each could have failed: the control it caught is named.",
+            Section::Inconclusive => "Statements the run could not decide (or whose holds no control could move), with what the row could detect and what would resolve it.",
+            Section::NotTestable => "Statements whose hypotheses fail at every feasible sweep point: neither confirmed nor refuted; the failing hypothesis and, where known, the size at which it could hold.",
+            Section::Proxies => "Empirical results of the paper reproduced on another task or model (named): reproduced / not reproduced on the proxy, never a refutation of the paper.",
+            Section::Consequences => "Quantities the tool derives from the paper (exact finite-size forms, proof steps): consistent / inconsistent.",
+            Section::NotCheckable => "Results with nothing a simulation can judge.",
+            Section::NotYet => "Results whose checks are still to be written or were not run here.",
+        }
+    }
+}
+
+/// Where a result goes and the word shown for it.
+pub(super) struct Placed {
+    pub(super) section: Section,
+    pub(super) word: String,
+    pub(super) decisive: Option<Check>,
+}
+
+/// The effective verdict of a row for the combination: a holds that is not
+/// discriminating counts as inconclusive.
+fn effective(f: &Found) -> &'static str {
+    match f.r["verdict"].as_str().unwrap_or("") {
+        "holds" if f.r["discriminating"] == Value::Bool(false) => "inconclusive",
+        "holds" => "holds",
+        "refuted" => "refuted",
+        "inconclusive" => "inconclusive",
+        _ => "out_of_regime",
+    }
+}
+
+pub(super) fn place(r: &PaperResult, found: &FoundMap) -> Placed {
+    if r.not_checkable.is_some() {
+        return Placed { section: Section::NotCheckable, word: "not checkable in simulation".into(), decisive: None };
+    }
+    let rows: Vec<(&Check, &Found)> = r
+        .checked_by
+        .iter()
+        .filter_map(|c| lookup(found, c).map(|f| (c, f)))
+        .collect();
+    for ev in ["statement", "proxy", "consequence"] {
+        let mine: Vec<&(&Check, &Found)> = rows.iter().filter(|(_, f)| f.r["evidence"] == ev).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let v: Vec<Option<&str>> = mine.iter().map(|(_, f)| Some(effective(f))).collect();
+        let c = combine(&v, false);
+        let decisive = mine
+            .iter()
+            .find(|(_, f)| effective(f) == c.as_str())
+            .map(|(chk, _)| (*chk).clone());
+        let word = decisive
+            .as_ref()
+            .and_then(|d| lookup(found, d))
+            .map(|f| text(&f.r["word"]))
+            .unwrap_or_else(|| c.as_str().into());
+        let section = match (ev, c) {
+            ("statement", Combined::Refuted) => Section::Errata,
+            ("statement", Combined::Holds) => Section::Holds,
+            ("statement", Combined::Inconclusive) => Section::Inconclusive,
+            ("statement", _) => Section::NotTestable,
+            ("proxy", _) => Section::Proxies,
+            _ => Section::Consequences,
+        };
+        return Placed { section, word, decisive };
+    }
+    Placed {
+        section: Section::NotYet,
+        word: if r.checked_by.is_empty() { "not yet checked".into() } else { "not run".into() },
+        decisive: None,
+    }
+}
+
+/// The evidence cell of a result: per section, what a referee needs to see.
+pub(super) fn section_detail(
+    sec: Section,
+    r: &PaperResult,
+    p: &Placed,
+    found: &FoundMap,
+    card: &Scorecard,
+    claims: &Catalogue,
+) -> String {
+    let Some(chk) = &p.decisive else {
+        return match sec {
+            Section::NotCheckable => r.not_checkable.clone().unwrap_or_default(),
+            Section::NotYet if !r.planned.is_empty() => format!("its claim is to be written ({})", r.planned.join(", ")),
+            _ => "its claims are not in this report set".into(),
+        };
+    };
+    let Some(f) = lookup(found, chk) else {
+        return "—".into();
+    };
+    let head = format!("`{}` / `{}`: {}", chk.prediction, chk.variant, measured(f.r));
+    match sec {
+        Section::Errata => {
+            let e = &f.r["erratum"];
+            let claim = claims.get(&chk.claim);
+            let er = claim
+                .and_then(|c| c.variant(&chk.variant))
+                .and_then(|v| v.errata.get(&chk.prediction));
+            match er {
+                Some(er) => format!(
+                    "{head}. Counterexample: {}.{} Confirmation ({}): {}",
+                    er.counterexample,
+                    if er.reading.is_empty() { String::new() } else { format!(" Reading needed: {}.", er.reading) },
+                    if e["confirmed"] == Value::Bool(true) { "confirmed" } else { "UNCONFIRMED" },
+                    text(&e["how"])
+                ),
+                None => format!("{head}. No erratum in the spec: refuted, unconfirmed"),
+            }
+        }
+        Section::Holds => {
+            let caught = controls_caught(claims, found, chk);
+            format!("{head}. Could have failed: catches {}", if caught.is_empty() { "—".into() } else { caught.join(", ") })
+        }
+        Section::Inconclusive => {
+            let trend = f.r["trend"].as_str().map(|t| format!(" {t}.")).unwrap_or_default();
+            format!("{head}.{trend} Power: {}", text(&f.r["power"]))
+        }
+        Section::NotTestable => {
+            let mut out = head;
+            for v in f.r["regime"]["violated"].as_array().into_iter().flatten() {
+                let src = v["source"].as_str().unwrap_or("");
+                let name = src.split(':').next().unwrap_or("");
+                let _ = write!(out, ". Fails: `{}` ({}), worst {}", text(&v["assumption"]), src, text(&v["worst"]));
+                if let Some(h) = card.hypotheses.iter().find(|h| h.name == name) {
+                    if !h.feasible_from.is_empty() {
+                        let _ = write!(out, "; feasible from: {}", h.feasible_from);
+                    }
+                }
+            }
+            out
+        }
+        _ => {
+            let finding = f.r["finding"].as_str().map(|t| format!(" Finding: {}", first_sentence(t))).unwrap_or_default();
+            format!("{head}.{finding}")
+        }
+    }
+}
+
+/// The negative controls of the check's claim that its prediction catches.
+fn controls_caught(claims: &Catalogue, found: &FoundMap, chk: &Check) -> Vec<String> {
+    let Some(c) = claims.get(&chk.claim) else {
+        return vec![];
+    };
+    c.variants
+        .iter()
+        .filter(|v| v.negative_control && v.caught_by.contains(&chk.prediction))
+        .filter(|v| {
+            found
+                .get(&(chk.claim.clone(), chk.prediction.clone(), v.name.clone()))
+                .is_some_and(|f| f.r["control"] == "caught")
+        })
+        .map(|v| format!("`{}` ({})", v.name, v.description))
+        .collect()
+}
+
+/// Every self-check row of the claims about this paper.
+pub(super) fn self_check_rows<'a>(card: &Scorecard, claims: &Catalogue, found: &'a FoundMap<'a>) -> Vec<(Check, &'a Found<'a>)> {
+    let stem = card.page.trim_start_matches("scorecard-");
+    found
+        .iter()
+        .filter(|((id, _, _), f)| {
+            f.r["evidence"] == "self_check"
+                && f.r["negative_control"] != Value::Bool(true)
+                && claims.get(id).is_some_and(|c| c.paper == stem)
+        })
+        .map(|((id, p, v), f)| (Check { claim: id.clone(), prediction: p.clone(), variant: v.clone() }, f))
+        .collect()
+}
+

@@ -1,0 +1,150 @@
+//! What a prediction is evidence of, and the paper-facing words of its verdict.
+//!
+//! Every prediction declares its evidence kind (issue 31; `claims/README.md`, "Evidence"):
+//! * `statement` — a sentence of the paper tested literally, inside its hypotheses; it
+//!   carries the paper's words (`quote`). Only a statement gives holds / refuted /
+//!   inconclusive / out of regime *about the paper*, and a refuted statement on a main
+//!   variant is an erratum candidate that needs a confirmed [`Erratum`].
+//! * `consequence` — something the tool derives from the paper (an exact finite-size
+//!   form, a proof step's mechanism): consistent / inconsistent.
+//! * `proxy` — an empirical result of the paper reproduced on another task or model,
+//!   named in `proxy`: reproduced / not reproduced (on the proxy). Never an erratum.
+//! * `self_check` — the tool's own correctness (engine equivalence, accountant against an
+//!   independent computation): passed / failed; failing is a failure of the run.
+use super::expr::Expr;
+use super::CmpOp;
+use crate::fit::Verdict;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The evidence kind of a prediction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Evidence {
+    Statement,
+    Consequence,
+    Proxy,
+    SelfCheck,
+}
+
+impl Evidence {
+    pub const ALL: [Evidence; 4] = [
+        Evidence::Statement,
+        Evidence::Consequence,
+        Evidence::Proxy,
+        Evidence::SelfCheck,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Evidence::Statement => "statement",
+            Evidence::Consequence => "consequence",
+            Evidence::Proxy => "proxy",
+            Evidence::SelfCheck => "self_check",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Evidence> {
+        Evidence::ALL.into_iter().find(|e| e.as_str() == s)
+    }
+
+    /// The word of `verdict` for this kind of evidence (`proxy` names its task).
+    pub fn word(self, verdict: Verdict, proxy: &str) -> String {
+        let on = |w: &str| {
+            if proxy.is_empty() {
+                w.to_string()
+            } else {
+                format!("{w} (on {proxy})")
+            }
+        };
+        match (self, verdict) {
+            (_, Verdict::Inconclusive) => "inconclusive".into(),
+            (_, Verdict::OutOfRegime) => "out of regime".into(),
+            (Evidence::Statement, Verdict::Holds) => "holds".into(),
+            (Evidence::Statement, Verdict::Refuted) => "refuted".into(),
+            (Evidence::Consequence, Verdict::Holds) => "consistent".into(),
+            (Evidence::Consequence, Verdict::Refuted) => "inconsistent".into(),
+            (Evidence::Proxy, Verdict::Holds) => on("reproduced"),
+            (Evidence::Proxy, Verdict::Refuted) => on("not reproduced"),
+            (Evidence::SelfCheck, Verdict::Holds) => "passed".into(),
+            (Evidence::SelfCheck, Verdict::Refuted) => "failed".into(),
+        }
+    }
+}
+
+impl fmt::Display for Evidence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The paper's own words and where they stand.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Quote {
+    pub text: String,
+    #[serde(rename = "where")]
+    pub location: String,
+}
+
+impl fmt::Display for Quote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "\"{}\" ({})", self.text.trim(), self.location.trim())
+    }
+}
+
+/// One change of a variant from the algorithm as printed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Deviation {
+    pub change: String,
+    /// The sentence of the paper that the change alters.
+    pub sentence: Quote,
+    /// An obvious typo fixed: the variant still counts as the printed algorithm.
+    #[serde(default)]
+    pub typo_fix: bool,
+}
+
+/// A number that a finding or an erratum quotes from the run: the mean of `metric` over
+/// the replicates at the point whose variables include `at`, within `rel_tol` of `value`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuotedNumber {
+    pub metric: String,
+    #[serde(default)]
+    pub at: BTreeMap<String, f64>,
+    pub value: f64,
+    pub rel_tol: f64,
+}
+
+/// An explanation of an inconsistent consequence or a proxy not reproduced, with the
+/// numbers it quotes (checked against the run).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Finding {
+    pub text: String,
+    pub quotes: Vec<QuotedNumber>,
+}
+
+/// The independent confirmation of an erratum: a different computation, checked at run
+/// time where it is computable (`check` true at one judged point at least), or a proof
+/// sketch.
+#[derive(Clone, Debug, Serialize)]
+pub struct Confirmation {
+    pub method: String,
+    /// `lhs <op> rhs` over the point's variables and metric means (its text, sides, op).
+    #[serde(skip)]
+    pub check: Option<(String, Expr, CmpOp, Expr)>,
+    pub proof: String,
+}
+
+/// A refuted statement on a main variant, claimed as an error of the paper.
+#[derive(Clone, Debug, Serialize)]
+pub struct Erratum {
+    pub sentence: Quote,
+    pub counterexample: String,
+    /// The reading of an ambiguous text the erratum needs (e.g. the adjacency).
+    pub reading: String,
+    pub confirmation: Confirmation,
+    pub quotes: Vec<QuotedNumber>,
+}

@@ -1,0 +1,152 @@
+//! The hypothesis registry of a paper: every hypothesis of its statements written once,
+//! quoted with its source, in the `hypotheses:` list of `scorecards/<paper>.yaml`.
+//!
+//! A prediction names the hypotheses it is judged under (`under: [...]`); it cannot
+//! redefine, drop or invert them, and a spec that writes one of them inline is rejected.
+//! A hypothesis is a comparison over a sweep point's variables *and* the metrics its
+//! system computes (a metric stands for its mean over the point's replicates): a point
+//! where one fails is outside the regime, whether the failing quantity is a parameter
+//! (Eq. 6, an asymptotic step size) or a measurement (no per-sample gradient clipped).
+use super::evidence::Quote;
+use super::raw;
+use super::Assumption;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// One hypothesis of the paper.
+#[derive(Clone, Debug)]
+pub struct Hypothesis {
+    pub name: String,
+    pub quote: Quote,
+    pub assumption: Assumption,
+    /// How an asymptotic or verbal hypothesis is read as a finite comparison.
+    pub reading: String,
+    /// The smallest size at which it can hold, when known (e.g. an empty window).
+    pub feasible_from: String,
+}
+
+/// A paper's registry.
+#[derive(Clone, Debug)]
+pub struct Registry {
+    pub paper: String,
+    pub file: PathBuf,
+    pub hypotheses: Vec<Hypothesis>,
+}
+
+/// The raw shape of one registry entry (shared with the scorecard loader).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHypothesis {
+    pub name: String,
+    pub quote: Quote,
+    pub require: String,
+    #[serde(default)]
+    pub reading: String,
+    #[serde(default)]
+    pub feasible_from: String,
+}
+
+#[derive(Deserialize)]
+struct RegistryFile {
+    #[serde(default)]
+    hypotheses: Vec<RawHypothesis>,
+}
+
+/// Validates raw entries: names unique and well formed, each `require` one comparison.
+pub fn validate(raw: &[RawHypothesis]) -> Result<Vec<Hypothesis>, String> {
+    let mut out: Vec<Hypothesis> = Vec::new();
+    for (i, h) in raw.iter().enumerate() {
+        let at = format!("hypotheses[{i}] ({})", h.name);
+        if h.name.is_empty()
+            || !h
+                .name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        {
+            return Err(format!("{at}: name must be lowercase letters, digits and '-'"));
+        }
+        if out.iter().any(|o| o.name == h.name) {
+            return Err(format!("{at}: duplicate hypothesis name"));
+        }
+        if h.quote.text.trim().is_empty() || h.quote.location.trim().is_empty() {
+            return Err(format!("{at}: quote needs the paper's words and where they stand"));
+        }
+        let source = format!("{}: {}", h.name, h.quote.location.trim());
+        let assumption =
+            Assumption::parse(&h.require, &source).map_err(|m| format!("{at}: require: {m}"))?;
+        out.push(Hypothesis {
+            name: h.name.clone(),
+            quote: h.quote.clone(),
+            assumption,
+            reading: h.reading.trim().to_string(),
+            feasible_from: h.feasible_from.trim().to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// Directories searched for `scorecards/<paper>.yaml`: the claim file's directory and
+/// each of its ancestors, nearest first.
+fn candidates(claim_file: &Path, paper: &str) -> Vec<PathBuf> {
+    let file = format!("{paper}.yaml");
+    let start = claim_file
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let start = if start.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        start
+    };
+    let mut out = Vec::new();
+    let mut dir = Some(start.as_path());
+    while let Some(d) = dir {
+        out.push(d.join("scorecards").join(&file));
+        dir = d.parent().filter(|p| !p.as_os_str().is_empty());
+    }
+    if start.is_relative() {
+        out.push(PathBuf::from("scorecards").join(&file));
+    }
+    out
+}
+
+/// Finds and loads the registry of `paper` for the claim at `claim_file`.
+pub fn find(claim_file: &Path, paper: &str) -> Result<Registry, String> {
+    if paper.is_empty()
+        || !paper
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        return Err("must be lowercase letters, digits and '-' (the stem of scorecards/<paper>.yaml)".into());
+    }
+    let tried = candidates(claim_file, paper);
+    let Some(file) = tried.iter().find(|p| p.is_file()) else {
+        return Err(format!(
+            "no registry for paper `{paper}` (tried {})",
+            tried
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    };
+    let meta = std::fs::metadata(file).map_err(|e| e.to_string())?;
+    if meta.len() > super::load::MAX_SPEC_BYTES {
+        return Err(format!("{}: larger than a registry may be", file.display()));
+    }
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let parsed: RegistryFile = raw::from_yaml(&text)
+        .map_err(|(field, m)| format!("{}: {field}: {m}", file.display()))?;
+    let hypotheses = validate(&parsed.hypotheses).map_err(|m| format!("{}: {m}", file.display()))?;
+    Ok(Registry {
+        paper: paper.to_string(),
+        file: file.clone(),
+        hypotheses,
+    })
+}
+
+impl Registry {
+    pub fn get(&self, name: &str) -> Option<&Hypothesis> {
+        self.hypotheses.iter().find(|h| h.name == name)
+    }
+}
