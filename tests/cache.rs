@@ -49,6 +49,7 @@ variants:
     params: {sigma_scale: "1.0e9"}
 predictions:
   - kind: exponent
+    evidence: consequence
     name: vs-n
     metric: noise_term
     sweep: vs_n
@@ -57,12 +58,14 @@ predictions:
     tolerance: 0.5
     tolerance_reason: "test only"
   - kind: inequality
+    evidence: consequence
     name: finite
     metric: train_loss
     sweep: vs_n
     op: "<="
     rhs: "1.0e12"
   - kind: exponent
+    evidence: consequence
     name: vs-eps
     metric: noise_term
     sweep: vs_eps

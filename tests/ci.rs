@@ -27,12 +27,14 @@ variants:
     options: {calibration: inverse_epsilon}
 predictions:
   - kind: inequality
+    evidence: consequence
     name: eps-bound
     metric: exact_epsilon
     sweep: grid
     op: "<="
     rhs: "epsilon"
   - kind: inequality
+    evidence: consequence
     name: "big-delta"
     metric: exact_epsilon
     sweep: grid

@@ -62,6 +62,7 @@ variants:
     options: {{flavour: broken}}
 predictions:
   - kind: inequality
+    evidence: consequence
     name: m-positive
     metric: m
     sweep: s
@@ -466,6 +467,7 @@ variants:
     external: {command: ["python3", "core_b.py"]}
 predictions:
   - kind: inequality
+    evidence: consequence
     name: m-positive
     metric: m
     sweep: s

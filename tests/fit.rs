@@ -374,12 +374,17 @@ fn out_of_regime_serialises_in_snake_case() {
 
 #[test]
 fn judge_event_branches() {
-    // Holds: 96/100 >= 0.95.
-    let (v, (lo, hi)) = judge_event(96, 100, 0.05, 0.95);
+    // Holds only when the whole CP interval is >= 1 - alpha: 400/400 (lower end ~0.991).
+    let (v, (lo, _)) = judge_event(400, 400, 0.05, 0.95);
     assert_eq!(v, Verdict::Holds);
-    assert!(lo < 0.96 && 0.96 < hi);
-    // Holds at the boundary: 9/10 >= 1 - 0.1 despite rounding of 1 - 0.1.
-    assert_eq!(judge_event(9, 10, 0.1, 0.95).0, Verdict::Holds);
+    assert!(lo >= 0.95);
+    // An observed frequency above the claim is not enough (regression: the noiseless
+    // no-clip event held at 32/32 with its interval reaching 0.755 < 0.9): inconclusive.
+    let (v, (lo, hi)) = judge_event(96, 100, 0.05, 0.95);
+    assert_eq!(v, Verdict::Inconclusive);
+    assert!(lo < 0.95 && 0.96 < hi);
+    assert_eq!(judge_event(9, 10, 0.1, 0.95).0, Verdict::Inconclusive);
+    assert_eq!(judge_event(32, 32, 0.1, 0.99975).0, Verdict::Inconclusive);
     // Refuted: 80/100, the CP upper bound (~0.87) is below 0.95.
     let (v, (_, hi)) = judge_event(80, 100, 0.05, 0.95);
     assert_eq!(v, Verdict::Refuted);

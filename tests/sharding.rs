@@ -47,6 +47,7 @@ variants:
     params: {sigma_scale: "1.0e9"}
 predictions:
   - kind: exponent
+    evidence: consequence
     name: vs-n
     metric: noise_term
     sweep: vs_n
@@ -56,12 +57,14 @@ predictions:
     tolerance_reason: "test only"
     bootstrap: 200
   - kind: inequality
+    evidence: consequence
     name: finite
     metric: train_loss
     sweep: vs_n
     op: "<="
     rhs: "1.0e12"
   - kind: exponent
+    evidence: consequence
     name: vs-eps
     metric: noise_term
     sweep: vs_eps
@@ -94,6 +97,7 @@ variants:
     options: {calibration: inverse_epsilon}
 predictions:
   - kind: inequality
+    evidence: consequence
     name: eps-bound
     metric: exact_epsilon
     sweep: grid

@@ -28,6 +28,7 @@ variants:
     options: {calibration: inverse_epsilon}
 predictions:
   - kind: inequality
+    evidence: consequence
     name: eps-bound
     metric: exact_epsilon
     sweep: grid

@@ -9,6 +9,7 @@ mod ci;
 mod claims;
 mod core;
 mod dpsgd;
+mod evidence;
 mod external;
 mod faults;
 mod figures;

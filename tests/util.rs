@@ -136,6 +136,7 @@ variants:
     params: {sigma_scale: "n^4"}
 predictions:
   - kind: exponent
+    evidence: consequence
     name: vs-n
     metric: noise_term
     sweep: vs_n
@@ -144,6 +145,7 @@ predictions:
     tolerance: 0.5
     tolerance_reason: "test only"
   - kind: inequality
+    evidence: consequence
     name: finite
     metric: train_loss
     sweep: vs_n

@@ -157,11 +157,12 @@ pub(super) fn load_scorecards(
 pub(super) fn print_verdicts(o: &ClaimOutcome) {
     for r in &o.results {
         eprintln!(
-            "{:<26} {:<26} {:<22} {:<14}{}",
+            "{:<26} {:<26} {:<22} {:<11} {:<14}{}",
             o.claim.id,
             r.prediction_name,
             r.variant,
-            r.verdict.to_string(),
+            r.evidence.as_str(),
+            r.word,
             match (&r.control, &r.problem) {
                 (Some(crate::judge::ControlStatus::Caught), _) => " (control caught)".to_string(),
                 (_, Some(p)) => format!(" ⚠ {p}"),

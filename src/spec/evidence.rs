@@ -148,3 +148,63 @@ pub struct Erratum {
     pub confirmation: Confirmation,
     pub quotes: Vec<QuotedNumber>,
 }
+
+// The raw (serde) shapes of findings and errata in a spec file; validated by
+// `super::provenance`.
+
+/// A finding: its text, or `{text, quotes}` with the numbers it quotes from the run.
+#[derive(Debug, Clone)]
+pub enum RawFinding {
+    Text(String),
+    Quoted(RawQuotedFinding),
+}
+
+impl<'de> Deserialize<'de> for RawFinding {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RawFinding;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a finding's text or {text: ..., quotes: [...]}")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawFinding, E> {
+                Ok(RawFinding::Text(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, m: A) -> Result<RawFinding, A::Error> {
+                RawQuotedFinding::deserialize(serde::de::value::MapAccessDeserializer::new(m))
+                    .map(RawFinding::Quoted)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawQuotedFinding {
+    pub text: String,
+    #[serde(default)]
+    pub quotes: Vec<QuotedNumber>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawErratum {
+    pub sentence: Quote,
+    pub counterexample: String,
+    #[serde(default)]
+    pub reading: String,
+    pub confirmation: RawConfirmation,
+    #[serde(default)]
+    pub quotes: Vec<QuotedNumber>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfirmation {
+    pub method: String,
+    #[serde(default)]
+    pub check: Option<String>,
+    #[serde(default)]
+    pub proof: Option<String>,
+}

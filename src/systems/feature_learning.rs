@@ -142,6 +142,10 @@ const METRICS: &[MetricInfo] = &[
         name: "clip_fraction",
         doc: "fraction of (step, sample) pairs clipped in the second layer",
     },
+    MetricInfo {
+        name: "privacy_risk",
+        doc: "test_risk minus the test risk of the same unit (same data, initialisation, first-layer noise and clipping) with sigma_a = 0: the risk the second layer's DP noise adds (Theorem 1's eps^-2 term)",
+    },
 ];
 
 const INFO: SystemInfo = SystemInfo {
@@ -166,7 +170,9 @@ impl System for FeatureLearning {
             u.var("p", 1.0),
             u.var("n_test", 1.0),
         );
-        let second = u.wants(&["test_risk", "clip_fraction"]);
+        let second = u.wants(&["test_risk", "clip_fraction", "privacy_risk"]);
+        // With privacy_risk the second stage runs twice (with and without its noise).
+        let stages = if u.wants(&["privacy_risk"]) { 2.0 } else { 1.0 };
         // First data set, W0 (d x p), the first-layer gradient through its n x p
         // activations.
         let mut seconds =
@@ -177,8 +183,8 @@ impl System for FeatureLearning {
             let feats = super::cost::features_cost(n + nt, p, d);
             seconds += feats.seconds
                 + Cost::normals(d * p)
-                + super::cost::dpgd_seconds(n, p, steps)
-                + Cost::gemm(2.0 * n * n * p);
+                + stages * super::cost::dpgd_seconds(n, p, steps)
+                + stages * Cost::gemm(2.0 * n * n * p);
             bytes += feats.bytes + Cost::f64s(2.0 * d * p + 6.0 * p + 3.0 * steps);
         }
         if u.wants(&["spike_ratio", "misalignment"]) {
@@ -212,7 +218,7 @@ impl System for FeatureLearning {
             &mut data_rng,
         );
         let mut out = BTreeMap::new();
-        let second_layer = u.wants(&["test_risk", "clip_fraction"]);
+        let second_layer = u.wants(&["test_risk", "clip_fraction", "privacy_risk"]);
         let gradient = if second_layer {
             let second = Dataset::sample(
                 n,
@@ -265,6 +271,22 @@ impl System for FeatureLearning {
                 u.recipe,
             )?;
             out.insert("test_risk".into(), run.test_risk);
+            if u.wants(&["privacy_risk"]) {
+                // The same unit with the second layer's noise off: the same streams, so
+                // everything but sigma_a is shared (common random numbers).
+                let mut quiet = cfg.clone();
+                quiet.second.sigma = 0.0;
+                let q = fl::run(
+                    &data,
+                    p,
+                    &quiet,
+                    &mut u.seeds.rng_for("init"),
+                    &mut u.noise_rng("noise-w"),
+                    &mut u.noise_rng("noise-a"),
+                    u.recipe,
+                )?;
+                out.insert("privacy_risk".into(), run.test_risk - q.test_risk);
+            }
             out.insert(
                 "clip_fraction".into(),
                 run.second.trajectory.overall_clip_fraction(),

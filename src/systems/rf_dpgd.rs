@@ -119,6 +119,10 @@ const METRICS: &[MetricInfo] = &[
         doc: "fraction of (step, sample) pairs clipped",
     },
     MetricInfo {
+        name: "input_norm_dev",
+        doc: "max over the unit's training and test inputs of | ||x||_2 / sqrt(d) - 1 | (0 on the sphere: the hypothesis ||x|| = sqrt(d) of Sec. 2.2 (ii))",
+    },
+    MetricInfo {
         name: "no_clip",
         doc: "1 if no per-sample gradient was clipped at any step (event of Eq. 15), else 0",
     },
@@ -254,12 +258,23 @@ impl System for RfDpGd {
         let (train, test, model) = sample_problem(u)?;
         let phi = model.features(&train.x.view());
         let phi_test = model.features(&test.x.view());
+        let mut out = BTreeMap::new();
+        if u.wants(&["input_norm_dev"]) {
+            let d = train.x.ncols() as f64;
+            let dev = train
+                .x
+                .rows()
+                .into_iter()
+                .chain(test.x.rows())
+                .map(|r| (r.dot(&r).sqrt() / d.sqrt() - 1.0).abs())
+                .fold(0.0_f64, f64::max);
+            out.insert("input_norm_dev".into(), dev);
+        }
         let problem = dpgd::Problem {
             phi: phi.view(),
             y: train.y.view(),
             test: Some((phi_test.view(), test.y.view())),
         };
-        let mut out = BTreeMap::new();
         let main = [
             "test_loss",
             "train_loss",
