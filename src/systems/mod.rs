@@ -25,7 +25,9 @@ pub mod feature_learning;
 pub mod rf_dpgd;
 pub mod rf_tuned;
 pub mod tp_topk;
+mod tp_topk_metrics;
 mod tp_topk_planted;
+mod tp_topk_tuning;
 
 pub use cost::{Cost, CostInput};
 

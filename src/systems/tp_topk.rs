@@ -27,20 +27,22 @@
 //!     of the phase-2 steps against `k (z2 C2/(qN))^2` and the dense `P (z2 C2/(qN))^2`;
 //!   - support quality at the first support selection (Sec. 7.4): oracle energy capture
 //!     Gamma, its random-support expectation k/P (Sec. 5, after Prop. 5.1), the DP-visible
-//!     proxy concentration.
+//!     proxy concentration;
+//!   - with option `tune: validation`, each method the unit runs picks its learning rate
+//!     and clipping norm on a validation split of the training data over a log-spaced
+//!     grid, never on test (`selected_lr`, `selected_clip`, the comparators'
+//!     `*_selected_lr`, `gap_vs_*_second`); `dense_ceiling_accuracy` is non-private
+//!     dense SGD on the same streams ([`super::tp_topk_tuning`]; the metrics above come
+//!     from the selected cell's run, `tp_topk_metrics`).
 //! * `misranking` — Prop. 5.3 (App. B.1) under the additive model of Sec. 5,
 //!   `g~_{t,j} = g_j + sigma xi_{t,j}`: the Chebyshev bound on `P(s_j >= s_i)` for
 //!   `g_i^2 > g_j^2` and its Monte Carlo estimate (stream `misranking`).
+use super::tp_topk_metrics::{noise_metrics, privacy_metrics, support_metrics};
+use super::tp_topk_tuning::{Tuner, CLIP_GRID, LR_GRID, VALIDATION_FRACTION};
 use super::*;
-use crate::privacy::pld::pld_epsilon;
-use crate::privacy::rdp_quadrature::epsilon_subsampled_gaussian;
-
-/// Target width of the PLD bracket of the privacy metrics.
-const PLD_WIDTH: f64 = 0.01;
-use crate::privacy::{default_orders, rdp_curve, AccountantRecipe, Phase};
 use crate::train::dpsgd::{
-    misranking_bound, misranking_monte_carlo, run_method, Activation, Classification, Method,
-    MethodConfig, MethodRun, ModelKind, SyntheticSpec,
+    misranking_bound, misranking_monte_carlo, Activation, Classification, Method, MethodConfig,
+    ModelKind, SyntheticSpec,
 };
 
 #[derive(Debug)]
@@ -95,6 +97,17 @@ const PARAMS: &[ParamInfo] = &[
     p("n_train", ParamKind::IntAtLeast(2), "planted: training examples N (default 1000)"),
     p("n_test", ParamKind::IntAtLeast(1), "planted: test examples (default 2000)"),
     p("classes", ParamKind::IntAtLeast(2), "planted: classes K (default 4)"),
+    p("tune_lr_min", ParamKind::Positive, "tune validation: smallest learning rate of the log-spaced grid (default 0.02)"),
+    p("tune_lr_max", ParamKind::Positive, "tune validation: largest learning rate (default 0.5)"),
+    p("tune_lr_points", ParamKind::IntAtLeast(1), "tune validation: learning rates in the grid (default 3: 0.02, 0.1, 0.5; 1: tune_lr_min)"),
+    p("tune_clip_min", ParamKind::Positive, "tune validation: smallest clipping norm C1 of the log-spaced grid (default 0.5; C2 keeps its ratio clip_phase2/clip)"),
+    p("tune_clip_max", ParamKind::Positive, "tune validation: largest clipping norm (default 2)"),
+    p("tune_clip_points", ParamKind::IntAtLeast(1), "tune validation: clipping norms in the grid (default 2: 0.5, 2; 1: tune_clip_min)"),
+    p(
+        "validation_fraction",
+        ParamKind::NonNegative,
+        "tune validation: share of the training split held out for the selection (default 0.2, < 1; 0 only with a one-cell grid)",
+    ),
     p("noise_multiplier", ParamKind::NonNegative, "one-step: noise multiplier z of the step"),
     p("theta_scale", ParamKind::NonNegative, "one-step: theta ~ theta_scale N(0, I) (default 0: theta = 0)"),
 ];
@@ -134,6 +147,11 @@ const OPTIONS: &[OptionInfo] = &[
         name: "compare",
         values: &["none", "ranking", "center"],
         doc: "train: ranking also runs TP-Rand and DP-SGD, center the (0.3, 0.3) split, on the same streams",
+    },
+    OptionInfo {
+        name: "tune",
+        values: &["none", "validation"],
+        doc: "train: none runs each method at the spec's lr and clip; validation gives each method (own and comparators) its (lr, clip) of best validation accuracy over the tune_* grid, on the training split minus validation_fraction (tp_topk_tuning)",
     },
     OptionInfo {
         name: "support",
@@ -246,6 +264,23 @@ const METRICS: &[MetricInfo] = &[
     m("gap_vs_rand", "compare ranking: test_accuracy - rand_accuracy (paired)"),
     m("gap_vs_dense", "compare ranking: test_accuracy - dense_accuracy (paired)"),
     m("clipped_fraction", "one-step: share of examples whose full gradient is clipped"),
+    m("selected_lr", "train: learning rate of the method's selected cell (tune none: lr)"),
+    m("selected_clip", "train: clipping norm C1 of the method's selected cell (tune none: clip)"),
+    m("rand_selected_lr", "compare ranking: TP-Rand's selected learning rate"),
+    m("dense_selected_lr", "compare ranking: dense DP-SGD's selected learning rate"),
+    m(
+        "dense_ceiling_accuracy",
+        "train: test accuracy of non-private dense SGD (no clipping, no noise) on the same streams, its lr tuned on validation like the methods (tune none: at lr)",
+    ),
+    m("dense_ceiling_gap", "compare ranking: dense_ceiling_accuracy - dense_accuracy"),
+    m(
+        "gap_vs_rand_second",
+        "compare ranking: gap_vs_rand with both methods at their second-best validation cell (tune none or one cell: gap_vs_rand)",
+    ),
+    m(
+        "gap_vs_dense_second",
+        "compare ranking: gap_vs_dense with both methods at their second-best validation cell (tune none or one cell: gap_vs_dense)",
+    ),
 ];
 
 const INFO: SystemInfo = SystemInfo {
@@ -307,8 +342,22 @@ impl System for TpTopK {
         } else {
             (features + 1.0) * classes
         };
+        // tune: validation runs every method at each of the grid's cells, on the
+        // training split minus the validation part (tp_topk_tuning).
+        let (cells, lr_points, fit) = if u.option("tune") == "validation" {
+            let points = |name: &str, default: usize| u.var(name, default as f64).max(1.0);
+            let lr = points("tune_lr_points", LR_GRID.2);
+            let fraction = u.var("validation_fraction", VALIDATION_FRACTION);
+            (
+                lr * points("tune_clip_points", CLIP_GRID.2),
+                lr,
+                1.0 - fraction,
+            )
+        } else {
+            (1.0, 1.0, 1.0)
+        };
         let (epochs, batch) = (u.var("epochs", 30.0), u.var("batch", 64.0));
-        let steps_per_epoch = (n_train / batch).round().max(1.0);
+        let steps_per_epoch = (fit * n_train / batch).round().max(1.0);
         let steps = epochs * steps_per_epoch;
         // Per step: per-sample gradients of the batch (forward and backward, about 4
         // multiply-adds per parameter and sample), clipping, masking, noise on up to P
@@ -321,19 +370,29 @@ impl System for TpTopK {
         } else {
             0.0
         };
-        let seconds = steps
-            * (Cost::stream(4.0 * batch * params + 10.0 * params) + Cost::normals(params))
+        let step = Cost::stream(4.0 * batch * params + 10.0 * params);
+        let run = steps * (step + Cost::normals(params))
             + epochs * Cost::stream(4.0 * n_all * params)
-            + 0.03
-            + pld;
-        // compare: ranking runs two more methods on the same data, center one.
-        let seconds = match u.option("compare") {
-            "ranking" => 3.0 * seconds,
-            "center" => 2.0 * seconds,
-            _ => seconds,
+            + 0.03;
+        // compare: ranking runs two more methods on the same data, center one; each
+        // method at every cell.
+        let methods = match u.option("compare") {
+            "ranking" => 3.0,
+            "center" => 2.0,
+            _ => 1.0,
         };
-        let bytes =
+        let mut seconds = methods * (cells * run + pld);
+        // The non-private ceiling, when asked for: dense steps without noise, at each
+        // learning rate of the grid.
+        if u.wants(&["dense_ceiling_accuracy", "dense_ceiling_gap"]) {
+            seconds += lr_points * (steps * step + Cost::stream(4.0 * n_all * params));
+        }
+        let mut bytes =
             Cost::f64s(3.0 * batch * params + 2.0 * n_all * features + 20.0 * params + 8.0 * steps);
+        if cells > 1.0 || fit < 1.0 {
+            // Every cell's run of a method is held until the selection; the split copies.
+            bytes += Cost::f64s(cells * (params + 8.0 * steps) + n_all * features);
+        }
         Cost { seconds, bytes }
     }
 
@@ -409,7 +468,6 @@ fn train(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
         _ => Classification::digits(u.var_or("test_fraction", 0.2), &mut data_rng),
     }
     .map_err(invalid)?;
-    let n = data.train_y.len();
     let params = crate::train::dpsgd::Model::new(model, data.features(), data.classes).num_params();
 
     let mut cfg = MethodConfig::new(
@@ -438,21 +496,32 @@ fn train(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
     cfg.lr = u.var_or("lr", cfg.lr);
 
     let recipe = super::tp_topk_planted::recipe(u);
-    let run = run_method(&data, &cfg, &u.seeds.child("run"), &recipe).map_err(invalid)?;
+    // Option tune (tp_topk_tuning): under `none` one run at (lr, clip) on all of `data`.
+    let tuner = Tuner::new(data, u, u.seeds.child("run"))?;
+    let n = tuner.data().train_y.len();
+    let own = tuner.method(&cfg, &recipe)?;
+    let run = &own.run;
     let mut out = BTreeMap::new();
     out.insert("test_accuracy".into(), run.test_accuracy);
     out.insert("train_accuracy".into(), run.train_accuracy);
-    let seeds = u.seeds.child("run");
-    let acc = run.test_accuracy;
+    out.insert("selected_lr".into(), own.best.lr);
+    out.insert("selected_clip".into(), own.best.clip);
     match u.option("compare") {
-        "ranking" => super::tp_topk_planted::ranking(&data, &cfg, &seeds, u.recipe, acc, &mut out)?,
+        "ranking" => super::tp_topk_planted::ranking(&tuner, &cfg, u.recipe, &own, &mut out)?,
         "center" => {
-            super::tp_topk_planted::center(&data, &cfg, epsilon, &seeds, u.recipe, acc, &mut out)?
+            super::tp_topk_planted::center(&tuner, &cfg, epsilon, u.recipe, &own, &mut out)?
         }
         _ => {}
     }
+    if u.wants(&["dense_ceiling_accuracy", "dense_ceiling_gap"]) {
+        let ceiling = tuner.ceiling(&cfg)?;
+        out.insert("dense_ceiling_accuracy".into(), ceiling);
+        if let Some(dense) = out.get("dense_accuracy").copied() {
+            out.insert("dense_ceiling_gap".into(), ceiling - dense);
+        }
+    }
     privacy_metrics(
-        &run,
+        run,
         &cfg,
         n,
         u.option("accountant") == "max",
@@ -460,132 +529,7 @@ fn train(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
         u.wants(&["epsilon_pld_lower", "epsilon_pld_upper", "epsilon_pld_gap"]),
         &mut out,
     )?;
-    noise_metrics(&run, &mut out)?;
-    support_metrics(&run, &mut out);
+    noise_metrics(run, &mut out)?;
+    support_metrics(run, &mut out);
     Ok(out)
-}
-
-/// `epsilon_spent` (the run's ledger) against `epsilon_composed`, recomputed from the
-/// schedule (Theorem 4.1: RDP curves of the phases add), and against
-/// `epsilon_independent`, the schedule through the independent quadrature accountant.
-fn privacy_metrics(
-    run: &MethodRun,
-    cfg: &MethodConfig,
-    n: usize,
-    by_max: bool,
-    recipe: &AccountantRecipe,
-    with_pld: bool,
-    out: &mut BTreeMap<String, f64>,
-) -> Result<(), SystemError> {
-    let q = cfg.batch_size / n as f64;
-    let spe = ((n as f64 / cfg.batch_size).round() as usize).max(1);
-    let total = (cfg.epochs * spe) as u64;
-    let z = &run.noise_multipliers;
-    let phases: Vec<Phase> = if cfg.method.is_two_phase() {
-        let t1 = (cfg.phase1_epochs * spe) as u64;
-        if z.len() != 2 {
-            return Err(invalid(format!(
-                "two-phase run reported {} noise multipliers",
-                z.len()
-            )));
-        }
-        vec![Phase::new(q, z[0], t1), Phase::new(q, z[1], total - t1)]
-    } else {
-        vec![Phase::new(q, z[0], total)]
-    };
-    let orders = default_orders();
-    let mut curve = vec![if by_max { f64::NEG_INFINITY } else { 0.0 }; orders.len()];
-    for ph in &phases {
-        for (c, r) in curve.iter_mut().zip(rdp_curve(&[*ph], &orders, recipe)?) {
-            *c = if by_max { c.max(r) } else { *c + r };
-        }
-    }
-    let (composed, _) = recipe.convert(&orders, &curve, cfg.delta)?;
-    let (phase1, _) = recipe.convert(
-        &orders,
-        &rdp_curve(&phases[..1], &orders, recipe)?,
-        cfg.delta,
-    )?;
-    // The independent check: the same schedule, no recipe, no `by_max`.
-    let schedule: Vec<(f64, f64, u64)> = phases
-        .iter()
-        .map(|p| (p.sampling_rate, p.noise_multiplier, p.steps))
-        .collect();
-    let independent = epsilon_subsampled_gaussian(&schedule, cfg.delta)?;
-    let spent = run.privacy.epsilon;
-    out.insert("epsilon_independent".into(), independent);
-    out.insert("epsilon_independent_gap".into(), spent - independent);
-    out.insert("epsilon_spent".into(), spent);
-    out.insert("epsilon_composed".into(), composed);
-    out.insert("epsilon_error".into(), (spent - composed).abs());
-    out.insert("epsilon_phase1".into(), phase1);
-    if with_pld {
-        // A second independent computation: the tight (PLD) epsilon of the schedule,
-        // as a certified bracket; the RDP accountant must never be below its lower end.
-        let b = pld_epsilon(&phases, cfg.delta, PLD_WIDTH)?;
-        out.insert("epsilon_pld_lower".into(), b.epsilon_lower);
-        out.insert("epsilon_pld_upper".into(), b.epsilon_upper);
-        out.insert("epsilon_pld_gap".into(), spent - b.epsilon_lower);
-    }
-    out.insert(
-        "noise_multiplier_2".into(),
-        *z.last().expect("one phase at least"),
-    );
-    Ok(())
-}
-
-/// Noise energy of the phase-2 segment (Sec. 3.2).
-fn noise_metrics(run: &MethodRun, out: &mut BTreeMap<String, f64>) -> Result<(), SystemError> {
-    let name = match run.method {
-        Method::TpTopK | Method::TpRand => "support",
-        Method::OnTopK | Method::OnRand => "online-sparse",
-        Method::DpSgd => "dense",
-    };
-    let seg = run
-        .diagnostics
-        .noise_energy
-        .iter()
-        .find(|s| s.segment == name)
-        .ok_or_else(|| invalid(format!("no `{name}` segment in the run")))?;
-    let p = run.diagnostics.params as f64;
-    let dense = seg.expected * p / seg.active as f64;
-    let se = (2.0 / (seg.active * seg.steps) as f64).sqrt();
-    out.insert("phase2_noise_energy".into(), seg.measured);
-    out.insert("phase2_noise_energy_expected".into(), seg.expected);
-    out.insert("dense_noise_energy".into(), dense);
-    out.insert("noise_energy_ratio".into(), seg.measured / dense);
-    out.insert(
-        "noise_energy_abs_z".into(),
-        (seg.measured / seg.expected - 1.0).abs() / se,
-    );
-    Ok(())
-}
-
-/// Support quality at the first support selection (Sec. 7.4). Dense DP-SGD selects no
-/// support; its support is all of `0..P`, whose capture is 1 (= k/P).
-fn support_metrics(run: &MethodRun, out: &mut BTreeMap<String, f64>) {
-    let d = &run.diagnostics;
-    let rand = d.random_expectation;
-    let gamma = d.gamma.unwrap_or(1.0);
-    let proxy = d.proxy_concentration.unwrap_or(1.0);
-    out.insert("active_k".into(), d.active as f64);
-    out.insert("params_p".into(), d.params as f64);
-    out.insert("gamma".into(), gamma);
-    out.insert("gamma_best".into(), d.gamma_best.unwrap_or(1.0));
-    out.insert("random_expectation".into(), rand);
-    out.insert("gamma_advantage".into(), gamma - rand);
-    out.insert("gamma_ratio".into(), gamma / rand);
-    out.insert(
-        "gamma_beats_random".into(),
-        f64::from(u8::from(gamma > rand)),
-    );
-    out.insert("proxy_concentration".into(), proxy);
-    let traj = d.gamma_trajectory.unwrap_or(1.0);
-    out.insert("gamma_trajectory".into(), traj);
-    out.insert("gamma_trajectory_ratio".into(), traj / rand);
-    out.insert(
-        "gamma_trajectory_beats_random".into(),
-        f64::from(u8::from(traj > rand)),
-    );
-    out.insert("proxy_advantage".into(), proxy - rand);
 }

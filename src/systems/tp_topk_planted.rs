@@ -10,7 +10,9 @@
 //! differences. Center (Table 4): the unit also runs its method with the middle split of
 //! the paper's grid (warm-up round(0.3 epochs), rho = 0.3) at the target epsilon, and
 //! reports `gap_vs_center`. The baselines run the unit's recipe as given: the options `clip_order`,
-//! `noise_support` and `ranking` change the method under test only.
+//! `noise_support` and `ranking` change the method under test only. Under `tune:
+//! validation` every comparator selects its own (lr, clip) on the same validation split
+//! and streams ([`super::tp_topk_tuning`]); `gap_vs_*_second` pair the second-best cells.
 //!
 //! Mode `one-step`: draw the planted task from the stream `data`, fix theta (0, or
 //! `theta_scale * N(0, 1)` per coordinate from the stream `theta`), take the support
@@ -19,14 +21,14 @@
 //! planted weights' number) and measure the one-step errors over `trials` noise draws
 //! (stream `noise`) with the step of the run's recipe, changed by the options
 //! `clip_order` and `noise_support` (wrong mechanisms, for negative controls).
+use super::tp_topk_tuning::{Tuned, Tuner};
 use super::{Cost, CostInput, SystemError, UnitInput};
 use crate::data::planted::PlantedSpec;
-use crate::rng::SeedPath;
 use crate::train::dpsgd::{
     model::ModelKind, one_step_criterion, support, ClipOrder, DpSgdRecipe, Mask, Model,
     NoiseSupport, ScoreSource, StepParams,
 };
-use crate::train::dpsgd::{run_method, Classification, Method, MethodConfig};
+use crate::train::dpsgd::{Method, MethodConfig, MethodRun};
 use crate::train::Recipe;
 use ndarray::Array1;
 use rand_distr::{Distribution, StandardNormal};
@@ -196,25 +198,30 @@ pub(super) fn one_step(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemErr
 }
 
 /// Option `compare: ranking` (module docs): `rand_accuracy`, `dense_accuracy`,
-/// `gap_vs_rand`, `gap_vs_dense` of the unit's run whose test accuracy is `accuracy`.
+/// `gap_vs_rand`, `gap_vs_dense`, the comparators' selected learning rates and the gaps
+/// at the second-best cells, against the unit's tuned method `own`.
 pub(super) fn ranking(
-    data: &Classification,
+    tuner: &Tuner,
     cfg: &MethodConfig,
-    seeds: &SeedPath,
     recipe: &Recipe,
-    accuracy: f64,
+    own: &Tuned<MethodRun>,
     out: &mut BTreeMap<String, f64>,
 ) -> Result<(), SystemError> {
+    let accuracy = own.best.test;
     for (method, name) in [(Method::TpRand, "rand"), (Method::DpSgd, "dense")] {
         let c = MethodConfig {
             method,
             ..cfg.clone()
         };
-        let acc = run_method(data, &c, seeds, recipe)
-            .map_err(invalid)?
-            .test_accuracy;
+        let t = tuner.method(&c, recipe)?;
+        let acc = t.best.test;
         out.insert(format!("{name}_accuracy"), acc);
         out.insert(format!("gap_vs_{name}"), accuracy - acc);
+        out.insert(format!("{name}_selected_lr"), t.best.lr);
+        out.insert(
+            format!("gap_vs_{name}_second"),
+            own.second.test - t.second.test,
+        );
         if name == "rand" {
             out.insert("accuracy_ratio_vs_rand".into(), accuracy / acc);
         }
@@ -222,16 +229,15 @@ pub(super) fn ranking(
     Ok(())
 }
 
-/// Option `compare: center` (module docs): `gap_vs_center` of the unit's run whose test
-/// accuracy is `accuracy`, against the same method at the split (0.3, 0.3), calibrated
-/// for the target `epsilon` with the unit's recipe as given.
+/// Option `compare: center` (module docs): `gap_vs_center` of the unit's tuned method
+/// `own`, against the same method at the split (0.3, 0.3), calibrated for the target
+/// `epsilon` with the unit's recipe as given, tuned the same way.
 pub(super) fn center(
-    data: &Classification,
+    tuner: &Tuner,
     cfg: &MethodConfig,
     epsilon: f64,
-    seeds: &SeedPath,
     recipe: &Recipe,
-    accuracy: f64,
+    own: &Tuned<MethodRun>,
     out: &mut BTreeMap<String, f64>,
 ) -> Result<(), SystemError> {
     let c = MethodConfig {
@@ -241,9 +247,7 @@ pub(super) fn center(
         budget_split: 0.3,
         ..cfg.clone()
     };
-    let acc = run_method(data, &c, seeds, recipe)
-        .map_err(invalid)?
-        .test_accuracy;
-    out.insert("gap_vs_center".into(), accuracy - acc);
+    let acc = tuner.method(&c, recipe)?.best.test;
+    out.insert("gap_vs_center".into(), own.best.test - acc);
     Ok(())
 }

@@ -10,6 +10,8 @@
 //! * [`support`] — warm-up scores, top-k and random supports (paper Sec. 3.2).
 //! * [`methods`] — DP-SGD, TP-TopK, TP-Rand, ON-TopK, ON-Rand: their schedules of
 //!   masks and the training loop, [`run_method`].
+//! * [`ceiling`] — the non-private ceiling of dense DP-SGD (no clipping, no noise),
+//!   [`run_non_private`].
 //! * [`criterion`] — Prop. 5.1's one-step criterion and Lemma 6.4's clipping-bias
 //!   bound at a fixed parameter vector, measured through the DP step.
 //! * [`config`] — [`MethodConfig`], a run's configuration and its checks.
@@ -20,6 +22,7 @@
 //!   bound and its Monte Carlo estimate.
 //! * [`data`](mod@data) — [`Classification`] data: digits, a synthetic mixture, and
 //!   the planted-support task ([`crate::data::planted`]).
+pub mod ceiling;
 pub mod config;
 pub mod criterion;
 pub mod data;
@@ -31,6 +34,7 @@ pub mod outcome;
 pub mod plan;
 pub mod support;
 
+pub use ceiling::{run_non_private, NonPrivateRun};
 pub use config::MethodConfig;
 pub use criterion::{one_step_criterion, OneStep};
 pub use data::{Classification, SyntheticSpec};
