@@ -51,11 +51,21 @@ impl Evidence {
 
     /// The word of `verdict` for this kind of evidence (`proxy` names its task).
     pub fn word(self, verdict: Verdict, proxy: &str) -> String {
+        // The proxy's name: its text up to the first comma or parenthesis, at most 60
+        // characters (the whole text is on the claim's page).
+        let name: String = proxy
+            .split([',', '(', ';'])
+            .next()
+            .unwrap_or("")
+            .trim()
+            .chars()
+            .take(60)
+            .collect();
         let on = |w: &str| {
-            if proxy.is_empty() {
+            if name.is_empty() {
                 w.to_string()
             } else {
-                format!("{w} (on {proxy})")
+                format!("{w} (on {name})")
             }
         };
         match (self, verdict) {
