@@ -79,9 +79,9 @@ const PARAMS: &[ParamInfo] = &[
     ),
     p("budget_split", ParamKind::Probability, "nominal warm-up share rho of the budget (default 0.3)"),
     p("batch", ParamKind::Positive, "expected batch size qN (default 64)"),
-    p("clip", ParamKind::Positive, "clipping norm C (C1 of the warm-up; default 1)"),
-    p("clip_phase2", ParamKind::Positive, "clipping norm C2 of phase 2 (default: clip)"),
-    p("lr", ParamKind::Positive, "constant learning rate (default 0.5)"),
+    p("clip", ParamKind::Positive, "clipping norm C (C1 of the warm-up; default 1; tune validation: the grid's clips replace it)"),
+    p("clip_phase2", ParamKind::Positive, "clipping norm C2 of phase 2 (default: clip; tune validation: C2 = cell clip * clip_phase2/clip)"),
+    p("lr", ParamKind::Positive, "constant learning rate (default 0.5; tune validation: the grid's rates replace it)"),
     p("hidden", ParamKind::IntAtLeast(1), "hidden units of the MLP (default 32)"),
     p("test_fraction", ParamKind::Probability, "share of the digits held out (default 0.2)"),
     p("g_i", ParamKind::Finite, "misranking: the stronger signal, g_i^2 > g_j^2"),
@@ -181,7 +181,7 @@ const fn m(name: &'static str, doc: &'static str) -> MetricInfo {
 
 const METRICS: &[MetricInfo] = &[
     m("test_accuracy", "test accuracy of the final parameters"),
-    m("train_accuracy", "training accuracy of the final parameters"),
+    m("train_accuracy", "training accuracy of the final parameters (tune validation: on the training split without the validation part)"),
     m("epsilon_spent", "epsilon the run reports: RDP accountant on its privacy ledger"),
     m(
         "epsilon_composed",
