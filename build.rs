@@ -23,8 +23,10 @@ const ENGINE: &[&str] = &[
 /// What decides a verdict row beyond the engine: how units become points (`execute`,
 /// `plan`), the spec's parsing and expressions, the fits and the verdict rules. Reports
 /// and the CLI are not in it. Stored verdict rows of `dpclaims stability` (one record per
-/// seed) are reused only by a build with the same hash.
+/// seed) are reused only by a build with the same hash. The shipped scorecards hold the
+/// papers' hypothesis registries (compiled in by `spec::registry`), which decide regimes.
 const VERDICT: &[&str] = &[
+    "scorecards",
     "src/judge",
     "src/fit",
     "src/spec",
@@ -78,6 +80,7 @@ fn git_commit() -> String {
 
 fn main() {
     println!("cargo:rerun-if-changed=src");
+    println!("cargo:rerun-if-changed=scorecards");
     println!("cargo:rerun-if-changed=Cargo.lock");
     println!("cargo:rerun-if-changed=Cargo.toml");
     // The commit is informational (a dirty tree has the commit of its base): follow HEAD.

@@ -224,9 +224,14 @@ fn editing_a_prediction_reruns_nothing_and_more_replicates_only_the_new_ones() {
     assert_eq!(c.counts().misses, before.misses);
     // Raising the replicates of one sweep: only the new replicates run.
     let more = claim_in(w.path(), |s| {
+        // (the full profile is raised too: it may not have fewer replicates)
         s.replace(
             "quick: {axes: {n: [8, 12, 16, 24]}, replicates: 3}",
             "quick: {axes: {n: [8, 12, 16, 24]}, replicates: 4}",
+        )
+        .replace(
+            "full: {axes: {n: [8, 12, 16, 24]}, replicates: 3}",
+            "full: {axes: {n: [8, 12, 16, 24]}, replicates: 4}",
         )
     });
     let misses = c.counts().misses;

@@ -185,7 +185,7 @@ fn junit_has_one_testcase_per_verdict_and_fails_exactly_where_the_run_exits_1() 
     assert_eq!(case(&cases, "tiny-ci", "big-delta/base"), "skipped");
     assert!(xml.contains("out_of_regime"), "the skip says why: {xml}");
     let eps_line = line_of(CALIBRATION, "name: eps-bound");
-    assert_eq!(eps_line, 21);
+    assert_eq!(eps_line, 22);
     assert!(xml.contains("name=\"eps-bound/base\" time=\""));
     assert!(xml.contains(&format!(" line=\"{eps_line}\">")), "{xml}");
     let big_line = line_of(CALIBRATION, "name: \"big-delta\"");
@@ -256,11 +256,11 @@ fn junit_names_the_verdict_that_changed_against_the_baseline() {
             .all(|c| c.2 != "failure")
     );
 
-    let first_holds = body.find("verdict: holds").unwrap();
+    let first_holds = body.find("verdict: consistent").unwrap();
     let mut edited = body.clone();
     edited.replace_range(
-        first_holds..first_holds + "verdict: holds".len(),
-        "verdict: refuted",
+        first_holds..first_holds + "verdict: consistent".len(),
+        "verdict: inconsistent",
     );
     std::fs::write(&file, format!("{header}{edited}")).unwrap();
     let changed = run_env(dir, &["run", "--junit", "junit.xml"], &[]);
@@ -271,7 +271,7 @@ fn junit_names_the_verdict_that_changed_against_the_baseline() {
     let failed: Vec<_> = cases.iter().filter(|c| c.2 == "failure").collect();
     assert_eq!(failed.len(), 1, "{cases:?}");
     assert_eq!(failed[0].1, "eps-bound/base");
-    assert!(xml.contains("verdict refuted -&gt; holds"), "{xml}");
+    assert!(xml.contains("verdict inconsistent -&gt; consistent"), "{xml}");
     assert!(xml.contains("type=\"baseline_changed\""));
 }
 

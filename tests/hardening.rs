@@ -24,11 +24,16 @@ fn write(dir: &Path, name: &str, text: &[u8]) -> String {
     f.display().to_string()
 }
 
-/// `text` with its first `replicates: N` set to `value`.
+/// `text` with its first two `replicates: N` (the first sweep's quick and full profiles:
+/// the full one may not have fewer) set to `value`.
 fn first_replicates(text: &str, value: &str) -> String {
-    let i = text.find("replicates: ").expect("a replicates field") + "replicates: ".len();
-    let j = i + text[i..].find(|c: char| !c.is_ascii_digit()).unwrap_or(0);
-    format!("{}{value}{}", &text[..i], &text[j..])
+    let set = |text: &str, from: usize| {
+        let i = from + text[from..].find("replicates: ").expect("a replicates field") + "replicates: ".len();
+        let j = i + text[i..].find(|c: char| !c.is_ascii_digit()).unwrap_or(0);
+        (format!("{}{value}{}", &text[..i], &text[j..]), i + value.len())
+    };
+    let (once, at) = set(text, 0);
+    set(&once, at).0
 }
 
 fn spec_text(path: &str) -> String {

@@ -10,7 +10,7 @@ use dpclaims::report::scorecard::combine;
 use std::path::Path;
 
 fn claim() -> String {
-    crate::util::tiny_rf_claim_named("tiny-sc")
+    crate::util::tiny_rf_claim_named("tiny-sc").replace("id: tiny-sc", "id: tiny-sc\npaper: tiny-paper")
 }
 
 const CARD: &str = r#"
@@ -18,6 +18,7 @@ paper: "A tiny paper"
 results:
   - result: "Eq. 20"
     title: "the noise term falls as n^-2"
+    quote: {text: "the noise term falls as n^-2", where: "Eq. 20"}
     checked_by:
       - {claim: tiny-sc, prediction: vs-n, variant: prop22}
       - {claim: tiny-sc, prediction: finite, variant: prop22}
@@ -58,32 +59,38 @@ fn a_tiny_run_writes_its_scorecard_with_the_combined_verdicts_and_links() {
         String::from_utf8_lossy(&o.stderr)
     );
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let verdict = |pred: &str| {
+    let field = |pred: &str, f: &str| {
         doc["claims"][0]["results"]
             .as_array()
             .unwrap()
             .iter()
             .find(|r| r["prediction"] == pred && r["variant"] == "prop22")
-            .unwrap()["verdict"]
+            .unwrap()[f]
             .as_str()
             .unwrap()
             .to_string()
     };
-    let (a, b) = (verdict("vs-n"), verdict("finite"));
-    let expected = combine(&[Some(&a), Some(&b)], false).as_str();
+    // The result's rows are consequences: its section, and the word of its deciding row
+    // (combined as `combine` says over the rows' verdicts).
+    let (a, b) = (field("vs-n", "word"), field("finite", "word"));
+    let combined = combine(&[Some(&field("vs-n", "verdict")), Some(&field("finite", "verdict"))], false);
     let page = read(&dir.path().join("out/scorecard-tiny-paper.md"));
+    assert!(page.contains("## Consequences derived by the tool"), "{page}");
     let row = page
         .lines()
-        .find(|l| l.starts_with("| Eq. 20 | the noise term"))
-        .expect("a row for Eq. 20");
-    assert!(row.contains(&format!("| **{expected}** |")), "{row}");
+        .find(|l| l.starts_with("| Eq. 20 | \"the noise term falls as n^-2\" (Eq. 20)"))
+        .expect("a row for Eq. 20, quoting the paper");
+    assert!(
+        row.contains(&format!("| **{a}** |")) || row.contains(&format!("| **{b}** |")),
+        "{row} ({combined:?})"
+    );
     assert!(row.contains("[tiny-sc](tiny-sc.md)"), "{row}");
     assert!(row.contains("4/4 points inside the hypotheses"), "{row}");
     // Every check is shown, with its own verdict, from this run.
     for (pred, v) in [("vs-n", &a), ("finite", &b)] {
         assert!(
             page.lines()
-                .any(|l| l.contains(&format!("| `{pred}` | prop22 | **{v}** |"))
+                .any(|l| l.contains(&format!("| `{pred}` | prop22 | consequence | **{v}** |"))
                     && l.ends_with("| this run |")),
             "no row for {pred}:\n{page}"
         );
@@ -93,7 +100,7 @@ fn a_tiny_run_writes_its_scorecard_with_the_combined_verdicts_and_links() {
     ));
     assert!(page.contains("planned: `claims/later.yaml`"));
     assert!(page.contains(
-        "| Table 1 | CIFAR-10 accuracy | **not checkable in simulation** | — | needs CIFAR-10 |"
+        "| Table 1 | CIFAR-10 accuracy | **not checkable in simulation** | needs CIFAR-10 |"
     ));
     assert!(page.contains("**3 numbered results:**"));
     // The linked claim page exists; the HTML page is written and linked from the index.
@@ -143,7 +150,7 @@ fn a_tiny_run_writes_its_scorecard_with_the_combined_verdicts_and_links() {
 #[test]
 fn bad_scorecard_entries_exit_2_naming_the_file_and_the_entry() {
     let check = |c: &str| format!("\n    checked_by:\n      - {c}\n");
-    let head = "paper: \"p\"\nresults:\n  - result: \"Eq. 20\"\n    title: \"t\"";
+    let head = "paper: \"p\"\nresults:\n  - result: \"Eq. 20\"\n    title: \"t\"\n    quote: {text: \"t\", where: \"Eq. 20\"}";
     let cases: Vec<(String, &str, &str)> = vec![
         (
             format!(
@@ -186,6 +193,25 @@ fn bad_scorecard_entries_exit_2_naming_the_file_and_the_entry() {
             format!("{head}\n    not_checkable: \"x\"\n    planned: [\"claims/a.yaml\"]\n"),
             "results[0] (Eq. 20)",
             "cannot be combined",
+        ),
+        (
+            // A checked result quotes the paper.
+            format!(
+                "paper: \"p\"\nresults:\n  - result: \"Eq. 20\"\n    title: \"t\"{}",
+                check("{claim: tiny-sc, prediction: vs-n, variant: prop22}")
+            ),
+            "results[0] (Eq. 20)",
+            "a checked result quotes the paper",
+        ),
+        (
+            // A registry hypothesis the check is not judged under.
+            format!(
+                "paper: \"p\"\nhypotheses:\n  - {{name: n-big, quote: {{text: \"n large\", where: \"Eq. 6\"}}, require: \"n >= 1\"}}\n{}\n    hypotheses: [n-big]{}",
+                &head["paper: \"p\"\n".len()..],
+                check("{claim: tiny-sc, prediction: vs-n, variant: prop22}")
+            ),
+            "results[0] (Eq. 20).checked_by[0]",
+            "omits the result's hypothesis `n-big`",
         ),
         (
             format!("{head}\n    planned: [\"claims/a.yaml\"]\n    colour: red\n"),

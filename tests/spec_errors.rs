@@ -107,14 +107,14 @@ fn a_refuted_main_variant_needs_a_finding() {
         err.contains("`kappa1`") && err.contains("without a `finding`"),
         "{err}"
     );
-    assert!(out.contains("1 refuted WITHOUT a finding"), "{out}");
+    assert!(out.contains("1 inconsistent"), "{out}");
     let explained = refuted.replace(
         "    params: {kappa: \"0.5\"}\n",
         "    params: {kappa: \"0.5\"}\n    findings: {eps-bound: \"kappa 0.5 quarters the noise under replace-one\"}\n",
     );
     let (code, out, err) = run_spec(dir.path(), &explained);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("1 refuted (with findings)"), "{out}");
+    assert!(out.contains("consequences: 1 consistent, 1 inconsistent"), "{out}");
 }
 
 #[test]
@@ -128,12 +128,12 @@ fn points_outside_the_hypotheses_are_not_judged() {
     let (code, out, err) = run_spec(dir.path(), &none);
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("1 out of regime"), "{out}");
-    assert!(err.contains("out_of_regime"), "{err}");
+    assert!(err.contains("out of regime"), "{err}");
     // One point inside: judged there.
     let one = GOOD.replace("sweeps:", "assumptions: [\"delta <= 1.0e-4\"]\nsweeps:");
     let (code, out, err) = run_spec(dir.path(), &one);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("claims: 1 hold"), "{out}");
+    assert!(out.contains("consequences: 1 consistent"), "{out}");
 }
 
 #[test]
@@ -340,11 +340,17 @@ fn run_json_is_one_document_in_the_documented_shape() {
         "control",
         "finding",
         "problem",
+        "evidence",
+        "word",
+        "power",
+        "discriminating",
+        "erratum",
     ] {
         assert!(r.get(k).is_some(), "missing {k} in {r}");
     }
     assert_eq!(v["claims"][0]["id"], "sigma-a-calibration");
-    assert!(v["tally"]["holds"].is_u64(), "{v}");
+    assert!(v["tally"]["statements"]["positive"].is_u64(), "{v}");
+    assert!(v["tally"]["self_checks"]["positive"].is_u64(), "{v}");
     assert!(
         v["baseline"].as_str().unwrap().starts_with("baseline"),
         "{v}"

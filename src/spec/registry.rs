@@ -110,7 +110,25 @@ fn candidates(claim_file: &Path, paper: &str) -> Vec<PathBuf> {
     out
 }
 
-/// Finds and loads the registry of `paper` for the claim at `claim_file`.
+/// The registries shipped with the tool (`scorecards/` of this repository, compiled in):
+/// used when no `scorecards/<paper>.yaml` is found from the claim file's directory up, so
+/// that a shipped claim copied elsewhere (or run by an installed binary) keeps the
+/// hypotheses of its paper.
+const SHIPPED: &[(&str, &str)] = &[
+    (
+        "privacy-for-free",
+        include_str!("../../scorecards/privacy-for-free.yaml"),
+    ),
+    (
+        "private-feature-learning",
+        include_str!("../../scorecards/private-feature-learning.yaml"),
+    ),
+    ("tp-topk", include_str!("../../scorecards/tp-topk.yaml")),
+];
+
+/// Finds and loads the registry of `paper` for the claim at `claim_file`: the nearest
+/// `scorecards/<paper>.yaml` from the claim's directory up, else `./scorecards/`, else the
+/// shipped registry of that paper.
 pub fn find(claim_file: &Path, paper: &str) -> Result<Registry, String> {
     if paper.is_empty()
         || !paper
@@ -121,6 +139,9 @@ pub fn find(claim_file: &Path, paper: &str) -> Result<Registry, String> {
     }
     let tried = candidates(claim_file, paper);
     let Some(file) = tried.iter().find(|p| p.is_file()) else {
+        if let Some((_, text)) = SHIPPED.iter().find(|(name, _)| *name == paper) {
+            return parse(text, &PathBuf::from(format!("(shipped) scorecards/{paper}.yaml")), paper);
+        }
         return Err(format!(
             "no registry for paper `{paper}` (tried {})",
             tried
@@ -135,12 +156,16 @@ pub fn find(claim_file: &Path, paper: &str) -> Result<Registry, String> {
         return Err(format!("{}: larger than a registry may be", file.display()));
     }
     let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let parsed: RegistryFile = raw::from_yaml(&text)
+    parse(&text, file, paper)
+}
+
+fn parse(text: &str, file: &Path, paper: &str) -> Result<Registry, String> {
+    let parsed: RegistryFile = raw::from_yaml(text)
         .map_err(|(field, m)| format!("{}: {field}: {m}", file.display()))?;
     let hypotheses = validate(&parsed.hypotheses).map_err(|m| format!("{}: {m}", file.display()))?;
     Ok(Registry {
         paper: paper.to_string(),
-        file: file.clone(),
+        file: file.to_path_buf(),
         hypotheses,
     })
 }
