@@ -21,7 +21,7 @@ fn resolve(reps: usize, half: f64, needed: f64) -> String {
     if k > 1e6 {
         "more than 1e6 replicates per point would be needed: not resolvable at these sizes".into()
     } else {
-        format!("about {} replicates per point (now {reps}) would resolve it", g(k))
+        format!("about {} replicates per point (now {reps}) would resolve it", k as u64)
     }
 }
 
@@ -111,7 +111,7 @@ pub fn describe(p: &Prediction, r: &PredictionResult, reps: usize) -> String {
                 let n = r.detail.trials.unwrap_or(0) as f64;
                 if d > 0.0 && n > 0.0 {
                     let k = ((half / d).powi(2) * n).ceil();
-                    s.push_str(&format!("; about {} runs (now {}) would resolve it", g(k), n));
+                    s.push_str(&format!("; about {} runs (now {}) would resolve it", k as u64, n as u64));
                 } else {
                     s.push_str("; the frequency equals 1 - alpha: no number of runs resolves it");
                 }
