@@ -488,5 +488,10 @@ mod tests {
             first_sentence("The analysis (Sec. 4.2) assumes it. More."),
             "The analysis (Sec. 4.2) assumes it."
         );
+        // Regression: the TP-TopK scorecard cut a reason to the one word "Cor.".
+        assert_eq!(
+            first_sentence("Cor. 6.6 bounds it, as Lem. 6.4 and Def. 6.5 say. More."),
+            "Cor. 6.6 bounds it, as Lem. 6.4 and Def. 6.5 say."
+        );
     }
 }
