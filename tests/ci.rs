@@ -271,7 +271,10 @@ fn junit_names_the_verdict_that_changed_against_the_baseline() {
     let failed: Vec<_> = cases.iter().filter(|c| c.2 == "failure").collect();
     assert_eq!(failed.len(), 1, "{cases:?}");
     assert_eq!(failed[0].1, "eps-bound/base");
-    assert!(xml.contains("verdict inconsistent -&gt; consistent"), "{xml}");
+    assert!(
+        xml.contains("verdict inconsistent -&gt; consistent"),
+        "{xml}"
+    );
     assert!(xml.contains("type=\"baseline_changed\""));
 }
 

@@ -103,8 +103,14 @@ fn load_err(claim: &str) -> String {
 
 #[test]
 fn a_prediction_without_its_evidence_kind_is_refused() {
-    let e = load_err(&claim_text(&VS_N.replace("    evidence: statement\n", ""), ""));
-    assert!(e.contains("predictions[0].evidence") && e.contains("missing"), "{e}");
+    let e = load_err(&claim_text(
+        &VS_N.replace("    evidence: statement\n", ""),
+        "",
+    ));
+    assert!(
+        e.contains("predictions[0].evidence") && e.contains("missing"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -124,14 +130,23 @@ fn a_registry_hypothesis_restated_inline_is_refused() {
     assert!(e.contains("`n-large`") && e.contains("under"), "{e}");
     // An unknown name is refused too, listing the registry.
     let e = load_err(&claim_text(&VS_N.replace("[n-large]", "[n-larg]"), ""));
-    assert!(e.contains("unknown hypothesis `n-larg`") && e.contains("n-large, no-clip"), "{e}");
+    assert!(
+        e.contains("unknown hypothesis `n-larg`") && e.contains("n-large, no-clip"),
+        "{e}"
+    );
 }
 
 #[test]
 fn the_local_slope_of_a_bound_is_no_longer_a_prediction() {
-    let text = VS_N.replace("    predicted: -2.0\n", "    predicted_rate_of: \"1/n^2\"\n");
+    let text = VS_N.replace(
+        "    predicted: -2.0\n",
+        "    predicted_rate_of: \"1/n^2\"\n",
+    );
     let e = load_err(&claim_text(&text, ""));
-    assert!(e.contains("predicted_rate_of") && e.contains("kind: bound"), "{e}");
+    assert!(
+        e.contains("predicted_rate_of") && e.contains("kind: bound"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -149,11 +164,22 @@ fn a_check_that_omits_a_hypothesis_of_its_result_is_refused_by_the_scorecard() {
     let text = claim_text(&VS_N.replace("    under: [n-large]\n", ""), "");
     let d = dir_with(&text, REGISTRY);
     let out = dpclaims_util_run(d.path());
-    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("omits the result's hypothesis `n-large`"), "{err}");
+    assert!(
+        err.contains("omits the result's hypothesis `n-large`"),
+        "{err}"
+    );
     // A self-check cannot be evidence for a result either.
-    let text = claim_text(&VS_N.replace("evidence: statement", "evidence: self_check"), "");
+    let text = claim_text(
+        &VS_N.replace("evidence: statement", "evidence: self_check"),
+        "",
+    );
     let d = dir_with(&text, REGISTRY);
     let err = String::from_utf8_lossy(&dpclaims_util_run(d.path()).stderr).into_owned();
     assert!(err.contains("self-check of the tool"), "{err}");
@@ -166,7 +192,17 @@ fn a_check_that_omits_a_hypothesis_of_its_result_is_refused_by_the_scorecard() {
 
 /// `dpclaims run` in `dir`: the scorecards are validated before anything runs.
 fn dpclaims_util_run(dir: &Path) -> std::process::Output {
-    crate::util::dpclaims_in(dir, &["run", "claims", "--no-baseline", "--no-cache", "--out", "out"])
+    crate::util::dpclaims_in(
+        dir,
+        &[
+            "run",
+            "claims",
+            "--no-baseline",
+            "--no-cache",
+            "--out",
+            "out",
+        ],
+    )
 }
 
 /// Point records of `variant` along n: `metric` = f(n) for every replicate (three
@@ -183,7 +219,18 @@ fn records(
         .map(|(i, &n)| {
             let mut vars = BTreeMap::new();
             vars.insert("n".to_string(), n);
-            for (k, v) in [("d", 4.0), ("p", 4.0 * n), ("epsilon", 2.0), ("delta", 1e-5), ("eta", 0.25 / n), ("steps", 3.0), ("clip", 1.0), ("kappa", 2.0), ("sigma_scale", 1.0), ("n_test", 50.0)] {
+            for (k, v) in [
+                ("d", 4.0),
+                ("p", 4.0 * n),
+                ("epsilon", 2.0),
+                ("delta", 1e-5),
+                ("eta", 0.25 / n),
+                ("steps", 3.0),
+                ("clip", 1.0),
+                ("kappa", 2.0),
+                ("sigma_scale", 1.0),
+                ("n_test", 50.0),
+            ] {
                 vars.insert(k.to_string(), v);
             }
             let y = f(n);
@@ -202,28 +249,51 @@ fn records(
         .collect()
 }
 
-fn judged(claim: &Claim, main: Vec<PointRecord>, control: Vec<PointRecord>) -> dpclaims::judge::ClaimOutcome {
+fn judged(
+    claim: &Claim,
+    main: Vec<PointRecord>,
+    control: Vec<PointRecord>,
+) -> dpclaims::judge::ClaimOutcome {
     let mut pts = main;
     pts.extend(control);
     judge(claim, Profile::Quick, 0, pts).unwrap()
 }
 
-fn row<'a>(o: &'a dpclaims::judge::ClaimOutcome, variant: &str) -> &'a dpclaims::judge::PredictionResult {
+fn row<'a>(
+    o: &'a dpclaims::judge::ClaimOutcome,
+    variant: &str,
+) -> &'a dpclaims::judge::PredictionResult {
     o.results.iter().find(|r| r.variant == variant).unwrap()
 }
 
 #[test]
 fn a_measured_hypothesis_puts_the_points_where_it_fails_out_of_regime() {
-    let c = load(&claim_text(&VS_N.replace("[n-large]", "[n-large, no-clip]"), "")).unwrap();
+    let c = load(&claim_text(
+        &VS_N.replace("[n-large]", "[n-large, no-clip]"),
+        "",
+    ))
+    .unwrap();
     // Clipping at every point: out of regime, naming the hypothesis and its source.
-    let o = judged(&c, records("main", "noise_term", |n| n.powi(-2), |_| 0.3), records("control", "noise_term", |n| n.powi(6), |_| 0.0));
+    let o = judged(
+        &c,
+        records("main", "noise_term", |n| n.powi(-2), |_| 0.3),
+        records("control", "noise_term", |n| n.powi(6), |_| 0.0),
+    );
     let r = row(&o, "main");
     assert_eq!(r.verdict, Verdict::OutOfRegime);
     assert_eq!(r.word, "out of regime");
     let v = &r.regime.violated;
-    assert!(v.iter().any(|v| v.assumption == "clip_fraction <= 0" && v.source.starts_with("no-clip")), "{v:?}");
+    assert!(
+        v.iter()
+            .any(|v| v.assumption == "clip_fraction <= 0" && v.source.starts_with("no-clip")),
+        "{v:?}"
+    );
     // No clipping: judged, and it holds (the control is caught, so it counts).
-    let o = judged(&c, records("main", "noise_term", |n| n.powi(-2), |_| 0.0), records("control", "noise_term", |n| n.powi(6), |_| 0.0));
+    let o = judged(
+        &c,
+        records("main", "noise_term", |n| n.powi(-2), |_| 0.0),
+        records("control", "noise_term", |n| n.powi(6), |_| 0.0),
+    );
     assert_eq!(row(&o, "main").word, "holds");
     assert_eq!(row(&o, "main").discriminating, Some(true));
     assert_eq!(Tally::of(&[o]).statements.positive, 1);
@@ -232,11 +302,19 @@ fn a_measured_hypothesis_puts_the_points_where_it_fails_out_of_regime() {
 #[test]
 fn a_refuted_statement_needs_a_confirmed_erratum() {
     let c = load(&claim_text(VS_N, "")).unwrap();
-    let o = judged(&c, records("main", "noise_term", |n| n.powi(-1), |_| 0.0), records("control", "noise_term", |n| n.powi(6), |_| 0.0));
+    let o = judged(
+        &c,
+        records("main", "noise_term", |n| n.powi(-1), |_| 0.0),
+        records("control", "noise_term", |n| n.powi(6), |_| 0.0),
+    );
     let r = row(&o, "main");
     assert_eq!(r.verdict, Verdict::Refuted);
     assert_eq!(r.word, "refuted, unconfirmed");
-    assert!(r.problem.as_deref().unwrap().contains("refuted, unconfirmed"));
+    assert!(r
+        .problem
+        .as_deref()
+        .unwrap()
+        .contains("refuted, unconfirmed"));
     // With an erratum whose independent check holds at a judged point: confirmed.
     let erratum = |check: &str| {
         format!(
@@ -244,7 +322,11 @@ fn a_refuted_statement_needs_a_confirmed_erratum() {
         )
     };
     let c = load(&claim_text(VS_N, &erratum("noise_term * n^2 > 20"))).unwrap();
-    let o = judged(&c, records("main", "noise_term", |n| n.powi(-1), |_| 0.0), records("control", "noise_term", |n| n.powi(6), |_| 0.0));
+    let o = judged(
+        &c,
+        records("main", "noise_term", |n| n.powi(-1), |_| 0.0),
+        records("control", "noise_term", |n| n.powi(6), |_| 0.0),
+    );
     let r = row(&o, "main");
     assert_eq!(r.word, "refuted (erratum, confirmed)");
     assert!(r.problem.is_none(), "{:?}", r.problem);
@@ -252,13 +334,25 @@ fn a_refuted_statement_needs_a_confirmed_erratum() {
     assert_eq!(Tally::of(&[o]).errata_confirmed, 1);
     // A check that holds nowhere leaves it unconfirmed, and the run fails.
     let c = load(&claim_text(VS_N, &erratum("noise_term * n^2 > 1000"))).unwrap();
-    let o = judged(&c, records("main", "noise_term", |n| n.powi(-1), |_| 0.0), records("control", "noise_term", |n| n.powi(6), |_| 0.0));
+    let o = judged(
+        &c,
+        records("main", "noise_term", |n| n.powi(-1), |_| 0.0),
+        records("control", "noise_term", |n| n.powi(6), |_| 0.0),
+    );
     assert_eq!(row(&o, "main").word, "refuted, unconfirmed");
     assert!(!o.problems().is_empty());
     // An erratum the run does not refute contradicts its run.
     let c = load(&claim_text(VS_N, &erratum("noise_term > 0"))).unwrap();
-    let o = judged(&c, records("main", "noise_term", |n| n.powi(-2), |_| 0.0), records("control", "noise_term", |n| n.powi(6), |_| 0.0));
-    assert!(row(&o, "main").problem.as_deref().unwrap().contains("claims an erratum"));
+    let o = judged(
+        &c,
+        records("main", "noise_term", |n| n.powi(-2), |_| 0.0),
+        records("control", "noise_term", |n| n.powi(6), |_| 0.0),
+    );
+    assert!(row(&o, "main")
+        .problem
+        .as_deref()
+        .unwrap()
+        .contains("claims an erratum"));
 }
 
 const BOUND: &str = r#"  - kind: bound
@@ -280,16 +374,28 @@ fn a_bound_is_judged_by_its_implied_constant_and_never_refuted_on_a_main_variant
     let c = load(&claim_text(BOUND, "")).unwrap();
     // measured = 7 n^-2.5: the ratio 7 n^-0.5 falls; it holds, with the implied constant
     // its largest value over the judged points n = 12..24 (n = 8 fails n >= 10).
-    let o = judged(&c, records("main", "noise_term", |n| 7.0 * n.powf(-2.5), |_| 0.0), records("control", "noise_term", |n| n.powi(6), |_| 0.0));
+    let o = judged(
+        &c,
+        records("main", "noise_term", |n| 7.0 * n.powf(-2.5), |_| 0.0),
+        records("control", "noise_term", |n| n.powi(6), |_| 0.0),
+    );
     let r = row(&o, "main");
     assert_eq!(r.word, "holds", "{r:?}");
     let (k, _) = r.detail.implied_constant.unwrap();
     assert!((k - 7.0 / 12f64.sqrt()).abs() < 1e-2, "{k}");
     // measured = n^-1: the ratio grows. Inconclusive with the trend stated, not refuted.
-    let o = judged(&c, records("main", "noise_term", |n| 1.0 / n, |_| 0.0), records("control", "noise_term", |n| n.powi(6), |_| 0.0));
+    let o = judged(
+        &c,
+        records("main", "noise_term", |n| 1.0 / n, |_| 0.0),
+        records("control", "noise_term", |n| n.powi(6), |_| 0.0),
+    );
     let r = row(&o, "main");
     assert_eq!(r.verdict, Verdict::Inconclusive);
-    assert!(r.trend.as_deref().unwrap().contains("not refuted by finite data"));
+    assert!(r
+        .trend
+        .as_deref()
+        .unwrap()
+        .contains("not refuted by finite data"));
     assert!(r.problem.is_none());
     // The control's growing ratio is what catching it means.
     assert_eq!(row(&o, "control").verdict, Verdict::Refuted);
@@ -304,7 +410,11 @@ fn a_bound_that_changes_less_than_the_interval_is_not_judged() {
     for r in &mut main {
         r.metrics.insert("noise_term".into(), vec![0.9, 1.0, 1.1]);
     }
-    let o = judged(&c, main, records("control", "noise_term", |n| n.powi(6), |_| 0.0));
+    let o = judged(
+        &c,
+        main,
+        records("control", "noise_term", |n| n.powi(6), |_| 0.0),
+    );
     let r = row(&o, "main");
     assert_eq!(r.verdict, Verdict::Inconclusive, "{r:?}");
     assert!(r.power.contains("unresolvable"), "{}", r.power);
@@ -317,23 +427,52 @@ fn a_holds_that_no_control_can_move_is_not_discriminating() {
         "{VS_N}  - kind: inequality\n    name: finite\n    evidence: statement\n    quote: {{text: \"finite\", where: \"Eq. 3\"}}\n    under: [n-large]\n    metric: noise_term\n    sweep: vs_n\n    op: \"<=\"\n    rhs: \"1.0e12\"\n"
     );
     let c = load(&claim_text(&preds, "")).unwrap();
-    let o = judged(&c, records("main", "noise_term", |n| n.powi(-2), |_| 0.0), records("control", "noise_term", |n| n.powi(6), |_| 0.0));
-    let fin = o.results.iter().find(|r| r.prediction_name == "finite").unwrap();
+    let o = judged(
+        &c,
+        records("main", "noise_term", |n| n.powi(-2), |_| 0.0),
+        records("control", "noise_term", |n| n.powi(6), |_| 0.0),
+    );
+    let fin = o
+        .results
+        .iter()
+        .find(|r| r.prediction_name == "finite")
+        .unwrap();
     assert_eq!(fin.word, "holds (not discriminating)");
     let t = Tally::of(&[o]);
-    assert_eq!((t.statements.positive, t.statements.not_discriminating), (1, 1));
-    assert!(t.line().contains("1 hold (+1 not discriminating)"), "{}", t.line());
+    assert_eq!(
+        (t.statements.positive, t.statements.not_discriminating),
+        (1, 1)
+    );
+    assert!(
+        t.line().contains("1 hold (+1 not discriminating)"),
+        "{}",
+        t.line()
+    );
 }
 
 #[test]
 fn a_failed_self_check_is_a_failure_of_the_run_not_a_finding() {
     let text = VS_N.replace("evidence: statement", "evidence: self_check");
-    let c = load(&claim_text(&text, "    findings: {vs-n: \"an explanation\"}\n")).unwrap();
-    let o = judged(&c, records("main", "noise_term", |n| n.powi(-1), |_| 0.0), records("control", "noise_term", |n| n.powi(6), |_| 0.0));
+    let c = load(&claim_text(
+        &text,
+        "    findings: {vs-n: \"an explanation\"}\n",
+    ))
+    .unwrap();
+    let o = judged(
+        &c,
+        records("main", "noise_term", |n| n.powi(-1), |_| 0.0),
+        records("control", "noise_term", |n| n.powi(6), |_| 0.0),
+    );
     let r = row(&o, "main");
     assert_eq!(r.word, "failed");
-    assert!(r.problem.as_deref().unwrap().contains("a failure of the tool"));
-    assert!(Tally::of(&[o]).line().contains("self-checks: 0/1 passed (1 FAILED)"));
+    assert!(r
+        .problem
+        .as_deref()
+        .unwrap()
+        .contains("a failure of the tool"));
+    assert!(Tally::of(&[o])
+        .line()
+        .contains("self-checks: 0/1 passed (1 FAILED)"));
 }
 
 #[test]
@@ -345,12 +484,28 @@ fn a_finding_that_contradicts_its_run_fails_the_run() {
         )
     };
     let c = load(&claim_text(&text, &finding(1.0 / 24.0))).unwrap();
-    let o = judged(&c, records("main", "noise_term", |n| 1.0 / n, |_| 0.0), records("control", "noise_term", |n| n.powi(6), |_| 0.0));
+    let o = judged(
+        &c,
+        records("main", "noise_term", |n| 1.0 / n, |_| 0.0),
+        records("control", "noise_term", |n| n.powi(6), |_| 0.0),
+    );
     assert_eq!(row(&o, "main").word, "inconsistent");
-    assert!(row(&o, "main").problem.is_none(), "{:?}", row(&o, "main").problem);
+    assert!(
+        row(&o, "main").problem.is_none(),
+        "{:?}",
+        row(&o, "main").problem
+    );
     let c = load(&claim_text(&text, &finding(0.5))).unwrap();
-    let o = judged(&c, records("main", "noise_term", |n| 1.0 / n, |_| 0.0), records("control", "noise_term", |n| n.powi(6), |_| 0.0));
-    assert!(row(&o, "main").problem.as_deref().unwrap().contains("contradicts its run"));
+    let o = judged(
+        &c,
+        records("main", "noise_term", |n| 1.0 / n, |_| 0.0),
+        records("control", "noise_term", |n| n.powi(6), |_| 0.0),
+    );
+    assert!(row(&o, "main")
+        .problem
+        .as_deref()
+        .unwrap()
+        .contains("contradicts its run"));
 }
 
 /// Every shipped prediction says what it is evidence of (the loader requires it), every

@@ -28,9 +28,16 @@ fn write(dir: &Path, name: &str, text: &[u8]) -> String {
 /// the full one may not have fewer) set to `value`.
 fn first_replicates(text: &str, value: &str) -> String {
     let set = |text: &str, from: usize| {
-        let i = from + text[from..].find("replicates: ").expect("a replicates field") + "replicates: ".len();
+        let i = from
+            + text[from..]
+                .find("replicates: ")
+                .expect("a replicates field")
+            + "replicates: ".len();
         let j = i + text[i..].find(|c: char| !c.is_ascii_digit()).unwrap_or(0);
-        (format!("{}{value}{}", &text[..i], &text[j..]), i + value.len())
+        (
+            format!("{}{value}{}", &text[..i], &text[j..]),
+            i + value.len(),
+        )
     };
     let (once, at) = set(text, 0);
     set(&once, at).0

@@ -10,7 +10,8 @@ use dpclaims::report::scorecard::combine;
 use std::path::Path;
 
 fn claim() -> String {
-    crate::util::tiny_rf_claim_named("tiny-sc").replace("id: tiny-sc", "id: tiny-sc\npaper: tiny-paper")
+    crate::util::tiny_rf_claim_named("tiny-sc")
+        .replace("id: tiny-sc", "id: tiny-sc\npaper: tiny-paper")
 }
 
 const CARD: &str = r#"
@@ -73,9 +74,18 @@ fn a_tiny_run_writes_its_scorecard_with_the_combined_verdicts_and_links() {
     // The result's rows are consequences: its section, and the word of its deciding row
     // (combined as `combine` says over the rows' verdicts).
     let (a, b) = (field("vs-n", "word"), field("finite", "word"));
-    let combined = combine(&[Some(&field("vs-n", "verdict")), Some(&field("finite", "verdict"))], false);
+    let combined = combine(
+        &[
+            Some(&field("vs-n", "verdict")),
+            Some(&field("finite", "verdict")),
+        ],
+        false,
+    );
     let page = read(&dir.path().join("out/scorecard-tiny-paper.md"));
-    assert!(page.contains("## Consequences derived by the tool"), "{page}");
+    assert!(
+        page.contains("## Consequences derived by the tool"),
+        "{page}"
+    );
     let row = page
         .lines()
         .find(|l| l.starts_with("| Eq. 20 | \"the noise term falls as n^-2\" (Eq. 20)"))
@@ -89,9 +99,9 @@ fn a_tiny_run_writes_its_scorecard_with_the_combined_verdicts_and_links() {
     // Every check is shown, with its own verdict, from this run.
     for (pred, v) in [("vs-n", &a), ("finite", &b)] {
         assert!(
-            page.lines()
-                .any(|l| l.contains(&format!("| `{pred}` | prop22 | consequence | **{v}** |"))
-                    && l.ends_with("| this run |")),
+            page.lines().any(|l| l
+                .contains(&format!("| `{pred}` | prop22 | consequence | **{v}** |"))
+                && l.ends_with("| this run |")),
             "no row for {pred}:\n{page}"
         );
     }

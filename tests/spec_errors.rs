@@ -114,7 +114,10 @@ fn a_refuted_main_variant_needs_a_finding() {
     );
     let (code, out, err) = run_spec(dir.path(), &explained);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("consequences: 1 consistent, 1 inconsistent"), "{out}");
+    assert!(
+        out.contains("consequences: 1 consistent, 1 inconsistent"),
+        "{out}"
+    );
 }
 
 #[test]

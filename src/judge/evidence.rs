@@ -39,7 +39,10 @@ pub fn check_quote(q: &QuotedNumber, points: &[&PointRecord]) -> Result<(), Stri
         ));
     };
     let Some(ys) = r.metrics.get(&q.metric).filter(|y| !y.is_empty()) else {
-        return Err(format!("quotes `{}`, which the run did not compute", q.metric));
+        return Err(format!(
+            "quotes `{}`, which the run did not compute",
+            q.metric
+        ));
     };
     let mean = ys.iter().sum::<f64>() / ys.len() as f64;
     if mean.is_finite() && (mean - q.value).abs() <= q.rel_tol * q.value.abs() {
@@ -96,9 +99,17 @@ pub fn confirm(e: &Erratum, judged: &[&PointRecord]) -> ErratumStatus {
     ErratumStatus {
         confirmed: false,
         how: if errors.is_empty() {
-            format!("{}: `{text}` holds at none of the {} judged points", c.method, judged.len())
+            format!(
+                "{}: `{text}` holds at none of the {} judged points",
+                c.method,
+                judged.len()
+            )
         } else {
-            format!("{}: `{text}` cannot be computed ({})", c.method, errors.join("; "))
+            format!(
+                "{}: `{text}` cannot be computed ({})",
+                c.method,
+                errors.join("; ")
+            )
         },
     }
 }
@@ -112,10 +123,7 @@ pub fn mark_discriminating(results: &mut [PredictionResult]) {
         .map(|r| r.prediction_name.clone())
         .collect();
     for r in results.iter_mut() {
-        if !r.negative_control
-            && r.evidence != Evidence::SelfCheck
-            && r.verdict == Verdict::Holds
-        {
+        if !r.negative_control && r.evidence != Evidence::SelfCheck && r.verdict == Verdict::Holds {
             r.discriminating = Some(caught.contains(&r.prediction_name));
         }
     }

@@ -207,15 +207,20 @@ pub fn evaluate(
 }
 
 fn minmax(v: &[f64]) -> (f64, f64) {
-    v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
-        (a.min(x), b.max(x))
-    })
+    v.iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        })
 }
 
 /// The implied constant of a bound: the largest (upper) or smallest (lower) mean of
 /// metric / bound over the points, with that point's t interval at `confidence`
 /// (Bonferroni over the points). `data` holds the replicate ratios per point.
-fn implied_constant(data: &[(f64, Vec<f64>)], upper: bool, confidence: f64) -> Option<(f64, (f64, f64))> {
+fn implied_constant(
+    data: &[(f64, Vec<f64>)],
+    upper: bool,
+    confidence: f64,
+) -> Option<(f64, (f64, f64))> {
     let per_point = 1.0 - (1.0 - confidence) / data.len().max(1) as f64;
     let mut best: Option<(f64, (f64, f64))> = None;
     for (_, ys) in data {

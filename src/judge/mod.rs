@@ -514,8 +514,18 @@ impl Tally {
             ));
             p
         };
-        s.push_str(&part("consequences", &self.consequences, "consistent", "inconsistent"));
-        s.push_str(&part("proxies", &self.proxies, "reproduced", "not reproduced"));
+        s.push_str(&part(
+            "consequences",
+            &self.consequences,
+            "consistent",
+            "inconsistent",
+        ));
+        s.push_str(&part(
+            "proxies",
+            &self.proxies,
+            "reproduced",
+            "not reproduced",
+        ));
         let sc = &self.self_checks;
         let judged = sc.positive + sc.negative + sc.inconclusive + sc.out_of_regime;
         s.push_str(&format!("; self-checks: {}/{judged} passed", sc.positive));
@@ -523,7 +533,10 @@ impl Tally {
             s.push_str(&format!(" ({} FAILED)", sc.negative));
         }
         if self.ablations > 0 {
-            s.push_str(&format!("; ablations: {} rows (not counted)", self.ablations));
+            s.push_str(&format!(
+                "; ablations: {} rows (not counted)",
+                self.ablations
+            ));
         }
         s.push_str(&format!(
             "; negative controls {}/{} caught",

@@ -21,7 +21,10 @@ fn resolve(reps: usize, half: f64, needed: f64) -> String {
     if k > 1e6 {
         "more than 1e6 replicates per point would be needed: not resolvable at these sizes".into()
     } else {
-        format!("about {} replicates per point (now {reps}) would resolve it", k as u64)
+        format!(
+            "about {} replicates per point (now {reps}) would resolve it",
+            k as u64
+        )
     }
 }
 
@@ -30,7 +33,10 @@ pub fn describe(p: &Prediction, r: &PredictionResult, reps: usize) -> String {
     let inconclusive = r.verdict == Verdict::Inconclusive;
     let Some((lo, hi)) = r.ci else {
         return match &p.kind {
-            PredictionKind::Inequality { over: InequalityOver::Runs, .. } => {
+            PredictionKind::Inequality {
+                over: InequalityOver::Runs,
+                ..
+            } => {
                 let n = r.detail.trials.unwrap_or(0).max(1) as f64;
                 format!(
                     "every run is checked: a violation in {} of the runs or more is seen with probability 0.95",
@@ -111,7 +117,10 @@ pub fn describe(p: &Prediction, r: &PredictionResult, reps: usize) -> String {
                 let n = r.detail.trials.unwrap_or(0) as f64;
                 if d > 0.0 && n > 0.0 {
                     let k = ((half / d).powi(2) * n).ceil();
-                    s.push_str(&format!("; about {} runs (now {}) would resolve it", k as u64, n as u64));
+                    s.push_str(&format!(
+                        "; about {} runs (now {}) would resolve it",
+                        k as u64, n as u64
+                    ));
                 } else {
                     s.push_str("; the frequency equals 1 - alpha: no number of runs resolves it");
                 }

@@ -32,7 +32,11 @@ pub fn prediction_text(p: &Prediction, r: &PredictionResult) -> String {
         PredictionKind::Exponent(f) => fitted(f, "=").replacen(" + ", " ± ", 1),
         PredictionKind::RateAtMost(f) => fitted(f, "<="),
         PredictionKind::Bound { fit, upper } => {
-            let bound = fit.divide_by.as_ref().map(|e| e.to_string()).unwrap_or_default();
+            let bound = fit
+                .divide_by
+                .as_ref()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
             format!(
                 "{m} = {o}({bound}): {m} / ({bound}) does not {g} along {x} faster than {x}^{t} ({why}); the implied constant is reported",
                 m = p.metric,
@@ -187,7 +191,11 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
         if !p.under.is_empty() {
             line.push_str(&format!(
                 "; under the paper's hypotheses {}",
-                p.under.iter().map(|u| format!("`{u}`")).collect::<Vec<_>>().join(", ")
+                p.under
+                    .iter()
+                    .map(|u| format!("`{u}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
         }
         let _ = writeln!(s, "{}", cell(&line));
@@ -198,7 +206,11 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
             s,
             "**Variant `{}` deviates from the printed algorithm{}:**\n",
             v.name,
-            if v.is_ablation() { " (an ablation: not counted for the paper)" } else { " (declared typo fixes only)" }
+            if v.is_ablation() {
+                " (an ablation: not counted for the paper)"
+            } else {
+                " (declared typo fixes only)"
+            }
         );
         for d in &v.deviations {
             let _ = writeln!(
@@ -264,7 +276,9 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
         let _ = writeln!(s, "\n## Errata claimed\n");
         for r in errata {
             let v = c.variant(&r.variant);
-            if let (Some(e), Some(st)) = (v.and_then(|v| v.errata.get(&r.prediction_name)), &r.erratum) {
+            if let (Some(e), Some(st)) =
+                (v.and_then(|v| v.errata.get(&r.prediction_name)), &r.erratum)
+            {
                 let _ = writeln!(
                     s,
                     "* `{}` / `{}` — **{}**. The paper: {}. Counterexample: {}.{} Confirmation: {}.",
@@ -303,11 +317,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
         let _ = writeln!(
             s,
             "* `{}` / `{}` ({}, {}): {}",
-            r.prediction_name,
-            r.variant,
-            r.evidence,
-            r.word,
-            r.power
+            r.prediction_name, r.variant, r.evidence, r.word, r.power
         );
     }
     let _ = writeln!(s, "\n## Variants\n");
@@ -419,8 +429,11 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
                 fmt_ci(r.detail.bootstrap_ci)
             );
         }
-        if let Some(PredictionKind::Exponent(f) | PredictionKind::RateAtMost(f) | PredictionKind::Bound { fit: f, .. }) =
-            c.predictions.get(r.prediction).map(|p| &p.kind)
+        if let Some(
+            PredictionKind::Exponent(f)
+            | PredictionKind::RateAtMost(f)
+            | PredictionKind::Bound { fit: f, .. },
+        ) = c.predictions.get(r.prediction).map(|p| &p.kind)
         {
             if let Some(e) = &f.divide_by {
                 let _ = writeln!(s, "  The metric is divided by `{e}` before fitting.");

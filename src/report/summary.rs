@@ -58,7 +58,13 @@ pub fn claim_in_words(o: &ClaimOutcome) -> String {
             }
             let words: Vec<String> = counts
                 .into_iter()
-                .map(|(w, n)| if n == mine.len() { w } else { format!("{n} {w}") })
+                .map(|(w, n)| {
+                    if n == mine.len() {
+                        w
+                    } else {
+                        format!("{n} {w}")
+                    }
+                })
                 .collect();
             format!("`{}` {}", v.name, words.join(", "))
         })

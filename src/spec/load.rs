@@ -373,9 +373,7 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
         });
     }
     let registry = match &raw.paper {
-        Some(paper) => {
-            Some(super::registry::find(path, paper).map_err(|m| ctx.err("paper", m))?)
-        }
+        Some(paper) => Some(super::registry::find(path, paper).map_err(|m| ctx.err("paper", m))?),
         None => None,
     };
     // Variants.

@@ -11,7 +11,6 @@
 pub mod assumption;
 pub mod echo;
 pub mod evidence;
-pub mod registry;
 pub mod expr;
 mod external;
 mod load;
@@ -19,6 +18,7 @@ mod points;
 mod predictions;
 mod provenance;
 pub mod raw;
+pub mod registry;
 
 pub use assumption::{Assumption, Violation};
 pub use evidence::{Deviation, Erratum, Evidence, Finding, Quote, QuotedNumber};

@@ -343,7 +343,12 @@ pub(super) fn check_roles(
                 "only a negative control (negative_control: true) is caught",
             ));
         }
-        for n in v.caught_by.iter().chain(v.findings.keys()).chain(v.errata.keys()) {
+        for n in v
+            .caught_by
+            .iter()
+            .chain(v.findings.keys())
+            .chain(v.errata.keys())
+        {
             if !known(n) {
                 return Err(ctx.err(
                     field.to_string(),

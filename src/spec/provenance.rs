@@ -147,7 +147,11 @@ fn quoted(
         if !system.metrics().iter().any(|m| m.name == q.metric.as_str()) {
             return Err(ctx.err(
                 format!("{field}.quotes[{i}].metric"),
-                format!("unknown metric `{}` for system `{}`", q.metric, system.name()),
+                format!(
+                    "unknown metric `{}` for system `{}`",
+                    q.metric,
+                    system.name()
+                ),
             ));
         }
         if !(q.value.is_finite() && q.rel_tol.is_finite() && q.rel_tol > 0.0) {
@@ -211,7 +215,8 @@ pub(super) fn errata(
         }
         let check = match &c.check {
             Some(t) => {
-                let a = Assumption::parse(t, "").map_err(|m| ctx.err(format!("{f}.confirmation.check"), m))?;
+                let a = Assumption::parse(t, "")
+                    .map_err(|m| ctx.err(format!("{f}.confirmation.check"), m))?;
                 Some((a.text, a.lhs, a.op, a.rhs))
             }
             None => None,

@@ -63,13 +63,17 @@ pub fn validate(raw: &[RawHypothesis]) -> Result<Vec<Hypothesis>, String> {
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         {
-            return Err(format!("{at}: name must be lowercase letters, digits and '-'"));
+            return Err(format!(
+                "{at}: name must be lowercase letters, digits and '-'"
+            ));
         }
         if out.iter().any(|o| o.name == h.name) {
             return Err(format!("{at}: duplicate hypothesis name"));
         }
         if h.quote.text.trim().is_empty() || h.quote.location.trim().is_empty() {
-            return Err(format!("{at}: quote needs the paper's words and where they stand"));
+            return Err(format!(
+                "{at}: quote needs the paper's words and where they stand"
+            ));
         }
         let source = format!("{}: {}", h.name, h.quote.location.trim());
         let assumption =
@@ -135,12 +139,19 @@ pub fn find(claim_file: &Path, paper: &str) -> Result<Registry, String> {
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
     {
-        return Err("must be lowercase letters, digits and '-' (the stem of scorecards/<paper>.yaml)".into());
+        return Err(
+            "must be lowercase letters, digits and '-' (the stem of scorecards/<paper>.yaml)"
+                .into(),
+        );
     }
     let tried = candidates(claim_file, paper);
     let Some(file) = tried.iter().find(|p| p.is_file()) else {
         if let Some((_, text)) = SHIPPED.iter().find(|(name, _)| *name == paper) {
-            return parse(text, &PathBuf::from(format!("(shipped) scorecards/{paper}.yaml")), paper);
+            return parse(
+                text,
+                &PathBuf::from(format!("(shipped) scorecards/{paper}.yaml")),
+                paper,
+            );
         }
         return Err(format!(
             "no registry for paper `{paper}` (tried {})",
@@ -160,9 +171,10 @@ pub fn find(claim_file: &Path, paper: &str) -> Result<Registry, String> {
 }
 
 fn parse(text: &str, file: &Path, paper: &str) -> Result<Registry, String> {
-    let parsed: RegistryFile = raw::from_yaml(text)
-        .map_err(|(field, m)| format!("{}: {field}: {m}", file.display()))?;
-    let hypotheses = validate(&parsed.hypotheses).map_err(|m| format!("{}: {m}", file.display()))?;
+    let parsed: RegistryFile =
+        raw::from_yaml(text).map_err(|(field, m)| format!("{}: {field}: {m}", file.display()))?;
+    let hypotheses =
+        validate(&parsed.hypotheses).map_err(|m| format!("{}: {m}", file.display()))?;
     Ok(Registry {
         paper: paper.to_string(),
         file: file.to_path_buf(),

@@ -730,7 +730,10 @@ fn text_cases() -> Vec<Case> {
         ),
         spec(
             "a prediction without kind",
-            b.replace("  - kind: exponent\n    evidence: consequence\n", "  - evidence: consequence\n"),
+            b.replace(
+                "  - kind: exponent\n    evidence: consequence\n",
+                "  - evidence: consequence\n",
+            ),
             2,
             &["predictions[1]", "kind"],
         ),

@@ -204,7 +204,11 @@ pub fn load_file(path: &Path) -> Result<Scorecard, ScorecardError> {
             }
             _ => {}
         }
-        if !r.checked_by.is_empty() && r.quote.as_ref().is_none_or(|q| q.text.trim().is_empty() || q.location.trim().is_empty()) {
+        if !r.checked_by.is_empty()
+            && r.quote
+                .as_ref()
+                .is_none_or(|q| q.text.trim().is_empty() || q.location.trim().is_empty())
+        {
             return Err(at(
                 entry,
                 "a checked result quotes the paper: quote: {text: \"...\", where: \"Sec. 2, Theorem 1\"}".into(),

@@ -74,7 +74,6 @@ pub(super) struct Found<'a> {
     pub(super) profile: String,
 }
 
-
 /// `reports/scorecard-<name>.md`: every numbered result of `card` with its combined
 /// verdict, regime, reason and claim links, from this run's `outcomes` and the claims it
 /// `kept` from the previous set.
@@ -138,7 +137,10 @@ pub fn scorecard_markdown(
         .map(|sec| format!("{} {}", count(*sec), sec.count_word()))
         .collect();
     let selfs = self_check_rows(card, claims, &found);
-    let passed = selfs.iter().filter(|(_, f)| f.r["verdict"] == "holds").count();
+    let passed = selfs
+        .iter()
+        .filter(|(_, f)| f.r["verdict"] == "holds")
+        .count();
     let _ = writeln!(
         s,
         "**{} numbered results:** {}. Tool self-checks: {passed}/{} passed (not counted).\n",
@@ -146,7 +148,8 @@ pub fn scorecard_markdown(
         tally.join(", "),
         selfs.len()
     );
-    let _ = writeln!(
+    let _ =
+        writeln!(
         s,
         "Only a `statement` — a sentence of the paper tested literally, inside the paper's own \
          hypotheses (its registry, `{}`), on the printed algorithm — is a verdict about the \
@@ -204,7 +207,11 @@ pub fn scorecard_markdown(
                 cell(&p.word),
                 cell(&evidence),
                 cell(&regime),
-                if links.is_empty() { "—".into() } else { links.join(", ") }
+                if links.is_empty() {
+                    "—".into()
+                } else {
+                    links.join(", ")
+                }
             );
         }
         let _ = writeln!(s);
@@ -220,7 +227,10 @@ pub fn scorecard_markdown(
     if selfs.is_empty() {
         let _ = writeln!(s, "None.\n");
     } else {
-        let _ = writeln!(s, "| claim | prediction | variant | verdict | measured |\n|---|---|---|---|---|");
+        let _ = writeln!(
+            s,
+            "| claim | prediction | variant | verdict | measured |\n|---|---|---|---|---|"
+        );
         for (chk, f) in &selfs {
             let _ = writeln!(
                 s,
@@ -250,11 +260,14 @@ pub fn scorecard_markdown(
                 chk.claim,
                 chk.prediction,
                 chk.variant,
-                f.map(|f| text(&f.r["evidence"])).unwrap_or_else(|| "—".into()),
+                f.map(|f| text(&f.r["evidence"]))
+                    .unwrap_or_else(|| "—".into()),
                 f.map(|f| format!("**{}**", text(&f.r["word"])))
                     .unwrap_or_else(|| "not run".into()),
-                f.map(|f| cell(&measured(f.r))).unwrap_or_else(|| "—".into()),
-                f.map(|f| cell(&text(&f.r["power"]))).unwrap_or_else(|| "—".into()),
+                f.map(|f| cell(&measured(f.r)))
+                    .unwrap_or_else(|| "—".into()),
+                f.map(|f| cell(&text(&f.r["power"])))
+                    .unwrap_or_else(|| "—".into()),
                 match f {
                     None => "not in this report set".to_string(),
                     Some(Found { from: None, .. }) => "this run".to_string(),
@@ -306,9 +319,9 @@ pub(super) fn first_sentence(s: &str) -> String {
     let abbreviation = |i: usize| {
         let word = s[..i].rsplit([' ', '(', '[']).next().unwrap_or("");
         [
-            "al", "e.g", "i.e", "cf", "Eq", "Eqs", "Sec", "Secs", "Fig", "Figs", "Prop",
-            "Props", "Thm", "Cor", "Lem", "Def", "Tab", "Alg", "App", "Assump", "resp",
-            "approx", "No", "vs",
+            "al", "e.g", "i.e", "cf", "Eq", "Eqs", "Sec", "Secs", "Fig", "Figs", "Prop", "Props",
+            "Thm", "Cor", "Lem", "Def", "Tab", "Alg", "App", "Assump", "resp", "approx", "No",
+            "vs",
         ]
         .contains(&word)
     };

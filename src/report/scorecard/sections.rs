@@ -90,7 +90,11 @@ fn effective(f: &Found) -> &'static str {
 
 pub(super) fn place(r: &PaperResult, found: &FoundMap) -> Placed {
     if r.not_checkable.is_some() {
-        return Placed { section: Section::NotCheckable, word: "not checkable in simulation".into(), decisive: None };
+        return Placed {
+            section: Section::NotCheckable,
+            word: "not checkable in simulation".into(),
+            decisive: None,
+        };
     }
     let rows: Vec<(&Check, &Found)> = r
         .checked_by
@@ -98,7 +102,8 @@ pub(super) fn place(r: &PaperResult, found: &FoundMap) -> Placed {
         .filter_map(|c| lookup(found, c).map(|f| (c, f)))
         .collect();
     for ev in ["statement", "proxy", "consequence"] {
-        let mine: Vec<&(&Check, &Found)> = rows.iter().filter(|(_, f)| f.r["evidence"] == ev).collect();
+        let mine: Vec<&(&Check, &Found)> =
+            rows.iter().filter(|(_, f)| f.r["evidence"] == ev).collect();
         if mine.is_empty() {
             continue;
         }
@@ -121,11 +126,19 @@ pub(super) fn place(r: &PaperResult, found: &FoundMap) -> Placed {
             ("proxy", _) => Section::Proxies,
             _ => Section::Consequences,
         };
-        return Placed { section, word, decisive };
+        return Placed {
+            section,
+            word,
+            decisive,
+        };
     }
     Placed {
         section: Section::NotYet,
-        word: if r.checked_by.is_empty() { "not yet checked".into() } else { "not run".into() },
+        word: if r.checked_by.is_empty() {
+            "not yet checked".into()
+        } else {
+            "not run".into()
+        },
         decisive: None,
     }
 }
@@ -142,14 +155,21 @@ pub(super) fn section_detail(
     let Some(chk) = &p.decisive else {
         return match sec {
             Section::NotCheckable => r.not_checkable.clone().unwrap_or_default(),
-            Section::NotYet if !r.planned.is_empty() => format!("its claim is to be written ({})", r.planned.join(", ")),
+            Section::NotYet if !r.planned.is_empty() => {
+                format!("its claim is to be written ({})", r.planned.join(", "))
+            }
             _ => "its claims are not in this report set".into(),
         };
     };
     let Some(f) = lookup(found, chk) else {
         return "—".into();
     };
-    let head = format!("`{}` / `{}`: {}", chk.prediction, chk.variant, measured(f.r));
+    let head = format!(
+        "`{}` / `{}`: {}",
+        chk.prediction,
+        chk.variant,
+        measured(f.r)
+    );
     match sec {
         Section::Errata => {
             let e = &f.r["erratum"];
@@ -161,8 +181,16 @@ pub(super) fn section_detail(
                 Some(er) => format!(
                     "{head}. Counterexample: {}.{} Confirmation ({}): {}",
                     er.counterexample,
-                    if er.reading.is_empty() { String::new() } else { format!(" Reading needed: {}.", er.reading) },
-                    if e["confirmed"] == Value::Bool(true) { "confirmed" } else { "UNCONFIRMED" },
+                    if er.reading.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" Reading needed: {}.", er.reading)
+                    },
+                    if e["confirmed"] == Value::Bool(true) {
+                        "confirmed"
+                    } else {
+                        "UNCONFIRMED"
+                    },
                     text(&e["how"])
                 ),
                 None => format!("{head}. No erratum in the spec: refuted, unconfirmed"),
@@ -170,10 +198,20 @@ pub(super) fn section_detail(
         }
         Section::Holds => {
             let caught = controls_caught(claims, found, chk);
-            format!("{head}. Could have failed: catches {}", if caught.is_empty() { "—".into() } else { caught.join(", ") })
+            format!(
+                "{head}. Could have failed: catches {}",
+                if caught.is_empty() {
+                    "—".into()
+                } else {
+                    caught.join(", ")
+                }
+            )
         }
         Section::Inconclusive => {
-            let trend = f.r["trend"].as_str().map(|t| format!(" {t}.")).unwrap_or_default();
+            let trend = f.r["trend"]
+                .as_str()
+                .map(|t| format!(" {t}."))
+                .unwrap_or_default();
             format!("{head}.{trend} Power: {}", text(&f.r["power"]))
         }
         Section::NotTestable => {
@@ -181,7 +219,13 @@ pub(super) fn section_detail(
             for v in f.r["regime"]["violated"].as_array().into_iter().flatten() {
                 let src = v["source"].as_str().unwrap_or("");
                 let name = src.split(':').next().unwrap_or("");
-                let _ = write!(out, ". Fails: `{}` ({}), worst {}", text(&v["assumption"]), src, text(&v["worst"]));
+                let _ = write!(
+                    out,
+                    ". Fails: `{}` ({}), worst {}",
+                    text(&v["assumption"]),
+                    src,
+                    text(&v["worst"])
+                );
                 if let Some(h) = card.hypotheses.iter().find(|h| h.name == name) {
                     if !h.feasible_from.is_empty() {
                         let _ = write!(out, "; feasible from: {}", h.feasible_from);
@@ -191,7 +235,10 @@ pub(super) fn section_detail(
             out
         }
         _ => {
-            let finding = f.r["finding"].as_str().map(|t| format!(" Finding: {}", first_sentence(t))).unwrap_or_default();
+            let finding = f.r["finding"]
+                .as_str()
+                .map(|t| format!(" Finding: {}", first_sentence(t)))
+                .unwrap_or_default();
             format!("{head}.{finding}")
         }
     }
@@ -215,7 +262,11 @@ fn controls_caught(claims: &Catalogue, found: &FoundMap, chk: &Check) -> Vec<Str
 }
 
 /// Every self-check row of the claims about this paper.
-pub(super) fn self_check_rows<'a>(card: &Scorecard, claims: &Catalogue, found: &'a FoundMap<'a>) -> Vec<(Check, &'a Found<'a>)> {
+pub(super) fn self_check_rows<'a>(
+    card: &Scorecard,
+    claims: &Catalogue,
+    found: &'a FoundMap<'a>,
+) -> Vec<(Check, &'a Found<'a>)> {
     let stem = card.page.trim_start_matches("scorecard-");
     found
         .iter()
@@ -224,7 +275,15 @@ pub(super) fn self_check_rows<'a>(card: &Scorecard, claims: &Catalogue, found: &
                 && f.r["negative_control"] != Value::Bool(true)
                 && claims.get(id).is_some_and(|c| c.paper == stem)
         })
-        .map(|((id, p, v), f)| (Check { claim: id.clone(), prediction: p.clone(), variant: v.clone() }, f))
+        .map(|((id, p, v), f)| {
+            (
+                Check {
+                    claim: id.clone(),
+                    prediction: p.clone(),
+                    variant: v.clone(),
+                },
+                f,
+            )
+        })
         .collect()
 }
-
