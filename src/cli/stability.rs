@@ -5,7 +5,7 @@
 //! [`record`]) and a later run reads them instead of running the seed again: a run that
 //! is stopped, or spread over machines or sessions, resumes where it stopped.
 use super::run::default_paths;
-use crate::report::stability::record::{self, Header, Lookup, Row};
+use crate::report::stability::record::{self, Header, Lookup, Reuse, Row};
 use crate::report::stability::{SeedVerdicts, Stability};
 use crate::spec::{self, Profile};
 use crate::train::Recipe;
@@ -73,57 +73,96 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &records {
         crate::report::prepare_output_dir(dir)?;
     }
-    // Seeds with a usable record are read; the others are run (and recorded).
-    let mut stored: Vec<(u64, Header, Option<Vec<Row>>)> = Vec::new();
+    // Seeds with a usable record are read; of a record made by this build, the rows of
+    // unchanged claims are read and only the new or changed claims run (and the seed's
+    // whole record is rewritten); the other seeds run whole (and are recorded).
+    let mut stored: Vec<(u64, Header, Option<Reuse>)> = Vec::new();
     for seed in a.first_seed..=last {
         let header = Header::current(seed, a.profile, &claims);
-        let rows = match records.as_deref().map(|d| record::read(d, &header)) {
-            Some(Lookup::Usable(rows)) => Some(rows),
+        let reuse = match records.as_deref().map(|d| record::read(d, &header)) {
+            Some(Lookup::Usable(reuse)) => {
+                if !reuse.is_complete() {
+                    let list: Vec<String> = reuse
+                        .rerun
+                        .iter()
+                        .map(|(id, why)| format!("{id} ({why})"))
+                        .collect();
+                    eprintln!(
+                        "seed {seed}: record used for {} claims; runs again: {}",
+                        reuse.kept.len(),
+                        list.join(", ")
+                    );
+                }
+                Some(reuse)
+            }
             Some(Lookup::Unusable(why)) => {
                 eprintln!("seed {seed}: record not used, the seed runs again: {why}");
                 None
             }
             Some(Lookup::Missing) | None => None,
         };
-        stored.push((seed, header, rows));
+        stored.push((seed, header, reuse));
     }
-    let to_run = stored.iter().filter(|s| s.2.is_none()).count();
+    let runs = |c: &crate::spec::Claim, reuse: &Option<Reuse>| {
+        reuse
+            .as_ref()
+            .map_or(true, |r| !r.kept.contains_key(&c.id))
+    };
+    let to_run: usize = stored
+        .iter()
+        .map(|s| {
+            claims
+                .iter()
+                .filter(|c| runs(c, &s.2))
+                .map(|c| plan::unit_count(c, a.profile))
+                .sum::<usize>()
+        })
+        .sum();
+    let whole = stored.iter().filter(|s| s.2.is_none()).count();
+    let partly = stored
+        .iter()
+        .filter(|s| s.2.as_ref().is_some_and(|r| !r.is_complete()))
+        .count();
     if let Some(dir) = &records {
         eprintln!(
-            "seed records {}: {} of {} seeds read, {to_run} to run",
+            "seed records {}: {} of {} seeds read whole, {partly} in part, {whole} to run",
             dir.display(),
-            stored.len() - to_run,
+            stored.len() - whole - partly,
             stored.len()
         );
     }
-    let per_seed: usize = claims.iter().map(|c| plan::unit_count(c, a.profile)).sum();
-    let bar = super::progress::Progress::units(per_seed * to_run)?;
+    let bar = super::progress::Progress::units(to_run)?;
     let mut seeds = Vec::new();
     let mut lines = String::new();
-    for (seed, header, rows) in stored {
+    for (seed, header, reuse) in stored {
         let start = std::time::Instant::now();
-        let (rows, how) = match rows {
-            Some(rows) => (rows, "read from its record"),
-            None => {
-                let mut outcomes = Vec::new();
-                for c in &claims {
-                    bar.set_message(format!("seed {seed}: {}", c.id));
-                    let tick = || bar.inc(1);
-                    outcomes.push(execute::run_claim(
-                        c,
-                        a.profile,
-                        seed,
-                        &Recipe::PAPER,
-                        &tick,
-                    )?);
-                }
-                let rows = Row::of(seed, &outcomes);
-                if let Some(dir) = &records {
-                    let path = record::path(dir, seed);
-                    crate::report::write_atomic(&path, record::to_text(&header, &rows).as_bytes())
-                        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
-                }
-                (rows, "run")
+        let complete = reuse.as_ref().is_some_and(Reuse::is_complete);
+        let mut kept = reuse.map(|r| r.kept).unwrap_or_default();
+        let mut rows = Vec::new();
+        let mut ran = 0usize;
+        for c in &claims {
+            if let Some(old) = kept.remove(&c.id) {
+                rows.extend(old);
+                continue;
+            }
+            bar.set_message(format!("seed {seed}: {}", c.id));
+            let tick = || bar.inc(1);
+            let outcome = execute::run_claim(c, a.profile, seed, &Recipe::PAPER, &tick)?;
+            rows.extend(Row::of(seed, std::slice::from_ref(&outcome)));
+            ran += 1;
+        }
+        let how = if complete {
+            "read from its record".to_string()
+        } else {
+            if let Some(dir) = &records {
+                let path = record::path(dir, seed);
+                crate::report::write_atomic(&path, record::to_text(&header, &rows).as_bytes())
+                    .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+            }
+            if ran == claims.len() {
+                "run".to_string()
+            } else {
+                format!("{ran} of {} claims run, the others read", claims.len())
             }
         };
         for r in &rows {

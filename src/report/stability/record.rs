@@ -7,7 +7,10 @@
 //! build that judges them the same way: the header holds the verdict hash of the build
 //! ([`crate::build_id::VERDICT_HASH`]: the engine and everything between a unit's numbers
 //! and a verdict) and every claim's [`crate::spec::Claim::judged_hash`] (the spec without
-//! its discussion). Anything else is stale and the seed runs again. Seeds are
+//! its discussion). A record of another build is stale and the seed runs again; of the
+//! same build, the rows of every claim whose spec is unchanged stand and only the new or
+//! changed claims run (a claim's verdicts depend on its spec and the build alone: the
+//! family-wise level is a fixed budget of rows, not the suite's size). Seeds are
 //! independent, so records made on different machines (or Slurm jobs, one seed each)
 //! combine into one STABILITY.md.
 //!
@@ -27,8 +30,9 @@ use std::path::{Path, PathBuf};
 /// The `format` of a record's header.
 pub const FORMAT: &str = "dpclaims-stability-seed/1";
 
-/// What a record was made from; a record is used only when its header equals the one
-/// the current build and claims would write.
+/// What a record was made from; a record's rows are used only when its format, seed,
+/// profile and build equal the ones the current build would write, and then only those
+/// of claims whose [`Claim::judged_hash`] is unchanged.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Header {
@@ -56,7 +60,8 @@ impl Header {
         }
     }
 
-    /// Why a record with header `self` cannot stand for `want`'s seed (`None`: it can).
+    /// Why no row of a record with header `self` can stand for `want`'s seed (`None`:
+    /// the rows of its unchanged claims can; [`Header::changed_claims`] says which).
     pub fn mismatch(&self, want: &Header) -> Option<String> {
         if self.format != want.format {
             return Some(format!("format `{}`, not `{}`", self.format, want.format));
@@ -74,24 +79,18 @@ impl Header {
                 short(&want.verdict_build)
             ));
         }
-        let changed: Vec<&str> = want
-            .claims
+        None
+    }
+
+    /// The claims of `want` that this record has no usable rows for: new ones and those
+    /// whose spec changed (a claim's verdicts depend on its own spec and the build only,
+    /// so the other claims' rows stand).
+    pub fn changed_claims(&self, want: &Header) -> Vec<String> {
+        want.claims
             .iter()
             .filter(|(id, h)| self.claims.get(*id) != Some(*h))
-            .map(|(id, _)| id.as_str())
-            .chain(
-                self.claims
-                    .keys()
-                    .filter(|id| !want.claims.contains_key(*id))
-                    .map(String::as_str),
-            )
-            .collect();
-        (!changed.is_empty()).then(|| {
-            format!(
-                "made from other claims or other versions of them: {}",
-                changed.join(", ")
-            )
-        })
+            .map(|(id, _)| id.clone())
+            .collect()
     }
 }
 
@@ -184,12 +183,31 @@ pub fn to_text(header: &Header, rows: &[Row]) -> String {
 /// What became of a seed's record.
 #[derive(Debug)]
 pub enum Lookup {
-    /// Made from these claims by a build that judges them the same way.
-    Usable(Vec<Row>),
+    /// Made by a build that judges the same way: the rows of every claim whose spec is
+    /// unchanged, by claim id; the claims to run again are the others.
+    Usable(Reuse),
     /// No record for this seed.
     Missing,
-    /// A record that cannot stand for the seed: why (stale, unreadable, malformed).
+    /// A record none of whose rows can stand for the seed: why (another build, unreadable,
+    /// malformed).
     Unusable(String),
+}
+
+/// The usable part of a seed's record.
+#[derive(Debug, Default)]
+pub struct Reuse {
+    /// Claim id -> its rows in the order the run judged them.
+    pub kept: BTreeMap<String, Vec<Row>>,
+    /// Claims of the run with no usable rows (new, changed, or missing from the record),
+    /// with why.
+    pub rerun: BTreeMap<String, &'static str>,
+}
+
+impl Reuse {
+    /// Every claim's rows are in the record.
+    pub fn is_complete(&self) -> bool {
+        self.rerun.is_empty()
+    }
 }
 
 /// Reads the record of `want.seed` in `dir`. Never an error: a record that cannot be
@@ -202,14 +220,15 @@ pub fn read(dir: &Path, want: &Header) -> Lookup {
         Err(e) => return Lookup::Unusable(format!("{}: {e}", p.display())),
     };
     match parse(&text, want) {
-        Ok(rows) => Lookup::Usable(rows),
+        Ok(reuse) => Lookup::Usable(reuse),
         Err(why) => Lookup::Unusable(format!("{}: {why}", p.display())),
     }
 }
 
-/// The rows of a record's text, when its header matches `want` and every row is well
-/// formed and of that seed and of one of its claims.
-pub fn parse(text: &str, want: &Header) -> Result<Vec<Row>, String> {
+/// The usable rows of a record's text: none when its header is of another build, seed or
+/// profile, or any line is malformed; else the rows of every claim of `want` whose spec
+/// is unchanged (rows of claims `want` does not have are dropped).
+pub fn parse(text: &str, want: &Header) -> Result<Reuse, String> {
     let mut lines = text.lines();
     let first = lines.next().ok_or("empty file")?;
     let header: Header =
@@ -217,10 +236,18 @@ pub fn parse(text: &str, want: &Header) -> Result<Vec<Row>, String> {
     if let Some(why) = header.mismatch(want) {
         return Err(why);
     }
-    let mut rows = Vec::new();
+    let mut reuse = Reuse::default();
+    for id in header.changed_claims(want) {
+        let why = if header.claims.contains_key(&id) {
+            "its spec changed"
+        } else {
+            "not in the record"
+        };
+        reuse.rerun.insert(id, why);
+    }
     for (i, line) in lines.enumerate() {
         let row: Row = serde_json::from_str(line).map_err(|e| format!("line {}: {e}", i + 2))?;
-        if row.seed != want.seed || !want.claims.contains_key(&row.claim) {
+        if row.seed != want.seed || !header.claims.contains_key(&row.claim) {
             return Err(format!(
                 "line {}: a row of seed {} of claim `{}`, which this record is not about",
                 i + 2,
@@ -228,13 +255,16 @@ pub fn parse(text: &str, want: &Header) -> Result<Vec<Row>, String> {
                 row.claim
             ));
         }
-        rows.push(row);
+        if want.claims.contains_key(&row.claim) && !reuse.rerun.contains_key(&row.claim) {
+            reuse.kept.entry(row.claim.clone()).or_default().push(row);
+        }
     }
-    let judged: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.claim.as_str()).collect();
-    if let Some(missing) = want.claims.keys().find(|c| !judged.contains(c.as_str())) {
-        return Err(format!("no row of claim `{missing}` (truncated?)"));
+    for id in want.claims.keys() {
+        if !reuse.kept.contains_key(id) && !reuse.rerun.contains_key(id) {
+            reuse.rerun.insert(id.clone(), "no row in the record (truncated?)");
+        }
     }
-    Ok(rows)
+    Ok(reuse)
 }
 
 /// `Option<f64>` as a JSON number when finite, `null` when absent and the strings
@@ -321,8 +351,10 @@ mod tests {
         rows.push(row(None, 1.0, 2.0));
         let text = to_text(&header(), &rows);
         let back = parse(&text, &header()).unwrap();
+        assert!(back.is_complete());
+        let back = &back.kept["c"];
         assert_eq!(back.len(), rows.len());
-        for (a, b) in rows.iter().zip(&back) {
+        for (a, b) in rows.iter().zip(back) {
             for (x, y) in [
                 (a.estimate, b.estimate),
                 (a.ci_lo, b.ci_lo),
@@ -337,24 +369,40 @@ mod tests {
     }
 
     #[test]
-    fn a_record_of_another_build_seed_or_claim_version_is_not_used() {
+    fn a_record_of_another_build_or_seed_is_not_used_and_a_changed_claim_runs_again() {
         let text = to_text(&header(), &[row(Some(1.0), 0.5, 1.5)]);
-        assert!(parse(&text, &header()).is_ok());
+        assert!(parse(&text, &header()).unwrap().is_complete());
         let mut other = header();
         other.verdict_build = "ef".repeat(32);
         assert!(parse(&text, &other).unwrap_err().contains("another build"));
+        // A changed claim is run again; the others' rows stand.
         let mut other = header();
         other.claims.insert("c".into(), "00".repeat(32));
-        assert!(parse(&text, &other).unwrap_err().contains(": c"));
+        let r = parse(&text, &other).unwrap();
+        assert!(r.kept.is_empty());
+        assert_eq!(r.rerun["c"], "its spec changed");
         let mut other = header();
         other.claims.insert("d".into(), "00".repeat(32));
-        assert!(parse(&text, &other).unwrap_err().contains(": d"));
+        let r = parse(&text, &other).unwrap();
+        assert_eq!(r.kept["c"].len(), 1);
+        assert_eq!(r.rerun["d"], "not in the record");
+        // A claim dropped from the run: its rows are dropped, the others stand.
+        let two = {
+            let mut h = header();
+            h.claims.insert("d".into(), "00".repeat(32));
+            let mut d = row(Some(2.0), 1.0, 3.0);
+            d.claim = "d".into();
+            to_text(&h, &[row(Some(1.0), 0.5, 1.5), d])
+        };
+        let r = parse(&two, &header()).unwrap();
+        assert!(r.is_complete());
+        assert_eq!(r.kept.keys().collect::<Vec<_>>(), ["c"]);
         let mut other = header();
         other.seed = 4;
         assert!(parse(&text, &other).unwrap_err().contains("seed 3"));
-        // Truncated to its header: the claim's rows are missing.
+        // Truncated to its header: the claim's rows are missing, so it runs again.
         let head = text.lines().next().unwrap();
-        assert!(parse(head, &header()).unwrap_err().contains("truncated"));
+        assert!(parse(head, &header()).unwrap().rerun["c"].contains("truncated"));
         // A damaged row names its line.
         let bad = format!("{head}\n{{\"seed\": 3, \"claim\": \"c\"}}\n");
         assert!(parse(&bad, &header()).unwrap_err().starts_with("line 2"));
