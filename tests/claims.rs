@@ -10,7 +10,8 @@
 //! `make run`: running the whole quick suite here as well would compute it twice (about
 //! two minutes of 2 cores, which `make test`'s five-minute budget cannot hold). So the
 //! whole-suite test is ignored by default and is the way to record snapshots:
-//! `INSTA_UPDATE=always cargo test --release -- --ignored every_claim_at_the_quick_profile`.
+//! `INSTA_UPDATE=always cargo test --release -- --ignored every_claim_at_the_quick_profile`
+//! (`DPCLAIMS_SNAPSHOT_ONLY=id1,id2` records only those claim files' snapshots).
 //! The load-time checks of the controls below run in `make test`.
 use crate::util::fault_free_quick;
 use dpclaims::report::snapshot::snapshot;
@@ -43,8 +44,13 @@ fn claim_files() -> Vec<PathBuf> {
 #[ignore = "the whole quick suite; `make run` checks the same snapshots (module docs)"]
 fn every_claim_at_the_quick_profile() {
     let mut failed = vec![];
+    let only = std::env::var("DPCLAIMS_SNAPSHOT_ONLY").ok();
     for path in claim_files() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let stem = name.trim_end_matches(".yaml");
+        if only.as_deref().is_some_and(|o| !o.split(',').any(|id| id == stem)) {
+            continue;
+        }
         let checked = catch_unwind(AssertUnwindSafe(|| {
             let claim = spec::load_claim(&path).unwrap();
             let out = fault_free_quick(&claim);
