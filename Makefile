@@ -80,7 +80,8 @@ report: build
 
 # reports/STABILITY.md: the quick suite at 20 master seeds (about 10 min a seed on 2
 # cores). Each seed's rows go to reports/stability/seed-<k>.jsonl as it is judged, and
-# seeds with a usable record are read, not run: stopped, the same command resumes.
+# seeds with a usable record are read, not run: stopped, the same command resumes; a
+# changed claim spec runs that claim again, the other claims' rows are read.
 STABILITY_SEEDS ?= 20
 stability: build
 	$(BIN) stability --seeds $(STABILITY_SEEDS) --profile quick --out reports

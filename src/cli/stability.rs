@@ -106,7 +106,7 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
     let runs = |c: &crate::spec::Claim, reuse: &Option<Reuse>| {
         reuse
             .as_ref()
-            .map_or(true, |r| !r.kept.contains_key(&c.id))
+            .is_none_or(|r| !r.kept.contains_key(&c.id))
     };
     let to_run: usize = stored
         .iter()
