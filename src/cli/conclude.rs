@@ -268,7 +268,7 @@ fn ci_outputs(
     let spec_texts: BTreeMap<String, String> = outcomes
         .iter()
         .filter_map(|c| {
-            let t = std::fs::read_to_string(&c.claim.file).ok()?;
+            let t = crate::fsio::read_string(&c.claim.file, crate::fsio::InputKind::Spec).ok()?;
             Some((c.claim.id.clone(), t))
         })
         .collect();
