@@ -41,7 +41,8 @@ pub struct BudgetArgs {
     )]
     pub max_hours: Option<f64>,
     /// Refuse to start when a claim's estimated memory exceeds this many GB (default
-    /// half of this machine's memory, from /proc/meminfo).
+    /// half of this machine's memory, from /proc/meminfo, or the cgroup memory limit or
+    /// `ulimit -v` when smaller).
     #[arg(
         long,
         value_name = "GB",

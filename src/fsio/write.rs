@@ -8,9 +8,9 @@
 //!   another name is drawn) — which is fsynced and renamed over the path. A link at the
 //!   path is *replaced*, never written through: the tool does not write where a link it
 //!   did not create points.
-//! * a character device or a named pipe (`--junit /dev/null`, `/dev/stdout`, a FIFO a
-//!   reader waits on), and any path under `/dev/` or `/proc/`: written *in place*, never
-//!   replaced (renaming a regular file over `/dev/null`, as root, would destroy the
+//! * a character device or a named pipe itself (not a link to one: a FIFO a reader waits
+//!   on), and any path under `/dev/` or `/proc/` (`--junit /dev/null`, `/dev/stdout`):
+//!   written *in place*, never replaced (renaming a regular file over `/dev/null`, as root, would destroy the
 //!   device). A FIFO with no reader is an error, not a wait.
 //! * a directory, a block device or a socket: refused with an error saying what it is.
 use std::fs::OpenOptions;
@@ -40,12 +40,14 @@ pub fn write_atomic_with(path: &Path, contents: &[u8], durability: Durability) -
     if is_system_path(path) {
         return write_in_place(path, contents);
     }
-    if let Ok(m) = std::fs::metadata(path) {
+    // `lstat`: a link at the path is replaced like a file, whatever it points at (only
+    // under /dev and /proc, above, is a path written through).
+    if let Ok(m) = std::fs::symlink_metadata(path) {
         let t = m.file_type();
         if t.is_char_device() || t.is_fifo() {
             return write_in_place(path, contents);
         }
-        if !t.is_file() {
+        if !t.is_file() && !t.is_symlink() {
             return Err(named(format!(
                 "{} is {}: refusing to replace it with a file",
                 path.display(),
