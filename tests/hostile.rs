@@ -599,7 +599,7 @@ fn cached_run(d: &Path) -> Vec<PathBuf> {
             "--cache",
             "c",
         ],
-        &[("DPCLAIMS_NO_CACHE", "")],
+        &[("DPCLAIMS_NO_CACHE", "0")],
     );
     assert_eq!(o.code, 0, "{}", o.stderr);
     let mut v = vec![];
@@ -637,7 +637,7 @@ fn cache_case(plant: impl Fn(&Path, &Path)) {
             "--cache",
             "c",
         ],
-        &[("DPCLAIMS_NO_CACHE", "")],
+        &[("DPCLAIMS_NO_CACHE", "0")],
     );
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(o.stderr.contains("computed"), "{}", o.stderr);
@@ -877,7 +877,7 @@ fn cache_on_a_foreign_non_empty_directory_writes_nothing_into_it() {
                     "--cache",
                     "sentinel",
                 ],
-                &[("DPCLAIMS_NO_CACHE", "")],
+                &[("DPCLAIMS_NO_CACHE", "0")],
             );
             refused(&o, "sentinel", &["not a dpclaims result cache"]);
             assert!(!d.join("sentinel/CACHEDIR.TAG").exists());
