@@ -87,6 +87,8 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
 fn preflight(a: &RunArgs, claims: &[spec::Claim]) -> anyhow::Result<()> {
     use crate::fsio::{precheck, InputKind};
     if !a.no_reports {
+        // First what `--out` is (a file there is named as such), then what is in it.
+        report::prepare_output_dir(&a.out)?;
         let v = a.out.join(report::diff::VERDICTS_FILE);
         precheck(&v, InputKind::Verdicts).map_err(|e| anyhow::anyhow!("{}: {e}", v.display()))?;
         if let Some(why) = report::set::swap_impossible(&a.out) {

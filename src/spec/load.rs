@@ -67,7 +67,7 @@ pub fn load_claim(path: &Path) -> Result<Claim, SpecError> {
         field: "(file)".into(),
         message,
     };
-    // Not a FIFO, device or directory; at most 1 MiB (crate::fsio::InputKind::Spec).
+    // Not a FIFO, device or directory; at most 16 MiB (crate::fsio::InputKind::Spec).
     let bytes =
         crate::fsio::read(path, crate::fsio::InputKind::Spec).map_err(|e| err(e.to_string()))?;
     claim_from_bytes(path, &bytes)
