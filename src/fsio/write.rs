@@ -11,7 +11,8 @@
 //! * a character device or a named pipe itself (not a link to one: a FIFO a reader waits
 //!   on), and any path under `/dev/` or `/proc/` (`--junit /dev/null`, `/dev/stdout`):
 //!   written *in place*, never replaced (renaming a regular file over `/dev/null`, as root, would destroy the
-//!   device). A FIFO with no reader is an error, not a wait.
+//!   device). A FIFO with no reader is an error, not a wait. `/dev/stdout` and
+//!   `/dev/stderr` are written on the process's own streams.
 //! * a directory, a block device or a socket: refused with an error saying what it is.
 use std::fs::OpenOptions;
 use std::hash::{BuildHasher as _, Hasher as _};
@@ -37,6 +38,18 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
 /// Writes `contents` to `path` (module docs), flushed as `durability` says.
 pub fn write_atomic_with(path: &Path, contents: &[u8], durability: Durability) -> io::Result<()> {
     let named = |what: String| io::Error::new(io::ErrorKind::InvalidInput, what);
+    // The process's own output streams: written on the open descriptor, where the rest
+    // of the output goes (reopening a redirected file would write over it from offset 0).
+    match path.to_str() {
+        Some("/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1") => {
+            let mut out = io::stdout().lock();
+            return out.write_all(contents).and_then(|()| out.flush());
+        }
+        Some("/dev/stderr" | "/dev/fd/2" | "/proc/self/fd/2") => {
+            return io::stderr().lock().write_all(contents);
+        }
+        _ => {}
+    }
     if is_system_path(path) {
         return write_in_place(path, contents);
     }
@@ -109,10 +122,7 @@ fn write_in_place(path: &Path, contents: &[u8]) -> io::Result<()> {
             }
         })?;
     let t = f.metadata()?.file_type();
-    if t.is_file() {
-        // A descriptor path (`/dev/stdout` redirected to a file): start it afresh.
-        f.set_len(0)?;
-    } else if !(t.is_char_device() || t.is_fifo() || t.is_socket()) {
+    if !(t.is_file() || t.is_char_device() || t.is_fifo() || t.is_socket()) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(
