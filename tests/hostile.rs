@@ -694,6 +694,31 @@ fn junit_to_dev_null_leaves_the_device_a_device() {
 }
 
 #[test]
+fn junit_to_dev_stdout_goes_to_the_output_stream() {
+    unchanged_outside(
+        &["out"],
+        |_| {},
+        |d| {
+            let o = run(
+                d,
+                &[
+                    "run",
+                    "tiny.yaml",
+                    "--no-baseline",
+                    "--no-reports",
+                    "--junit",
+                    "/dev/stdout",
+                ],
+                &[],
+            );
+            assert_eq!(o.code, 0, "{}", o.stderr);
+            assert!(o.stdout.contains("<testsuites"), "{}", o.stdout);
+            assert!(o.stdout.contains("claims, profile quick"), "{}", o.stdout);
+        },
+    );
+}
+
+#[test]
 fn junit_at_a_link_pointing_outside_replaces_the_link_not_its_target() {
     unchanged_outside(
         &["out"],

@@ -10,9 +10,9 @@
 //!   did not create points.
 //! * a character device or a named pipe itself (not a link to one: a FIFO a reader waits
 //!   on), and any path under `/dev/` or `/proc/` (`--junit /dev/null`, `/dev/stdout`):
-//!   written *in place*, never replaced (renaming a regular file over `/dev/null`, as root, would destroy the
-//!   device). A FIFO with no reader is an error, not a wait. `/dev/stdout` and
-//!   `/dev/stderr` are written on the process's own streams.
+//!   written *in place*, never replaced (renaming a regular file over `/dev/null`, as
+//!   root, would destroy the device). A FIFO with no reader is an error, not a wait.
+//!   `/dev/stdout` and `/dev/stderr` are written on the process's own streams.
 //! * a directory, a block device or a socket: refused with an error saying what it is.
 use std::fs::OpenOptions;
 use std::hash::{BuildHasher as _, Hasher as _};
