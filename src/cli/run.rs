@@ -86,9 +86,9 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
 /// error now, not after an hour of work); and how the report set will be replaced.
 fn preflight(a: &RunArgs, claims: &[spec::Claim]) -> anyhow::Result<()> {
     use crate::fsio::{precheck, InputKind};
-    if !a.no_reports {
-        // First what `--out` is (a file there is named as such), then what is in it.
-        report::prepare_output_dir(&a.out)?;
+    // An `--out` that is not a directory yet is checked (and created) later, by
+    // `prepare_output_dir`, which names what is in the way.
+    if !a.no_reports && a.out.is_dir() {
         let v = a.out.join(report::diff::VERDICTS_FILE);
         precheck(&v, InputKind::Verdicts).map_err(|e| anyhow::anyhow!("{}: {e}", v.display()))?;
         if let Some(why) = report::set::swap_impossible(&a.out) {
