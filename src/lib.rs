@@ -35,6 +35,7 @@ pub mod execute;
 pub mod faults;
 pub mod figures;
 pub mod fit;
+pub mod fsio;
 pub mod judge;
 pub mod linalg;
 pub mod models;

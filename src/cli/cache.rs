@@ -32,15 +32,19 @@ impl CacheArgs {
     /// Runs `f` with the units of runs cached (unless
     /// `--no-cache`), then says on stderr what the cache did. A cache directory that
     /// cannot be used is a warning: the run goes on uncached.
-    pub fn with<R>(&self, f: impl FnOnce() -> R) -> R {
+    ///
+    /// A directory that is not the tool's own cache (it holds other files and no
+    /// `CACHEDIR.TAG` of dpclaims) is an error before any work: nothing is written into it.
+    pub fn with<R>(&self, f: impl FnOnce() -> R) -> anyhow::Result<R> {
         if self.no_cache {
-            return f();
+            return Ok(f());
         }
         let c = match ResultCache::open(&self.cache_dir) {
             Ok(c) => Arc::new(c),
+            Err(e @ cache::CacheError::Foreign(_)) => return Err(e.into()),
             Err(e) => {
                 eprintln!("warning: {e}; running without the result cache");
-                return f();
+                return Ok(f());
             }
         };
         // The commands run the papers' recipe; the fault matrix names its other recipes
@@ -66,7 +70,7 @@ impl CacheArgs {
                 },
             );
         }
-        out
+        Ok(out)
     }
 }
 

@@ -41,7 +41,8 @@ pub struct BudgetArgs {
     )]
     pub max_hours: Option<f64>,
     /// Refuse to start when a claim's estimated memory exceeds this many GB (default
-    /// half of this machine's memory, from /proc/meminfo).
+    /// half of this machine's memory, from /proc/meminfo, or the cgroup memory limit or
+    /// `ulimit -v` when smaller).
     #[arg(
         long,
         value_name = "GB",
@@ -268,7 +269,7 @@ fn ci_outputs(
     let spec_texts: BTreeMap<String, String> = outcomes
         .iter()
         .filter_map(|c| {
-            let t = std::fs::read_to_string(&c.claim.file).ok()?;
+            let t = crate::fsio::read_string(&c.claim.file, crate::fsio::InputKind::Spec).ok()?;
             Some((c.claim.id.clone(), t))
         })
         .collect();

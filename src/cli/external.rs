@@ -51,8 +51,29 @@ fn split<'a>(flag: &str, s: &'a str) -> anyhow::Result<(&'a str, &'a str)> {
     }
 }
 
+/// The planner's estimate of an external audit: two worlds of `trials` units each, every
+/// unit costed as a unit of an external system (`systems::external`: 1 ms of the core's
+/// time, its request and answer), plus the scores the bound sorts (8 bytes each, kept
+/// with a copy). The core's own cost is unknown; this is a floor, enough to refuse
+/// `--trials 1e14` as the built-in audit's huge trials are.
+pub fn external_audit_cost(trials: usize) -> crate::systems::Cost {
+    let units = 2.0 * trials as f64;
+    crate::systems::Cost {
+        seconds: units * 1e-3,
+        bytes: units * 2.0 * 8.0,
+    }
+}
+
 pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     let e = &args.external;
+    // The planner's limits before any core is started (as the built-in audit's).
+    args.budget.check_command(
+        "audit",
+        external_audit_cost(args.trials),
+        args.trials as f64,
+        "--trials",
+        format!("trials = {} (two worlds of external units)", args.trials),
+    )?;
     let Some(command) = &e.command else {
         bail!("--system external needs --command \"program args...\"");
     };

@@ -164,7 +164,7 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
     };
     let m = a
         .cache
-        .with(|| matrix::run_matrix(&claims, &faults, &cfg, &progress))?;
+        .with(|| matrix::run_matrix(&claims, &faults, &cfg, &progress))??;
     bar.finish_and_clear();
     if !a.no_report {
         let path = a.out.join("FAULTS.md");
@@ -174,7 +174,11 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
             // The whole catalogue: its wall time goes into BENCH.md (timings never go into
             // FAULTS.md, whose bytes depend only on the spec, seed and build).
             let bench = a.out.join("BENCH.md");
-            let old = std::fs::read_to_string(&bench).unwrap_or_default();
+            let old = match crate::fsio::read_string(&bench, crate::fsio::InputKind::Report) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+                Err(e) => anyhow::bail!("reading {}: {e}", bench.display()),
+            };
             let h = crate::report::bench::FAULTS_HEADING;
             let new = format!(
                 "{h}\n\n{}/{} faults detected over {} claims (profile {}, seed {}{}) in \

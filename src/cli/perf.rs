@@ -52,7 +52,11 @@ pub fn run(a: &PerfArgs) -> anyhow::Result<ExitCode> {
     let mut md = crate::report::bench::markdown(&report) + &criterion;
     if let Some(path) = &a.markdown {
         // The fault matrix's section is `dpclaims faults`'s measurement: kept as it is.
-        let old = std::fs::read_to_string(path).unwrap_or_default();
+        let old = match crate::fsio::read_string(path, crate::fsio::InputKind::Report) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => anyhow::bail!("reading {}: {e}", path.display()),
+        };
         let h = crate::report::bench::FAULTS_HEADING;
         if let Some(faults) = crate::report::bench::section(&old, h) {
             md = crate::report::bench::replace_section(&md, h, faults);

@@ -78,7 +78,34 @@ pub fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
-    a.cache.with(|| run_claims(a))
+    a.cache.with(|| run_claims(a))?
+}
+
+/// The files a run reads only after simulating — the previous `verdicts.json` of the
+/// report set, the baseline snapshots — checked before it (a FIFO or device there is an
+/// error now, not after an hour of work); and how the report set will be replaced.
+fn preflight(a: &RunArgs, claims: &[spec::Claim]) -> anyhow::Result<()> {
+    use crate::fsio::{precheck, InputKind};
+    // An `--out` that is not a directory yet is checked (and created) later, by
+    // `prepare_output_dir`, which names what is in the way.
+    if !a.no_reports && a.out.is_dir() {
+        let v = a.out.join(report::diff::VERDICTS_FILE);
+        precheck(&v, InputKind::Verdicts).map_err(|e| anyhow::anyhow!("{}: {e}", v.display()))?;
+        if let Some(why) = report::set::swap_impossible(&a.out) {
+            eprintln!(
+                "note: {why}; the report set will be written file by file (each file atomic, \
+                 the set not)"
+            );
+        }
+    }
+    if !a.baseline.no_baseline {
+        for c in claims {
+            let f = report::baseline::snapshot_file(&a.baseline.baseline, &c.id);
+            precheck(&f, InputKind::Snapshot)
+                .map_err(|e| anyhow::anyhow!("baseline snapshot {}: {e}", f.display()))?;
+        }
+    }
+    Ok(())
 }
 
 fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
@@ -90,6 +117,7 @@ fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
         return super::shard::run_shard(&claims, a.profile, a.seed, shard, dir, a.json);
     }
     a.budget.check(&claims, a.profile, 1.0, 1.0)?;
+    preflight(a, &claims)?;
     let scorecards = if a.no_reports {
         None
     } else {

@@ -49,7 +49,7 @@ pub struct StabilityArgs {
 }
 
 pub fn run(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
-    a.cache.with(|| run_seeds(a))
+    a.cache.with(|| run_seeds(a))?
 }
 
 fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
@@ -72,6 +72,13 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
         (!a.no_records).then(|| a.records.clone().unwrap_or_else(|| a.out.join("stability")));
     if let Some(dir) = &records {
         crate::report::prepare_output_dir(dir)?;
+        // A record that is a FIFO, a device or a link is an error now, not a wait or a
+        // failed write after the seeds ran (crate::fsio::read).
+        for seed in a.first_seed..=last {
+            let p = record::path(dir, seed);
+            crate::fsio::precheck(&p, crate::fsio::InputKind::Record)
+                .map_err(|e| anyhow::anyhow!("stability record {}: {e}", p.display()))?;
+        }
     }
     // Seeds with a usable record are read; of a record made by this build, the rows of
     // unchanged claims are read and only the new or changed claims run (and the seed's
@@ -104,9 +111,7 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
         stored.push((seed, header, reuse));
     }
     let runs = |c: &crate::spec::Claim, reuse: &Option<Reuse>| {
-        reuse
-            .as_ref()
-            .is_none_or(|r| !r.kept.contains_key(&c.id))
+        reuse.as_ref().is_none_or(|r| !r.kept.contains_key(&c.id))
     };
     let to_run: usize = stored
         .iter()

@@ -19,8 +19,8 @@ pub struct Limits {
 pub const DEFAULT_MAX_HOURS: f64 = 24.0;
 
 impl Limits {
-    /// Limits from the flags, defaulting to [`DEFAULT_MAX_HOURS`] and half of this
-    /// machine's memory ([`machine_memory_bytes`]); the threads are rayon's.
+    /// Limits from the flags, defaulting to [`DEFAULT_MAX_HOURS`] and the memory this
+    /// process may use ([`memory_budget_bytes`]); the threads are rayon's.
     pub fn new(max_hours: Option<f64>, max_memory_gb: Option<f64>) -> Result<Limits, BudgetError> {
         let hours = max_hours.unwrap_or(DEFAULT_MAX_HOURS);
         if !(hours > 0.0 && hours.is_finite()) {
@@ -35,7 +35,7 @@ impl Limits {
                     "--max-memory-gb must be positive and finite, got {gb}"
                 )))
             }
-            None => 0.5 * machine_memory_bytes(),
+            None => memory_budget_bytes(),
         };
         Ok(Limits {
             max_seconds: hours * 3600.0,
@@ -43,6 +43,81 @@ impl Limits {
             threads: rayon::current_num_threads().max(1),
         })
     }
+}
+
+/// The default memory budget: the smallest of half of this machine's memory
+/// ([`machine_memory_bytes`]), the memory limit of this process's cgroup
+/// ([`cgroup_memory_limit`]) and its address-space limit (`RLIMIT_AS`, `ulimit -v`), so
+/// that in a container or under `ulimit` the planner refuses what the allocator would
+/// abort on ([`memory_budget`]).
+pub fn memory_budget_bytes() -> f64 {
+    memory_budget(
+        machine_memory_bytes(),
+        cgroup_memory_limit(),
+        address_space_limit(),
+    )
+}
+
+/// The rule of [`memory_budget_bytes`] on given values (bytes; `None`: no limit).
+pub fn memory_budget(mem_total: f64, cgroup: Option<f64>, rlimit_as: Option<f64>) -> f64 {
+    [Some(0.5 * mem_total), cgroup, rlimit_as]
+        .into_iter()
+        .flatten()
+        .filter(|b| *b > 0.0 && b.is_finite())
+        .fold(f64::INFINITY, f64::min)
+        .clamp(1.0, f64::MAX)
+}
+
+/// A cgroup memory limit file's value: bytes, or `None` for "max" (cgroup v2) or a
+/// value so large it means none (cgroup v1 prints about 2^63 for no limit).
+pub fn parse_cgroup_limit(text: &str) -> Option<f64> {
+    let t = text.trim();
+    if t == "max" {
+        return None;
+    }
+    let v: u64 = t.parse().ok()?;
+    (v > 0 && v < 1 << 60).then_some(v as f64)
+}
+
+/// The memory limit of this process's cgroup: cgroup v2 `memory.max` of its own cgroup
+/// (from `/proc/self/cgroup`) and of every ancestor up to `/sys/fs/cgroup`, else cgroup
+/// v1 `memory/memory.limit_in_bytes`; the smallest, or `None` when there is none.
+pub fn cgroup_memory_limit() -> Option<f64> {
+    let root = std::path::Path::new("/sys/fs/cgroup");
+    let own = std::fs::read_to_string("/proc/self/cgroup")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("0::").map(|p| p.trim().to_string()))
+        })
+        .unwrap_or_default();
+    let mut dirs = vec![];
+    let mut p = Some(root.join(own.trim_start_matches('/')));
+    while let Some(d) = p {
+        if !d.starts_with(root) {
+            break;
+        }
+        p = d.parent().map(|x| x.to_path_buf());
+        dirs.push(d);
+    }
+    let limits = dirs
+        .iter()
+        .map(|d| d.join("memory.max"))
+        .chain([root.join("memory/memory.limit_in_bytes")])
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .filter_map(|t| parse_cgroup_limit(&t));
+    limits.fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.min(v))))
+}
+
+/// `RLIMIT_AS` of this process in bytes, `None` when unlimited.
+pub fn address_space_limit() -> Option<f64> {
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit struct this function owns.
+    let r = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut rl) };
+    (r == 0 && rl.rlim_cur != libc::RLIM_INFINITY).then_some(rl.rlim_cur as f64)
 }
 
 /// This machine's memory: `MemTotal` of `/proc/meminfo`, or 8 GB where it cannot be read.
@@ -81,7 +156,7 @@ pub enum BudgetError {
     /// The estimated memory exceeds `--max-memory-gb`.
     #[error(
         "{subject}: estimated memory {} exceeds the limit {} (--max-memory-gb; default half of this \
-         machine's memory); field {}: {}",
+         machine's memory, or less under a cgroup or ulimit -v limit); field {}: {}",
         gb(*.bytes), gb(*.limit_bytes), crate::spec::echo::clip(&.driver.field),
         crate::spec::echo::clip_echoes(&.driver.detail)
     )]
@@ -232,4 +307,37 @@ pub fn check_command(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_memory_budget_is_the_smallest_limit() {
+        let gb = 1e9;
+        // No container limit: half of the machine.
+        assert_eq!(memory_budget(16.0 * gb, None, None), 8.0 * gb);
+        // A cgroup limit below half of the machine wins.
+        assert_eq!(memory_budget(16.0 * gb, Some(2.0 * gb), None), 2.0 * gb);
+        // ulimit -v below both wins.
+        assert_eq!(
+            memory_budget(16.0 * gb, Some(2.0 * gb), Some(1.0 * gb)),
+            1.0 * gb
+        );
+        // A limit above half of the machine does not raise the budget.
+        assert_eq!(
+            memory_budget(16.0 * gb, Some(64.0 * gb), Some(1e18)),
+            8.0 * gb
+        );
+    }
+
+    #[test]
+    fn cgroup_files_are_read_as_limits() {
+        assert_eq!(parse_cgroup_limit("max\n"), None);
+        assert_eq!(parse_cgroup_limit("4294967296\n"), Some(4294967296.0));
+        // cgroup v1 without a limit.
+        assert_eq!(parse_cgroup_limit("9223372036854771712\n"), None);
+        assert_eq!(parse_cgroup_limit("garbage"), None);
+    }
 }

@@ -98,9 +98,20 @@ pub fn compare(dir: &Path, outcomes: &[ClaimOutcome], profile: Profile, seed: u6
     let mut compared = 0;
     for o in outcomes {
         let file = snapshot_file(dir, &o.claim.id);
-        let Ok(text) = std::fs::read_to_string(&file) else {
-            new.push(o.claim.id.clone());
-            continue;
+        let text = match crate::fsio::read_string(&file, crate::fsio::InputKind::Snapshot) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                new.push(o.claim.id.clone());
+                continue;
+            }
+            Err(e) => {
+                changed.push(ClaimChange {
+                    claim: o.claim.id.clone(),
+                    what: format!("unreadable snapshot {}: {e}", file.display()),
+                    results: Vec::new(),
+                });
+                continue;
+            }
         };
         let Some((header, body)) = split(&text) else {
             changed.push(ClaimChange {

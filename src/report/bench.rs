@@ -34,12 +34,16 @@ pub fn criterion_estimates(dir: &std::path::Path, group: &str) -> Vec<CriterionE
         }
     }
     let read = |new: &std::path::Path| -> Option<CriterionEstimate> {
-        let bench: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(new.join("benchmark.json")).ok()?)
-                .ok()?;
-        let est: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(new.join("estimates.json")).ok()?)
-                .ok()?;
+        let bench: serde_json::Value = serde_json::from_str(
+            &crate::fsio::read_string(&new.join("benchmark.json"), crate::fsio::InputKind::Report)
+                .ok()?,
+        )
+        .ok()?;
+        let est: serde_json::Value = serde_json::from_str(
+            &crate::fsio::read_string(&new.join("estimates.json"), crate::fsio::InputKind::Report)
+                .ok()?,
+        )
+        .ok()?;
         let med = &est["median"];
         let ci = &med["confidence_interval"];
         Some(CriterionEstimate {

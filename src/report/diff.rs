@@ -70,13 +70,14 @@ impl VerdictsDoc {
             file: file.clone(),
             message,
         };
-        let text = std::fs::read_to_string(&file).map_err(|e| {
-            err(if path.is_dir() {
-                format!("{e} (a report directory holds it when `dpclaims run` wrote it)")
-            } else {
-                e.to_string()
-            })
-        })?;
+        let text =
+            crate::fsio::read_string(&file, crate::fsio::InputKind::DiffInput).map_err(|e| {
+                err(if path.is_dir() {
+                    format!("{e} (a report directory holds it when `dpclaims run` wrote it)")
+                } else {
+                    e.to_string()
+                })
+            })?;
         let doc: VerdictsDoc = serde_json::from_str(&text).map_err(|e| {
             err(format!(
                 "not a verdicts document (`verdicts.json` or `dpclaims run --json`): {e}"

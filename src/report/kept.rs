@@ -60,7 +60,7 @@ pub struct Previous {
 /// parsed is an error naming it: its claims would otherwise vanish from the summary.
 pub fn previous(dir: &Path, outcomes: &[ClaimOutcome]) -> std::io::Result<Previous> {
     let file = dir.join(super::diff::VERDICTS_FILE);
-    let text = match std::fs::read_to_string(&file) {
+    let text = match crate::fsio::read_string(&file, crate::fsio::InputKind::Verdicts) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(Previous {
@@ -68,7 +68,12 @@ pub fn previous(dir: &Path, outcomes: &[ClaimOutcome]) -> std::io::Result<Previo
                 order: vec![],
             })
         }
-        Err(e) => return Err(e),
+        Err(e) => {
+            return Err(std::io::Error::new(
+                e.kind(),
+                format!("{}: {e}", file.display()),
+            ))
+        }
     };
     let bad = |why: String| {
         std::io::Error::new(

@@ -37,30 +37,12 @@ pub use summary::{
 };
 
 use crate::judge::{ClaimOutcome, Tally};
-use std::io::Write as _;
 use std::path::Path;
 
-/// Writes `contents` to `path` atomically (temp file + fsync + rename).
-pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "report".into());
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(contents)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
-}
+/// Writes `contents` to `path` atomically (temporary file with an unpredictable name,
+/// fsync, rename; a device or FIFO is written in place, never replaced): the one writer
+/// of single files, [`crate::fsio::write_atomic`].
+pub use crate::fsio::write_atomic;
 
 pub use crate::fit::fmt_num;
 

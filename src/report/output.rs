@@ -30,10 +30,24 @@ pub fn prepare_output_dir(dir: &Path) -> Result<(), OutputError> {
     if !dir.is_dir() {
         return Err(fail("not a directory".into()));
     }
-    let probe = dir.join(format!(".dpclaims-write-probe-{}", std::process::id()));
-    let written = std::fs::File::create(&probe)
-        .and_then(|mut f| f.write_all(b"probe").and_then(|()| f.sync_all()));
-    let _ = std::fs::remove_file(&probe);
+    // An unpredictable name created exclusively: a link planted at the name is never
+    // written through, and a file that is already there is never removed.
+    let probe = dir.join(format!(
+        ".dpclaims-write-probe-{}-{:016x}",
+        std::process::id(),
+        crate::fsio::write::random_u64()
+    ));
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&probe)
+        .and_then(|mut f| {
+            let r = f.write_all(b"probe").and_then(|()| f.sync_all());
+            let _ = std::fs::remove_file(&probe);
+            r
+        });
     written.map_err(|e| fail(format!("the directory is not writable: {e}")))
 }
 
@@ -45,6 +59,24 @@ pub fn prepare_output_file(file: &Path) -> Result<(), OutputError> {
             path: file.to_path_buf(),
             reason: "it is a directory, not a file".into(),
         });
+    }
+    // A character device or FIFO (`/dev/null`, `/dev/stdout`) is written in place, never
+    // replaced (crate::fsio::write): nothing is created beside it, so nothing to probe.
+    if let Ok(m) = std::fs::metadata(file) {
+        use std::os::unix::fs::FileTypeExt as _;
+        let t = m.file_type();
+        if t.is_char_device() || t.is_fifo() {
+            return Ok(());
+        }
+        if !t.is_file() {
+            return Err(OutputError {
+                path: file.to_path_buf(),
+                reason: format!(
+                    "it is {}: refusing to replace it with a file",
+                    crate::fsio::describe(t)
+                ),
+            });
+        }
     }
     let dir = file
         .parent()

@@ -66,7 +66,14 @@ impl Stage {
         if self.in_place {
             return super::write_atomic(&path, contents);
         }
-        let mut f = std::fs::File::create(&path)?;
+        // The staging directory is the run's own and fresh: a file already there (or a
+        // link) was not written by this run, and is never opened.
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path)?;
         f.write_all(contents)?;
         f.sync_all()
     }
@@ -107,7 +114,7 @@ pub fn replace(
     let (Some(parent), Some(staging)) = (real.parent(), staging_dir(&real)) else {
         return fill(&in_place(gate));
     };
-    if !cfg!(target_os = "linux") || contains_cwd {
+    if !cfg!(target_os = "linux") || contains_cwd || swap_impossible(&real).is_some() {
         return fill(&in_place(gate));
     }
     let Ok(_lock) = lock(parent) else {
@@ -151,9 +158,11 @@ pub fn replace(
     stage.step("exchange");
     if let Err(e) = exchange(&staging, &real) {
         // No RENAME_EXCHANGE here: move the new files in one by one (each atomic).
+        // EBUSY, EXDEV: a mount point that `swap_impossible` did not see (a bind mount of
+        // the same file system): copied in, each file atomically.
         if !matches!(
             e.raw_os_error(),
-            Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP)
+            Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP | libc::EBUSY | libc::EXDEV)
         ) {
             let _ = std::fs::remove_dir_all(&staging);
             return Err(e);
@@ -162,7 +171,8 @@ pub fn replace(
             let entry = entry?;
             let to = real.join(entry.file_name());
             if entry.file_type()?.is_file() && !to.is_dir() {
-                std::fs::rename(entry.path(), to)?;
+                let bytes = std::fs::read(entry.path())?;
+                super::write_atomic(&to, &bytes)?;
             }
         }
     }
@@ -171,6 +181,55 @@ pub fn replace(
     std::fs::remove_dir_all(&staging)?;
     stage.step("done");
     Ok(())
+}
+
+/// Why the set in `dir` cannot be replaced by a directory swap, or `None` when it can:
+/// `dir` is a mount point (a Docker volume, a tmpfs: `rename` of a mount point fails with
+/// `EBUSY`) or on another file system than its parent (`EXDEV`). Decided before any work
+/// (`dpclaims run` says so up front); the set is then written file by file.
+pub fn swap_impossible(dir: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let real = std::fs::canonicalize(dir).ok()?;
+    let parent = real.parent()?;
+    let (d, p) = (
+        std::fs::metadata(&real).ok()?,
+        std::fs::metadata(parent).ok()?,
+    );
+    if d.dev() != p.dev() {
+        return Some(format!(
+            "{} is on another file system than its parent (a mount point)",
+            dir.display()
+        ));
+    }
+    // A bind mount of the same file system keeps the device number: ask the mount table.
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let target = real.to_string_lossy();
+    let listed = mounts.lines().any(|l| {
+        l.split(' ')
+            .nth(4)
+            .is_some_and(|m| unescape_mount(m) == target)
+    });
+    listed.then(|| format!("{} is a mount point", dir.display()))
+}
+
+/// A mount point of `/proc/self/mountinfo` as a path (spaces and such are octal escapes).
+fn unescape_mount(m: &str) -> String {
+    let b = m.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Debris of an interrupted write that must not be carried over: the temporary files

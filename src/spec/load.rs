@@ -59,10 +59,6 @@ pub fn load_claims(paths: &[PathBuf]) -> Result<Vec<Claim>, SpecError> {
     Ok(claims)
 }
 
-/// Largest claim file read (a spec is a few kilobytes; this bounds what a wrong path,
-/// e.g. a data file, can make the parser allocate).
-pub const MAX_SPEC_BYTES: u64 = 16 << 20;
-
 /// Reads and validates one claim file.
 pub fn load_claim(path: &Path) -> Result<Claim, SpecError> {
     let file = path.display().to_string();
@@ -71,25 +67,9 @@ pub fn load_claim(path: &Path) -> Result<Claim, SpecError> {
         field: "(file)".into(),
         message,
     };
-    let meta = std::fs::metadata(path).map_err(|e| err(e.to_string()))?;
-    if !meta.is_file() {
-        // A directory, a FIFO (reading it would wait forever), a device.
-        return Err(err(format!(
-            "not a regular file ({})",
-            if meta.is_dir() {
-                "a directory"
-            } else {
-                "a pipe, socket or device"
-            }
-        )));
-    }
-    if meta.len() > MAX_SPEC_BYTES {
-        return Err(err(format!(
-            "{} bytes: larger than the limit of {MAX_SPEC_BYTES} bytes for a claim spec",
-            meta.len()
-        )));
-    }
-    let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
+    // Not a FIFO, device or directory; at most 16 MiB (crate::fsio::InputKind::Spec).
+    let bytes =
+        crate::fsio::read(path, crate::fsio::InputKind::Spec).map_err(|e| err(e.to_string()))?;
     claim_from_bytes(path, &bytes)
 }
 
@@ -104,6 +84,11 @@ pub fn claim_from_bytes(path: &Path, bytes: &[u8]) -> Result<Claim, SpecError> {
         message,
     };
     let text = spec_text(bytes).map_err(err)?;
+    crate::fsio::yaml::alias_budget(text).map_err(|message| SpecError {
+        file: file.clone(),
+        field: "(top level)".into(),
+        message,
+    })?;
     let raw: RawClaim = raw::claim_from_yaml(text).map_err(|(field, message)| SpecError {
         file: file.clone(),
         field,

@@ -162,15 +162,13 @@ pub fn find(claim_file: &Path, paper: &str) -> Result<Registry, String> {
                 .join(", ")
         ));
     };
-    let meta = std::fs::metadata(file).map_err(|e| e.to_string())?;
-    if meta.len() > super::load::MAX_SPEC_BYTES {
-        return Err(format!("{}: larger than a registry may be", file.display()));
-    }
-    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let text = crate::fsio::read_string(file, crate::fsio::InputKind::Registry)
+        .map_err(|e| format!("{}: {e}", file.display()))?;
     parse(&text, file, paper)
 }
 
 fn parse(text: &str, file: &Path, paper: &str) -> Result<Registry, String> {
+    crate::fsio::yaml::alias_budget(text).map_err(|m| format!("{}: {m}", file.display()))?;
     let parsed: RegistryFile =
         raw::from_yaml(text).map_err(|(field, m)| format!("{}: {field}: {m}", file.display()))?;
     let hypotheses =

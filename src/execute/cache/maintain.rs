@@ -101,24 +101,60 @@ fn kind(path: &Path) -> Kind {
             .is_none_or(|age| age > TMP_GRACE);
         return Kind::Temporary { old };
     }
-    let ok = std::fs::read(path)
+    let ok = crate::fsio::read(path, crate::fsio::InputKind::CacheEntry)
         .ok()
         .and_then(|b| entry::decode(&CacheKey(name), &b))
         .is_some();
     Kind::Entry { ok }
 }
 
-/// Build folders of `dir` (every sub-folder: the tag files are files).
-fn build_dirs(dir: &Path) -> Result<Vec<PathBuf>, CacheError> {
-    Ok(children(dir)?.into_iter().filter(|p| p.is_dir()).collect())
+/// Whether `p` is a directory itself (a link to one is not: the tool never follows a
+/// link out of its cache).
+fn is_real_dir(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
 }
 
-/// Files of a build folder (two levels: `<2 hex>/<key>`).
+/// Whether a folder's name has `len` characters, letters, digits or `-` (what the tool
+/// names its folders: a build's engine hash, two hex digits of a key).
+fn tool_name(p: &Path, len: std::ops::RangeInclusive<usize>) -> bool {
+    let n = folder_name(p);
+    len.contains(&n.len()) && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+/// Checks that `dir` is missing or the tool's own cache (its `CACHEDIR.TAG`) before it is
+/// read through or pruned: `DPCLAIMS_CACHE=. dpclaims cache prune` in a checkout must
+/// delete nothing.
+fn own(dir: &Path) -> Result<(), CacheError> {
+    if std::fs::symlink_metadata(dir).is_err() || crate::fsio::marker::is_own_cache(dir) {
+        return Ok(());
+    }
+    Err(CacheError::Foreign(format!(
+        "{} is not a dpclaims result cache (no {} written by dpclaims): refusing to \
+         read or prune it; nothing was deleted",
+        dir.display(),
+        crate::fsio::marker::CACHE_TAG
+    )))
+}
+
+/// Build folders of `dir`: sub-folders named as the tool names them.
+fn build_dirs(dir: &Path) -> Result<Vec<PathBuf>, CacheError> {
+    own(dir)?;
+    Ok(children(dir)?
+        .into_iter()
+        .filter(|p| is_real_dir(p) && tool_name(p, 1..=super::BUILD_DIR_LEN))
+        .collect())
+}
+
+/// Regular files of a build folder (two levels: `<2 hex>/<key>`); links are skipped.
 fn files_of(build: &Path) -> Result<Vec<PathBuf>, CacheError> {
     let mut out = vec![];
     for sub in children(build)? {
-        if sub.is_dir() {
-            out.extend(children(&sub)?.into_iter().filter(|p| p.is_file()));
+        if is_real_dir(&sub) && tool_name(&sub, 2..=2) {
+            out.extend(
+                children(&sub)?
+                    .into_iter()
+                    .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file())),
+            );
         }
     }
     Ok(out)

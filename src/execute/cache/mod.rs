@@ -31,9 +31,8 @@ pub mod maintain;
 use entry::{CacheKey, KeyContext};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// The default cache directory, relative to the working directory.
@@ -47,6 +46,9 @@ const BUILD_DIR_LEN: usize = 16;
 pub enum CacheError {
     #[error("cache directory {dir}: {message}")]
     Dir { dir: String, message: String },
+    /// A directory that is not the tool's own cache (it holds other files and no tag).
+    #[error("{0}")]
+    Foreign(String),
 }
 
 /// What a cache did during a run (counts since it was opened).
@@ -77,9 +79,6 @@ pub struct ResultCache {
     store_errors: AtomicUsize,
 }
 
-/// Distinguishes the temporary files of one process's threads.
-static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
 impl ResultCache {
     /// The cache in `dir` for this build ([`crate::build_id::ENGINE_HASH`]), created if
     /// missing.
@@ -104,12 +103,16 @@ impl ResultCache {
                 message: format!("build identity `{build}` is not alphanumeric"),
             });
         }
+        // A directory the tool did not create (a checkout, a home directory) is never
+        // tagged, written into or pruned (crate::fsio::marker).
+        if let Some(why) = crate::fsio::marker::foreign_cache(dir) {
+            return Err(CacheError::Foreign(why));
+        }
         std::fs::create_dir_all(dir).map_err(err)?;
         for (name, text) in [
             (
-                "CACHEDIR.TAG",
-                "Signature: 8a477f597d28d172789f06886806bc55\n\
-                 # This file is a cache directory tag created by dpclaims (result cache).\n",
+                crate::fsio::marker::CACHE_TAG,
+                crate::fsio::marker::CACHE_TAG_TEXT,
             ),
             (".gitignore", "# dpclaims result cache\n*\n"),
         ] {
@@ -152,7 +155,7 @@ impl ResultCache {
     /// The values stored under `key`, or `None` (counted as a miss; an entry that fails
     /// its checks also as corrupt).
     pub fn lookup(&self, key: &CacheKey) -> Option<BTreeMap<String, f64>> {
-        let found = match std::fs::read(self.path(key)) {
+        let found = match crate::fsio::read(&self.path(key), crate::fsio::InputKind::CacheEntry) {
             Ok(bytes) => {
                 let v = entry::decode(key, &bytes);
                 if v.is_none() {
@@ -228,25 +231,10 @@ pub(crate) fn build_dir_name(build: &str) -> &str {
     &build[..build.len().min(BUILD_DIR_LEN)]
 }
 
-/// Writes `bytes` to a temporary file next to `path` and renames it into place.
+/// Writes `bytes` to a temporary file next to `path` and renames it into place (not
+/// fsynced: module docs), through [`crate::fsio::write`].
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(
-        ".{name}.tmp-{}-{}",
-        std::process::id(),
-        TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let written = std::fs::File::create(&tmp).and_then(|mut f| f.write_all(bytes));
-    written
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })
+    crate::fsio::write::write_atomic_with(path, bytes, crate::fsio::Durability::NoFsync)
 }
 
 /// A cache and the identity of the recipe the runs in it use.

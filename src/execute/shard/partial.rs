@@ -332,10 +332,13 @@ impl Partial {
     }
     /// Reads and parses a partial file.
     pub fn read(file: &Path) -> Result<Self, ShardError> {
-        let text = std::fs::read_to_string(file).map_err(|e| ShardError::File {
-            file: file.display().to_string(),
-            message: e.to_string(),
-        })?;
+        let text =
+            crate::fsio::read_string(file, crate::fsio::InputKind::Partial).map_err(|e| {
+                ShardError::File {
+                    file: file.display().to_string(),
+                    message: e.to_string(),
+                }
+            })?;
         Self::from_json(file, &text)
     }
 

@@ -227,7 +227,8 @@ pub fn write_html(dir: &Path, previous: &Path, outcomes: &[ClaimOutcome]) -> std
         } else {
             previous.join(format!("{s}.md"))
         };
-        let md = std::fs::read_to_string(src)?;
+        let md = crate::fsio::read_string(&src, crate::fsio::InputKind::Report)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", src.display())))?;
         write_atomic(
             &dir.join(format!("{s}.html")),
             scorecard_html(s, &md).as_bytes(),

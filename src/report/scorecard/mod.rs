@@ -146,7 +146,9 @@ pub fn load_file(path: &Path) -> Result<Scorecard, ScorecardError> {
         entry,
         message,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| at("(file)".into(), e.to_string()))?;
+    let text = crate::fsio::read_string(path, crate::fsio::InputKind::Registry)
+        .map_err(|e| at("(file)".into(), e.to_string()))?;
+    crate::fsio::yaml::alias_budget(&text).map_err(|m| at("(top level)".into(), m))?;
     let raw: RawScorecard = crate::spec::raw::from_yaml(&text)
         .map_err(|(field, message)| at(field, format!("not a scorecard: {message}")))?;
     if raw.paper.trim().is_empty() {

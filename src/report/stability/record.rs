@@ -214,7 +214,7 @@ impl Reuse {
 /// used is reported and the seed is run again, like a cache entry.
 pub fn read(dir: &Path, want: &Header) -> Lookup {
     let p = path(dir, want.seed);
-    let text = match std::fs::read_to_string(&p) {
+    let text = match crate::fsio::read_string(&p, crate::fsio::InputKind::Record) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Missing,
         Err(e) => return Lookup::Unusable(format!("{}: {e}", p.display())),
@@ -261,7 +261,9 @@ pub fn parse(text: &str, want: &Header) -> Result<Reuse, String> {
     }
     for id in want.claims.keys() {
         if !reuse.kept.contains_key(id) && !reuse.rerun.contains_key(id) {
-            reuse.rerun.insert(id.clone(), "no row in the record (truncated?)");
+            reuse
+                .rerun
+                .insert(id.clone(), "no row in the record (truncated?)");
         }
     }
     Ok(reuse)
