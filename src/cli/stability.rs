@@ -104,9 +104,7 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
         stored.push((seed, header, reuse));
     }
     let runs = |c: &crate::spec::Claim, reuse: &Option<Reuse>| {
-        reuse
-            .as_ref()
-            .map_or(true, |r| !r.kept.contains_key(&c.id))
+        reuse.as_ref().map_or(true, |r| !r.kept.contains_key(&c.id))
     };
     let to_run: usize = stored
         .iter()
