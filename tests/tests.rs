@@ -16,6 +16,7 @@ mod figures;
 mod fit;
 mod fuzz_corpus;
 mod hardening;
+mod hostile_names;
 mod html;
 mod noise_exact;
 mod perf;
