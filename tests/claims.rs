@@ -48,7 +48,10 @@ fn every_claim_at_the_quick_profile() {
     for path in claim_files() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let stem = name.trim_end_matches(".yaml");
-        if only.as_deref().is_some_and(|o| !o.split(',').any(|id| id == stem)) {
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|id| id == stem))
+        {
             continue;
         }
         let checked = catch_unwind(AssertUnwindSafe(|| {

@@ -81,9 +81,10 @@ pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     if argv.is_empty() {
         bail!("--command is empty");
     }
-    if !(e.timeout_s.is_finite() && e.timeout_s > 0.0) {
+    let max = crate::spec::EXTERNAL_MAX_TIMEOUT_S;
+    if !(e.timeout_s.is_finite() && e.timeout_s > 0.0 && e.timeout_s <= max) {
         bail!(
-            "--timeout-s must be a positive number of seconds, got {}",
+            "--timeout-s must be a number of seconds in (0, {max}], got {}",
             e.timeout_s
         );
     }

@@ -96,6 +96,12 @@ enum Command {
 pub fn main() -> ExitCode {
     quiet_sigpipe();
     std::panic::set_hook(Box::new(|info| {
+        // `println!` panics when standard output cannot be written (a full disk, a
+        // closed descriptor): bad surroundings, not a bug, so exit 2 with a message.
+        if let Some(why) = stdout_failure(info) {
+            eprintln!("error: cannot write to standard output: {why}");
+            std::process::exit(2);
+        }
         eprintln!("{}", internal_error_line(info));
         std::process::exit(3);
     }));
@@ -104,6 +110,10 @@ pub fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     crate::linalg::pin_blas_threads();
+    if let Err(e) = worker_threads() {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     let result = match &cli.command {
         Command::List(a) => run::list(a),
         Command::Plan(a) => plan::run(a),
@@ -140,6 +150,52 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Most worker threads: results never depend on the count (each unit runs on one
+/// thread), and each thread reserves its stack, so a count far above the cores only
+/// costs memory (RAYON_NUM_THREADS=100000 under a memory limit made the pool's creation
+/// abort).
+pub const MAX_THREADS: usize = 256;
+
+/// Builds the worker pool from `RAYON_NUM_THREADS` (read here, not by rayon, so that a
+/// bad value is an error naming the variable and a huge one is clamped to
+/// [`MAX_THREADS`] with a note); unset: one thread per core.
+fn worker_threads() -> Result<(), String> {
+    let n = match std::env::var("RAYON_NUM_THREADS") {
+        Err(_) => return Ok(()),
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(0) => return Ok(()),
+            Ok(n) if n > MAX_THREADS => {
+                eprintln!(
+                    "note: RAYON_NUM_THREADS={n} is more than {MAX_THREADS}; using {MAX_THREADS} threads"
+                );
+                MAX_THREADS
+            }
+            Ok(n) => n,
+            Err(_) => {
+                return Err(format!(
+                    "the environment variable RAYON_NUM_THREADS must be a number of threads (0: one per core), got {:?}",
+                    crate::spec::echo::clip_echoes(&v)
+                ))
+            }
+        },
+    };
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build_global()
+        .map_err(|e| format!("cannot start {n} worker threads (RAYON_NUM_THREADS): {e}"))
+}
+
+/// The reason of a panic of `print!`/`println!` on standard output, if it is one.
+fn stdout_failure(info: &std::panic::PanicHookInfo<'_>) -> Option<String> {
+    let payload = info.payload();
+    let msg = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())?;
+    msg.strip_prefix("failed printing to stdout: ")
+        .map(str::to_string)
+}
+
 /// A panic as one line on stderr: "internal error: <message> (at <file>:<line>), please
 /// report". A panic is a bug of dpclaims, never a consequence of bad input (that is
 /// exit status 2): the hook prints this line and exits with status 3.
@@ -173,6 +229,49 @@ fn quiet_sigpipe() {
     }
 }
 
+/// An invalid value that clap read from an environment variable (a flag's `env`) while
+/// the flag itself is not on the command line: the message names the variable, not a
+/// flag the user never typed.
+fn from_environment(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    use clap::CommandFactory as _;
+    let ContextValue::String(arg) = e.get(ContextKind::InvalidArg)? else {
+        return None;
+    };
+    let long = arg
+        .strip_prefix("--")?
+        .split([' ', '='])
+        .next()?
+        .to_string();
+    let typed = std::env::args_os()
+        .skip(1)
+        .any(|a| a.to_string_lossy().split('=').next() == Some(&format!("--{long}")));
+    if typed {
+        return None;
+    }
+    let cmd = Cli::command();
+    let var = cmd
+        .get_subcommands()
+        .flat_map(|c| c.get_arguments())
+        .chain(cmd.get_arguments())
+        .find(|a| a.get_long() == Some(long.as_str()))?
+        .get_env()?
+        .to_string_lossy()
+        .into_owned();
+    let value = std::env::var_os(&var)?;
+    let why = e
+        .get(ContextKind::InvalidValue)
+        .map(|_| "not a valid value".to_string())
+        .unwrap_or_default();
+    let detail = std::error::Error::source(e)
+        .map(|s| format!(": {s}"))
+        .unwrap_or_default();
+    Some(format!(
+        "error: the environment variable {var}={:?} (read for --{long}): {why}{detail}; unset it or fix its value",
+        value.to_string_lossy()
+    ))
+}
+
 /// A command-line error of clap as one line on stderr, exit status 2 (`--help` and
 /// `--version` print as usual, exit 0; a missing subcommand prints the help, exit 2):
 /// clap's message, its hints joined with "; ", then "(see --help)".
@@ -188,6 +287,10 @@ fn usage_error(e: clap::Error) -> ExitCode {
             return ExitCode::from(2);
         }
         _ => {}
+    }
+    if let Some(line) = from_environment(&e) {
+        eprintln!("{}", crate::spec::echo::clip_echoes(&line));
+        return ExitCode::from(2);
     }
     let rendered = e.render().to_string();
     let parts: Vec<&str> = rendered

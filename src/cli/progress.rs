@@ -34,17 +34,23 @@ struct Plain {
     every: Duration,
 }
 
+/// The longest interval between plain lines (about 11 days).
+const MAX_PLAIN_INTERVAL_S: f64 = 1e6;
+
 /// The interval between plain lines: `DPCLAIMS_PROGRESS_SECONDS` (seconds, may be
 /// fractional), none when it is 0, the default when it is unset. A value that is not a
-/// non-negative number is an error naming the variable.
+/// number in [0, 1e6] is an error naming the variable.
 fn plain_interval() -> anyhow::Result<Option<Duration>> {
     match std::env::var("DPCLAIMS_PROGRESS_SECONDS") {
         Err(_) => Ok(Some(Duration::from_secs_f64(DEFAULT_PLAIN_INTERVAL_S))),
         Ok(v) => match v.trim().parse::<f64>() {
             Ok(0.0) => Ok(None),
-            Ok(s) if s.is_finite() && s > 0.0 => Ok(Some(Duration::from_secs_f64(s))),
+            Ok(s) if s.is_finite() && s > 0.0 && s <= MAX_PLAIN_INTERVAL_S => {
+                Ok(Some(Duration::from_secs_f64(s)))
+            }
             _ => anyhow::bail!(
-                "DPCLAIMS_PROGRESS_SECONDS must be a number of seconds >= 0 (0: no progress lines), got {v:?}"
+                "the environment variable DPCLAIMS_PROGRESS_SECONDS must be a number of seconds in [0, {MAX_PLAIN_INTERVAL_S}] (0: no progress lines), got {:?}",
+                crate::spec::echo::clip_echoes(&v)
             ),
         },
     }

@@ -114,6 +114,21 @@ pub fn slurm(a: &SlurmArgs) -> anyhow::Result<ExitCode> {
         check_partition(p).map_err(anyhow::Error::msg)?;
     }
     let paths = super::run::default_paths(&a.paths);
+    // Every path is shell-quoted in commands, but also printed in `#` comment lines,
+    // where a newline would end the comment and start a command: refused outright.
+    for (what, p) in paths
+        .iter()
+        .map(|p| ("claim path", p))
+        .chain([("--dir", &a.dir), ("--out", &a.out)])
+    {
+        let text = p.to_string_lossy();
+        if let Some(c) = text.chars().find(|c| c.is_control()) {
+            anyhow::bail!(
+                "{what} {}: contains the control character {c:?}; a Slurm script cannot carry it safely (rename the file or directory)",
+                crate::spec::echo::clip_echoes(&format!("{text:?}"))
+            );
+        }
+    }
     // Load the claims now, so a bad spec fails here and not on the cluster.
     let claims = spec::load_claims(&paths)?;
     // Each shard runs about 1/N of the work, all of a unit's memory.

@@ -9,12 +9,62 @@ use crate::rng::SeedPath;
 use crate::spec::{CmpOp, FitSpec, InequalityOver, Predicted, Prediction, PredictionKind};
 use std::collections::BTreeMap;
 
+/// Every input of `p` at every point of `recs` is a finite number: the metric's
+/// replicate values, the inequality's right-hand side, the bound a fit divides by and a
+/// predicted slope's expression. A NaN or an infinity is an error naming the point and
+/// the input (the run exits 2), never a verdict: a NaN compares false with everything,
+/// so a control whose right-hand side is NaN would read as "caught", and a main variant
+/// with NaN at some points as "refuted" without the word NaN ever being said (issue 32).
+pub fn inputs_finite(p: &Prediction, recs: &[&PointRecord]) -> Result<(), String> {
+    let bad = |label: &str, what: String, v: f64| {
+        Err(format!(
+            "point {label}: {what} is {v}, not a finite number; a prediction's inputs must be finite (fix the spec, or the metric's computation)"
+        ))
+    };
+    let exprs: Vec<(&str, &crate::spec::expr::Expr)> = match &p.kind {
+        PredictionKind::Inequality { rhs, .. } => vec![("the right-hand side", rhs)],
+        PredictionKind::Exponent(f)
+        | PredictionKind::RateAtMost(f)
+        | PredictionKind::Bound { fit: f, .. } => {
+            let mut v: Vec<(&str, &crate::spec::expr::Expr)> = Vec::new();
+            if let Some(e) = &f.divide_by {
+                v.push(("the bound it divides by", e));
+            }
+            if let Some(e) = f.predicted.expr() {
+                v.push(("the predicted expression", e));
+            }
+            v
+        }
+        PredictionKind::Event { .. } => vec![],
+    };
+    for r in recs {
+        if let Some(vals) = r.metrics.get(&p.metric) {
+            if let Some((i, v)) = vals.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+                return bad(
+                    &r.label,
+                    format!("metric `{}` at replicate {i}", p.metric),
+                    *v,
+                );
+            }
+        }
+        for (what, e) in &exprs {
+            if let Ok(v) = e.eval_map(&r.vars) {
+                if !v.is_finite() {
+                    return bad(&r.label, format!("{what} `{}`", e), v);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Measures and judges one prediction over `recs` (variant fields are set by the caller).
 pub fn evaluate(
     p: &Prediction,
     recs: &[&PointRecord],
     boot_seed: &SeedPath,
 ) -> Result<PredictionResult, String> {
+    inputs_finite(p, recs)?;
     let mut res = PredictionResult::unjudged(p, 0, recs.len());
     match &p.kind {
         PredictionKind::Exponent(f) | PredictionKind::RateAtMost(f) => {

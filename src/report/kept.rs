@@ -102,6 +102,14 @@ pub fn previous(dir: &Path, outcomes: &[ClaimOutcome]) -> std::io::Result<Previo
             .as_str()
             .ok_or_else(|| bad("a claim without an `id`".into()))?
             .to_string();
+        // The id names a page this run links to and a row of SUMMARY.md: a file that was
+        // edited could otherwise point outside the report set or paste markup into it.
+        crate::spec::names::claim_id(&id).map_err(|m| {
+            bad(format!(
+                "claim id {}: {m}",
+                crate::spec::echo::clip_echoes(&format!("{id:?}"))
+            ))
+        })?;
         if order.contains(&id) {
             continue;
         }

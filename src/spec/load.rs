@@ -24,6 +24,13 @@ pub fn load_claims(paths: &[PathBuf]) -> Result<Vec<Claim>, SpecError> {
             let mut v: Vec<PathBuf> = rd
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|f| f.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+                // Hidden files and editor lock files (`.#a.yaml`, `#a.yaml#`, `.a.yaml`):
+                // not claims.
+                .filter(|f| {
+                    f.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| !n.starts_with('.') && !n.starts_with('#'))
+                })
                 .collect();
             if v.is_empty() {
                 // A run of nothing would "succeed" with 0 claims: almost always a wrong
@@ -277,14 +284,7 @@ fn check_option(
 fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, SpecError> {
     let file = path.display().to_string();
     let ctx = Ctx { file: &file };
-    if raw.id.is_empty()
-        || !raw
-            .id
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    {
-        return Err(ctx.err("id", "must be non-empty lowercase letters, digits and '-'"));
-    }
+    super::names::claim_id(&raw.id).map_err(|m| ctx.err("id", m))?;
     let system: &'static dyn System = if raw.system == systems::external::NAME {
         super::external::system(&ctx, &raw, path)?
     } else {
@@ -341,6 +341,7 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
     }
     let mut sweeps = Vec::new();
     for (name, s) in &raw.sweeps {
+        super::names::name(name).map_err(|m| ctx.err(format!("sweeps.{name}"), m))?;
         if s.full.replicates < s.quick.replicates {
             return Err(ctx.err(
                 format!("sweeps.{name}.full.replicates"),
@@ -368,10 +369,11 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
     let mut variants: Vec<Variant> = Vec::new();
     for (i, v) in raw.variants.iter().enumerate() {
         let field = format!("variants[{i}]");
-        if v.name.is_empty() || variants.iter().any(|w| w.name == v.name) {
+        super::names::name(&v.name).map_err(|m| ctx.err(format!("{field}.name"), m))?;
+        if variants.iter().any(|w| w.name == v.name) {
             return Err(ctx.err(
                 format!("{field}.name"),
-                format!("empty or duplicate variant name `{}`", v.name),
+                format!("duplicate variant name `{}`", v.name),
             ));
         }
         for k in v.params.keys() {

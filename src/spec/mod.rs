@@ -14,6 +14,7 @@ pub mod evidence;
 pub mod expr;
 mod external;
 mod load;
+pub mod names;
 mod points;
 mod predictions;
 mod provenance;
@@ -22,6 +23,7 @@ pub mod registry;
 
 pub use assumption::{Assumption, Violation};
 pub use evidence::{Deviation, Erratum, Evidence, Finding, Quote, QuotedNumber};
+pub use external::MAX_TIMEOUT_S as EXTERNAL_MAX_TIMEOUT_S;
 pub use load::{claim_from_bytes, load_claim, load_claims, MAX_SWEEP_POINTS};
 
 use crate::data::InputDist;

@@ -24,17 +24,7 @@ pub(super) fn prediction(
              and explain a refuted main variant in its `findings` (see claims/README.md)",
         ));
     }
-    if common.name.is_empty()
-        || !common
-            .name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    {
-        return Err(ctx.err(
-            format!("{field}.name"),
-            "must be non-empty letters, digits, '-' or '_'",
-        ));
-    }
+    super::names::name(&common.name).map_err(|m| ctx.err(format!("{field}.name"), m))?;
     if !system
         .metrics()
         .iter()

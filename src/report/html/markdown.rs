@@ -2,8 +2,14 @@
 //! `pulldown-cmark`. Raw HTML in the source is shown as text, never passed through (the
 //! texts are specs' prose, where `<u, mu>` means an inner product), and links to a
 //! Markdown page `x.md` beside the reports point to its HTML page `x.html`.
+//!
+//! The pages are static and self-contained: a link is kept only when it is http(s), a
+//! fragment, or relative inside the report set (no scheme, no leading '/', no `..`);
+//! any other (`javascript:`, `data:`, `file:`, `//host`) is shown as its text alone. An
+//! image is kept only when it is relative inside the report set (no remote image is
+//! fetched by a reader's browser); another shows its alt text.
 use maud::PreEscaped;
-use pulldown_cmark::{html, CowStr, Event, Options, Parser, Tag};
+use pulldown_cmark::{html, CowStr, Event, Options, Parser, Tag, TagEnd};
 
 fn options() -> Options {
     Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH
@@ -18,22 +24,57 @@ fn local_html(url: CowStr<'_>) -> CowStr<'_> {
     }
 }
 
+/// A destination inside the report set: no scheme, not absolute, no `..` segment.
+fn inside_report_set(url: &str) -> bool {
+    let path = url.split(['?', '#']).next().unwrap_or("");
+    !path.contains(':')
+        && !url.starts_with('/')
+        && !url.starts_with('\\')
+        && !path.split(['/', '\\']).any(|seg| seg == "..")
+        && !url.chars().any(|c| c.is_control())
+}
+
+/// A link a static page may keep (module docs).
+fn allowed_link(url: &str) -> bool {
+    let lower = url.trim_start().to_ascii_lowercase();
+    lower.starts_with("https://")
+        || lower.starts_with("http://")
+        || url.starts_with('#')
+        || inside_report_set(url)
+}
+
 /// Renders Markdown to HTML.
 pub(super) fn render(md: &str) -> String {
-    let events = Parser::new_ext(md, options()).map(|e| match e {
-        Event::Html(s) | Event::InlineHtml(s) => Event::Text(s),
+    // For each open link or image: whether its start was kept (its end must match).
+    let mut open: Vec<bool> = Vec::new();
+    let events = Parser::new_ext(md, options()).filter_map(|e| match e {
+        Event::Html(s) | Event::InlineHtml(s) => Some(Event::Text(s)),
         Event::Start(Tag::Link {
             link_type,
             dest_url,
             title,
             id,
-        }) => Event::Start(Tag::Link {
-            link_type,
-            dest_url: local_html(dest_url),
-            title,
-            id,
-        }),
-        e => e,
+        }) => {
+            let keep = allowed_link(&dest_url);
+            open.push(keep);
+            keep.then(|| {
+                Event::Start(Tag::Link {
+                    link_type,
+                    dest_url: local_html(dest_url),
+                    title,
+                    id,
+                })
+            })
+        }
+        Event::Start(Tag::Image { ref dest_url, .. }) => {
+            let keep = inside_report_set(dest_url);
+            open.push(keep);
+            keep.then_some(e)
+        }
+        Event::End(TagEnd::Link) | Event::End(TagEnd::Image) => {
+            open.pop().unwrap_or(true).then_some(e)
+        }
+        e => Some(e),
     });
     let mut out = String::new();
     html::push_html(&mut out, events);
@@ -76,5 +117,48 @@ mod tests {
             md_inline("**holds** — caught").0,
             "<strong>holds</strong> — caught"
         );
+    }
+
+    #[test]
+    fn hostile_links_and_remote_images_are_shown_as_text() {
+        for md in [
+            "[click](javascript:alert(1))",
+            "[click](JavaScript:alert(1))",
+            "[click]( javascript:alert(1))",
+            "[click](data:text/html;base64,PHNjcmlwdD4=)",
+            "[click](vbscript:x)",
+            "[click](file:///etc/passwd)",
+            "[click](//evil.example/x)",
+            "[click](/etc/passwd)",
+            "[click](../../outside.html)",
+            "[click](a/../../x.md)",
+            "<javascript:alert(1)>",
+            "[click][r]\n\n[r]: javascript:alert(1)",
+        ] {
+            let h = render(md);
+            assert!(!h.contains("href"), "{md}: {h}");
+            assert!(!h.to_lowercase().contains("<a "), "{md}: {h}");
+        }
+        for md in [
+            "![x](https://evil.example/p.png)",
+            "![x](http://evil.example/p.png)",
+            "![x](//evil.example/p.png)",
+            "![x](data:image/png;base64,AAAA)",
+            "![x](../p.png)",
+        ] {
+            let h = render(md);
+            assert!(!h.contains("<img"), "{md}: {h}");
+            assert!(h.contains('x'), "{md}: {h}");
+        }
+        // Kept: http(s), fragments, relative pages and plots of the set.
+        let h = render("[a](https://e/x) [b](#sec) [c](c.md) ![p](p.svg) [**d**](http://e)");
+        assert_eq!(h.matches("href").count(), 4, "{h}");
+        assert!(
+            h.contains(r#"href="c.html""#) && h.contains(r#"<img src="p.svg""#),
+            "{h}"
+        );
+        // An image inside a dropped link, and a dropped link inside kept text.
+        let h = render("[![x](https://e/p.png)](javascript:x) and [ok](https://e)");
+        assert!(!h.contains("<img") && h.matches("href").count() == 1, "{h}");
     }
 }

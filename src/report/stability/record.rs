@@ -247,6 +247,11 @@ pub fn parse(text: &str, want: &Header) -> Result<Reuse, String> {
     }
     for (i, line) in lines.enumerate() {
         let row: Row = serde_json::from_str(line).map_err(|e| format!("line {}: {e}", i + 2))?;
+        for (what, n) in [("prediction", &row.prediction), ("variant", &row.variant)] {
+            crate::spec::names::name(n).map_err(|m| format!("line {}: {what} name {m}", i + 2))?;
+        }
+        crate::spec::names::claim_id(&row.claim)
+            .map_err(|m| format!("line {}: claim id {m}", i + 2))?;
         if row.seed != want.seed || !header.claims.contains_key(&row.claim) {
             return Err(format!(
                 "line {}: a row of seed {} of claim `{}`, which this record is not about",
