@@ -5,7 +5,7 @@
 use crate::util::{tiny_rf_claim, tiny_rf_claim_named};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Runs `dpclaims args` in `dir` with `env` set, killed (and the case failed) after 120 s.
 fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
