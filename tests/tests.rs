@@ -24,6 +24,7 @@ mod perf;
 mod pld;
 mod privacy;
 mod properties;
+mod properties_io;
 mod rdp_independent;
 mod reduced;
 mod report_sets;

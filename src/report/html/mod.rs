@@ -17,6 +17,13 @@ mod markdown;
 
 pub use claim::claim_html;
 
+/// Markdown to HTML as every page renders spec prose (raw HTML shown as text, links and
+/// images by the policy of the module `markdown`): the entry point of the property tests
+/// and the fuzz target.
+pub fn render_markdown(md: &str) -> String {
+    markdown::render(md)
+}
+
 use super::claim_page::verdict_cell;
 use super::summary::claim_in_words;
 use super::write_atomic;
