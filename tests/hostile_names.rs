@@ -347,3 +347,26 @@ statement: >
     let page = std::fs::read_to_string(t.path().join("out/hostile-prose.html")).unwrap();
     assert!(page.contains("href=\"https://example.org/paper\""), "{page}");
 }
+
+#[test]
+fn list_plan_and_slurm_never_start_an_external_core() {
+    // A spec is code only when it runs: reading, estimating and scripting it start
+    // nothing (README, "Trust and safety").
+    let t = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/external/gaussian-mean.yaml");
+    let text = std::fs::read_to_string(src).unwrap().replace(
+        r#"command: ["python3", "gaussian_mean.py"]"#,
+        r#"command: ["sh", "-c", "touch core-started; exec cat"]"#,
+    );
+    assert!(text.contains("core-started"));
+    let f = write(t.path(), "ext.yaml", &text);
+    for args in [
+        vec!["list", f.as_str()],
+        vec!["plan", f.as_str()],
+        vec!["slurm", f.as_str(), "--shards", "2"],
+    ] {
+        let o = run(t.path(), &args, &[]);
+        assert!(o.status.success(), "{args:?}: {}", err(&o));
+        assert!(!t.path().join("core-started").exists(), "{args:?} started the core");
+    }
+}

@@ -183,6 +183,10 @@ pub fn evaluate(
             let per_point = 1.0 - (1.0 - confidence) / recs.len().max(1) as f64;
             let (mut holds, mut violated) = (0u64, false);
             let mut worst: Option<(f64, (f64, f64))> = None;
+            // The point whose interval lies furthest on the violating side (its best end
+            // largest): the one a refutation is shown with, so that a refuted row never
+            // shows an interval that straddles the bound.
+            let mut most: Option<(f64, (f64, f64))> = None;
             for r in recs {
                 let b = rhs.eval_map(&r.vars).map_err(|e| e.to_string())?;
                 let ys = &r.metrics[&p.metric];
@@ -235,10 +239,15 @@ pub fn evaluate(
                 if worst.is_none_or(|(_, (_, w))| m_worst > w) {
                     worst = Some((margin, (m_best, m_worst)));
                 }
+                if most.is_none_or(|(_, (b, _))| m_best > b) {
+                    most = Some((margin, (m_best, m_worst)));
+                }
             }
-            // The point closest to failing: its mean margin and interval (> 0 violates).
-            res.estimate = worst.map(|w| w.0);
-            res.ci = worst.map(|w| w.1);
+            // Refuted: the point violating most clearly; otherwise the point closest to
+            // failing. Its mean margin and interval (> 0 violates).
+            let shown = if violated { most } else { worst };
+            res.estimate = shown.map(|w| w.0);
+            res.ci = shown.map(|w| w.1);
             res.predicted = Some(0.0);
             res.verdict = if recs.is_empty() {
                 fit::Verdict::Inconclusive

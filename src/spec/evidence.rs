@@ -52,15 +52,19 @@ impl Evidence {
     /// The word of `verdict` for this kind of evidence (`proxy` names its task).
     pub fn word(self, verdict: Verdict, proxy: &str) -> String {
         // The proxy's name: its text up to the first comma or parenthesis, at most 60
-        // characters (the whole text is on the claim's page).
-        let name: String = proxy
-            .split([',', '(', ';'])
-            .next()
-            .unwrap_or("")
-            .trim()
-            .chars()
-            .take(60)
-            .collect();
+        // characters, cut at a word boundary with "..." when longer (the whole text is on
+        // the claim's page).
+        let head = proxy.split([',', '(', ';']).next().unwrap_or("").trim();
+        let name: String = if head.chars().count() <= 60 {
+            head.to_string()
+        } else {
+            let cut: String = head.chars().take(57).collect();
+            let cut = match cut.rfind(' ') {
+                Some(i) if i > 20 => &cut[..i],
+                _ => cut.as_str(),
+            };
+            format!("{}...", cut.trim_end())
+        };
         let on = |w: &str| {
             if name.is_empty() {
                 w.to_string()
