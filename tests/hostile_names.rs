@@ -43,7 +43,10 @@ fn err(o: &Output) -> String {
 fn bad_input(o: &Output, needles: &[&str]) {
     let e = err(o);
     assert_eq!(o.status.code(), Some(2), "stderr: {e}");
-    assert!(!e.contains("panicked") && !e.contains("internal error"), "{e}");
+    assert!(
+        !e.contains("panicked") && !e.contains("internal error"),
+        "{e}"
+    );
     for n in needles {
         assert!(e.contains(n), "`{n}` not in: {e}");
     }
@@ -59,7 +62,10 @@ fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
             if p.is_dir() {
                 stack.push(p);
             } else {
-                out.push((p.display().to_string(), std::fs::read(&p).unwrap_or_default()));
+                out.push((
+                    p.display().to_string(),
+                    std::fs::read(&p).unwrap_or_default(),
+                ));
             }
         }
     }
@@ -97,7 +103,11 @@ fn reserved_and_unsafe_claim_ids_are_refused_at_load() {
     ];
     for (id, why) in cases {
         let f = write(t.path(), "c.yaml", &spec_with_id(&format!("{id:?}")));
-        for args in [vec!["list", &f], vec!["plan", &f], vec!["run", &f, "--out", "out"]] {
+        for args in [
+            vec!["list", &f],
+            vec!["plan", &f],
+            vec!["run", &f, "--out", "out"],
+        ] {
             let o = run(t.path(), &args, &[]);
             bad_input(&o, &["id", why]);
         }
@@ -110,15 +120,43 @@ fn unsafe_variant_prediction_and_sweep_names_are_refused_at_load() {
     let t = tempfile::tempdir().unwrap();
     let cases: Vec<(&str, String, &str)> = vec![
         // A newline would split the verdict line; a leading '=' is a spreadsheet formula.
-        ("variant newline", r#"- name: "prop\n22""#.into(), "variants[0].name"),
-        ("variant formula", r#"- name: "=1+1""#.into(), "variants[0].name"),
-        ("variant plus", r#"- name: "+cmd""#.into(), "variants[0].name"),
+        (
+            "variant newline",
+            r#"- name: "prop\n22""#.into(),
+            "variants[0].name",
+        ),
+        (
+            "variant formula",
+            r#"- name: "=1+1""#.into(),
+            "variants[0].name",
+        ),
+        (
+            "variant plus",
+            r#"- name: "+cmd""#.into(),
+            "variants[0].name",
+        ),
         ("variant at", r#"- name: "@sum""#.into(), "variants[0].name"),
-        ("variant html", r#"- name: "<b>x</b>""#.into(), "variants[0].name"),
+        (
+            "variant html",
+            r#"- name: "<b>x</b>""#.into(),
+            "variants[0].name",
+        ),
         // A Cyrillic 'р' that prints like the Latin 'p'.
-        ("variant look-alike", "- name: \"\u{440}rop22\"".into(), "variants[0].name"),
-        ("variant long", format!("- name: {}", "v".repeat(65)), "variants[0].name"),
-        ("variant comma", r#"- name: "a,b""#.into(), "variants[0].name"),
+        (
+            "variant look-alike",
+            "- name: \"\u{440}rop22\"".into(),
+            "variants[0].name",
+        ),
+        (
+            "variant long",
+            format!("- name: {}", "v".repeat(65)),
+            "variants[0].name",
+        ),
+        (
+            "variant comma",
+            r#"- name: "a,b""#.into(),
+            "variants[0].name",
+        ),
     ];
     for (what, line, field) in cases {
         let text = edited("c", |s| s.replacen("- name: prop22", &line, 1));
@@ -128,7 +166,10 @@ fn unsafe_variant_prediction_and_sweep_names_are_refused_at_load() {
     }
     let text = edited("c", |s| s.replacen("name: vs-n", "name: \"vs n\"", 1));
     let f = write(t.path(), "c.yaml", &text);
-    bad_input(&run(t.path(), &["plan", &f], &[]), &["predictions[0].name", "contains"]);
+    bad_input(
+        &run(t.path(), &["plan", &f], &[]),
+        &["predictions[0].name", "contains"],
+    );
     let text = edited("c", |s| s.replacen("  vs_n:\n", "  \"vs\\nn\":\n", 1));
     let f = write(t.path(), "c.yaml", &text);
     bad_input(&run(t.path(), &["plan", &f], &[]), &["sweeps."]);
@@ -162,7 +203,12 @@ fn ids_read_back_from_an_old_verdicts_file_are_validated() {
     std::fs::create_dir(&outside).unwrap();
     write(&outside, "keep.md", "untouched");
     let before = snapshot(&outside);
-    for id in ["../outside/keep", "<script>alert(1)</script>", "index", "a\nb"] {
+    for id in [
+        "../outside/keep",
+        "<script>alert(1)</script>",
+        "index",
+        "a\nb",
+    ] {
         let doc = serde_json::json!({
             "profile": "quick", "seed": 0, "engine": "x",
             "claims": [{"id": id, "results": []}],
@@ -171,7 +217,10 @@ fn ids_read_back_from_an_old_verdicts_file_are_validated() {
         let o = run(t.path(), &["run", &f, "--out", "reports"], &[]);
         bad_input(&o, &["verdicts.json", "claim id"]);
         assert_eq!(snapshot(&outside), before, "{id}");
-        assert!(!out.join("SUMMARY.md").exists(), "{id}: the set was written");
+        assert!(
+            !out.join("SUMMARY.md").exists(),
+            "{id}: the set was written"
+        );
     }
 }
 
@@ -193,9 +242,15 @@ fn a_non_finite_right_hand_side_is_bad_input_not_a_caught_control() {
     assert!(e.contains("NaN") || e.contains("not a finite"), "{e}");
     assert!(e.contains("point"), "the point is named: {e}");
     // An infinite right-hand side (ln 0) on the main variant: also bad input.
-    let text = edited("c", |s| s.replace("rhs: \"1.0e12\"", "rhs: \"-ln(sigma_scale - 1)\""));
+    let text = edited("c", |s| {
+        s.replace("rhs: \"1.0e12\"", "rhs: \"-ln(sigma_scale - 1)\"")
+    });
     let f = write(t.path(), "c.yaml", &text);
-    let o = run(t.path(), &["run", &f, "--out", "out2", "--no-baseline"], &[]);
+    let o = run(
+        t.path(),
+        &["run", &f, "--out", "out2", "--no-baseline"],
+        &[],
+    );
     bad_input(&o, &["finite", "prop22"]);
     assert!(!t.path().join("out2/SUMMARY.md").exists());
 }
@@ -218,7 +273,11 @@ fn environment_variables_are_named_when_their_values_are_bad() {
         };
         let o = run(t.path(), &args, &[(var, value)]);
         bad_input(&o, &[var]);
-        assert!(!err(&o).contains("'--"), "names a flag the user never typed: {}", err(&o));
+        assert!(
+            !err(&o).contains("'--"),
+            "names a flag the user never typed: {}",
+            err(&o)
+        );
     }
     // A flag typed on the command line is named as the flag.
     let o = run(t.path(), &["run", &f, "--no-reports", "--seed", "x"], &[]);
@@ -254,8 +313,15 @@ fn absurd_durations_are_refused_not_a_panic() {
         let o = run(
             t.path(),
             &[
-                "audit", "--system", "external", "--command", &core, "--timeout-s", timeout,
-                "--trials", "10",
+                "audit",
+                "--system",
+                "external",
+                "--command",
+                &core,
+                "--timeout-s",
+                timeout,
+                "--trials",
+                "10",
             ],
             &[],
         );
@@ -273,7 +339,10 @@ fn a_full_standard_output_is_exit_2_with_a_message() {
     }
     let t = tempfile::tempdir().unwrap();
     let f = write(t.path(), "c.yaml", &spec_with_id("c"));
-    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_dpclaims"))
         .args(["list", &f])
         .stdout(full)
@@ -296,12 +365,20 @@ fn slurm_refuses_control_characters_in_paths() {
     bad_input(&o, &["claim path", "control character"]);
     assert!(o.stdout.is_empty(), "a script was printed");
     for flag in ["--out", "--dir"] {
-        let o = run(t.path(), &["slurm", "claims", "--shards", "2", flag, "x\ny"], &[]);
+        let o = run(
+            t.path(),
+            &["slurm", "claims", "--shards", "2", flag, "x\ny"],
+            &[],
+        );
         bad_input(&o, &[flag, "control character"]);
         assert!(o.stdout.is_empty());
     }
     // A plain path still works, quoted.
-    let o = run(t.path(), &["slurm", "claims", "--shards", "2", "--out", "my reports"], &[]);
+    let o = run(
+        t.path(),
+        &["slurm", "claims", "--shards", "2", "--out", "my reports"],
+        &[],
+    );
     assert!(o.status.success(), "{}", err(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("'my reports'"));
 }
@@ -345,7 +422,10 @@ statement: >
     }
     assert!(pages >= 2, "no HTML pages written");
     let page = std::fs::read_to_string(t.path().join("out/hostile-prose.html")).unwrap();
-    assert!(page.contains("href=\"https://example.org/paper\""), "{page}");
+    assert!(
+        page.contains("href=\"https://example.org/paper\""),
+        "{page}"
+    );
 }
 
 #[test]
@@ -367,6 +447,9 @@ fn list_plan_and_slurm_never_start_an_external_core() {
     ] {
         let o = run(t.path(), &args, &[]);
         assert!(o.status.success(), "{args:?}: {}", err(&o));
-        assert!(!t.path().join("core-started").exists(), "{args:?} started the core");
+        assert!(
+            !t.path().join("core-started").exists(),
+            "{args:?} started the core"
+        );
     }
 }

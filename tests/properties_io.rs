@@ -18,9 +18,38 @@ use rand_chacha::ChaCha8Rng;
 use std::path::Path;
 
 const FRAGMENTS: &[&str] = &[
-    "\"", "\\", "{", "}", "[", "]", ",", ":", "null", "NaN", "1e999", "-0", "\n", "\u{0}",
-    "\u{feff}", "é", "\"checksum\":\"00\"", "[x](javascript:alert(1))", "![i](https://e/p.png)",
-    "<script>", "](", "<", ">", "(", ")", "!", "#", "`", "../", "//", "data:", "&#x6a;",
+    "\"",
+    "\\",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ":",
+    "null",
+    "NaN",
+    "1e999",
+    "-0",
+    "\n",
+    "\u{0}",
+    "\u{feff}",
+    "é",
+    "\"checksum\":\"00\"",
+    "[x](javascript:alert(1))",
+    "![i](https://e/p.png)",
+    "<script>",
+    "](",
+    "<",
+    ">",
+    "(",
+    ")",
+    "!",
+    "#",
+    "`",
+    "../",
+    "//",
+    "data:",
+    "&#x6a;",
 ];
 
 /// One random mutation of `s` (at a char boundary).
@@ -70,7 +99,11 @@ fn tiny_partial_text() -> String {
         t.path(),
         &["run", "c.yaml", "--shard", "0/1", "--partial-out", "parts"],
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let part = std::fs::read_dir(t.path().join("parts"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -95,7 +128,11 @@ fn partial_files_survive_mutations_and_the_checksum_catches_every_change() {
             }
             Ok(p) => {
                 // Only changes of no consequence (whitespace, key order) may pass.
-                assert_eq!(p.to_json(), original.to_json(), "a changed partial was accepted");
+                assert_eq!(
+                    p.to_json(),
+                    original.to_json(),
+                    "a changed partial was accepted"
+                );
                 parsed += 1;
             }
         }
@@ -159,10 +196,21 @@ fn markdown_never_renders_scripts_or_links_outside_the_policy() {
             let m = mutate(seed, &mut rng);
             let h = render_markdown(&m).to_ascii_lowercase();
             assert!(!h.contains("<script"), "{m:?} -> {h}");
-            for bad in ["href=\"javascript:", "href=\"data:", "href=\"//", "href=\"../"] {
+            for bad in [
+                "href=\"javascript:",
+                "href=\"data:",
+                "href=\"//",
+                "href=\"../",
+            ] {
                 assert!(!h.contains(bad), "{m:?} -> {h}");
             }
-            for bad in ["src=\"http", "src=\"//", "src=\"data:", "src=\"../", "src=\"javascript:"] {
+            for bad in [
+                "src=\"http",
+                "src=\"//",
+                "src=\"data:",
+                "src=\"../",
+                "src=\"javascript:",
+            ] {
                 assert!(!h.contains(bad), "{m:?} -> {h}");
             }
             // No raw tag from the source survives: every '<' that opens a tag is one the

@@ -50,7 +50,10 @@ fn a_seed_read_from_its_record_gives_the_same_bytes_as_the_seed_run_again() {
 
     // First run with records: 0 read, 3 run, 3 records written.
     let (first, err) = stability(d, &[]);
-    assert!(err.contains("0 of 3 seeds read whole, 0 in part, 3 to run"), "{err}");
+    assert!(
+        err.contains("0 of 3 seeds read whole, 0 in part, 3 to run"),
+        "{err}"
+    );
     assert_eq!(first, plain);
     for k in 0..3 {
         assert!(record(k).is_file());
@@ -58,7 +61,10 @@ fn a_seed_read_from_its_record_gives_the_same_bytes_as_the_seed_run_again() {
 
     // Again: every seed read from its record, same bytes.
     let (again, err) = stability(d, &[]);
-    assert!(err.contains("3 of 3 seeds read whole, 0 in part, 0 to run"), "{err}");
+    assert!(
+        err.contains("3 of 3 seeds read whole, 0 in part, 0 to run"),
+        "{err}"
+    );
     assert_eq!(again, first);
 
     // A missing record and a damaged one: those two seeds run again, same bytes.
@@ -66,7 +72,10 @@ fn a_seed_read_from_its_record_gives_the_same_bytes_as_the_seed_run_again() {
     let text = std::fs::read_to_string(record(2)).unwrap();
     std::fs::write(record(2), &text[..text.len() / 2]).unwrap();
     let (resumed, err) = stability(d, &[]);
-    assert!(err.contains("1 of 3 seeds read whole, 0 in part, 2 to run"), "{err}");
+    assert!(
+        err.contains("1 of 3 seeds read whole, 0 in part, 2 to run"),
+        "{err}"
+    );
     assert!(
         err.contains("seed 2: record not used") && err.contains("seed-2.jsonl: "),
         "{err}"
@@ -86,7 +95,10 @@ fn a_seed_read_from_its_record_gives_the_same_bytes_as_the_seed_run_again() {
     // claim, and the claim runs again (a record of the same build is used per claim).
     std::fs::write(&spec, claim().replace("replicates: 2}", "replicates: 3}")).unwrap();
     let (changed, err) = stability(d, &[]);
-    assert!(err.contains("0 of 3 seeds read whole, 3 in part, 0 to run"), "{err}");
+    assert!(
+        err.contains("0 of 3 seeds read whole, 3 in part, 0 to run"),
+        "{err}"
+    );
     assert!(
         err.contains("runs again: tiny-stability (its spec changed)"),
         "{err}"

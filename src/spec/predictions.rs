@@ -24,7 +24,7 @@ pub(super) fn prediction(
              and explain a refuted main variant in its `findings` (see claims/README.md)",
         ));
     }
-    super::names::name(&common.name).map_err(|m| ctx.err(format!("{field}.name"), m))?;
+    super::names::name(common.name).map_err(|m| ctx.err(format!("{field}.name"), m))?;
     if !system
         .metrics()
         .iter()
