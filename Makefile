@@ -34,6 +34,19 @@ deps:
 	    python3 -m pip install -q numpy; \
 	  fi; \
 	fi
+	@# The tests of the Python adapter (python/, run by `make test`) need pytest: Debian's
+	@# python3-pytest when missing, else pip for a python3 that is not Debian's.
+	@if python3 -c 'import pytest' >/dev/null 2>&1; then \
+	  echo "deps: pytest present for $$(command -v python3)"; \
+	else \
+	  echo "deps: installing python3-pytest"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-pytest; \
+	  if ! python3 -c 'import pytest' >/dev/null 2>&1; then \
+	    echo "deps: $$(command -v python3) is not Debian's python3: pip install pytest"; \
+	    python3 -m pip install -q pytest; \
+	  fi; \
+	fi
 
 build: deps
 	$(CARGO) build --release --locked
@@ -45,6 +58,9 @@ test: deps
 	@# The reference external cores (numpy) at the quick profile: the correct cores hold,
 	@# the faulty ones are caught (exit 1 otherwise); about 15 s.
 	OPENBLAS_NUM_THREADS=1 $(BIN) run examples/external --no-reports --check-determinism
+	@# The Python adapter's own tests (python/tests; a few seconds), end to end with the
+	@# binary just built.
+	DPCLAIMS_BIN=$(BIN) python3 -m pytest -q python/tests
 
 run: build
 	$(BIN) run --profile quick --out reports $(RUN_FLAGS)
