@@ -50,11 +50,24 @@ fn files(root: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The external-core protocol (`system: external`): it decides the numbers of external
+/// claims only. It is in the engine hash (cache entries of external units depend on it)
+/// but not in the verdict hash of the built-in claims; an external claim's
+/// `judged_hash` (src/spec/load.rs) adds [`EXTERNAL`]'s own hash instead, so stored
+/// verdict rows of a built-in claim survive a change of the protocol code and those of an
+/// external claim do not.
+const EXTERNAL: &[&str] = &["src/systems/external"];
+
 fn hash(paths: &[&str]) -> String {
+    hash_excluding(paths, &[])
+}
+
+fn hash_excluding(paths: &[&str], exclude: &[&str]) -> String {
     let mut all = Vec::new();
     for p in paths {
         files(Path::new(p), &mut all);
     }
+    all.retain(|f| !exclude.iter().any(|x| f.starts_with(x)));
     all.sort();
     let mut h = Sha256::new();
     for f in &all {
@@ -95,7 +108,11 @@ fn main() {
     }
     println!("cargo:rustc-env=DPCLAIMS_ENGINE_HASH={}", hash(ENGINE));
     let verdict: Vec<&str> = ENGINE.iter().chain(VERDICT).copied().collect();
-    println!("cargo:rustc-env=DPCLAIMS_VERDICT_HASH={}", hash(&verdict));
+    println!(
+        "cargo:rustc-env=DPCLAIMS_VERDICT_HASH={}",
+        hash_excluding(&verdict, EXTERNAL)
+    );
+    println!("cargo:rustc-env=DPCLAIMS_EXTERNAL_HASH={}", hash(EXTERNAL));
     println!(
         "cargo:rustc-env=DPCLAIMS_SOURCE_HASH={}",
         hash(&["src", "Cargo.lock", "Cargo.toml"])

@@ -13,7 +13,13 @@ pub const ENGINE_HASH: &str = env!("DPCLAIMS_ENGINE_HASH");
 /// verdict (`execute`, `plan`, `spec`, `fit`, `judge`): two builds with the same verdict
 /// hash give the same verdict rows for the same specs and seed, so `dpclaims stability`
 /// reuses a seed's stored rows only under it.
+///
+/// The external-core protocol (`src/systems/external`) is not in it: it decides only
+/// external claims' numbers, and an external claim's `judged_hash` adds
+/// [`EXTERNAL_HASH`] instead (src/spec/load.rs).
 pub const VERDICT_HASH: &str = env!("DPCLAIMS_VERDICT_HASH");
+/// SHA-256 (hex) of the external-core protocol's sources (`src/systems/external`).
+pub const EXTERNAL_HASH: &str = env!("DPCLAIMS_EXTERNAL_HASH");
 /// SHA-256 (hex) of all of `src/`, `Cargo.lock` and `Cargo.toml`.
 pub const SOURCE_HASH: &str = env!("DPCLAIMS_SOURCE_HASH");
 /// `git rev-parse HEAD` at build time, or `unknown`.

@@ -108,8 +108,14 @@ pub fn claim_from_bytes(path: &Path, bytes: &[u8]) -> Result<Claim, SpecError> {
             .map(|b| format!("{b:02x}"))
             .collect::<String>()
     };
-    let judged = raw::without_discussion(text).unwrap_or_else(|| text.to_string());
+    let mut judged = raw::without_discussion(text).unwrap_or_else(|| text.to_string());
     let mut claim = validate(raw, path, sha(bytes))?;
+    // An external claim's rows also depend on the protocol code, which the build's
+    // verdict hash leaves out (build.rs, `EXTERNAL`).
+    if claim.system.name() == crate::systems::external::NAME {
+        judged.push_str("\n# external protocol ");
+        judged.push_str(crate::build_id::EXTERNAL_HASH);
+    }
     claim.judged_hash = sha(judged.as_bytes());
     Ok(claim)
 }
