@@ -21,10 +21,11 @@ w, f = sys.stdout.write, sys.stdout.flush
 first = True
 for line in sys.stdin:
     if first:
-        w('{"protocol": "dpclaims-external/1", "metrics": ["noise_sq"]}\n')
+        w('{"protocol": "dpclaims-external/2", "metrics": ["noise_sq"]}\n')
         first = False
     else:
-        w('{"metrics": {"noise_sq": 0.125}}\n')
+        i = line.index('"unit":"') + 8
+        w('{"unit": "%s", "metrics": {"noise_sq": 0.125}}\n' % line[i:line.index('"', i)])
     f()
 "#;
 

@@ -20,7 +20,7 @@ for line in sys.stdin:
     with open("requests.log", "a") as f:
         f.write(line)
     if "protocol" in msg:
-        print(json.dumps({{"protocol": "dpclaims-external/1", "metrics": {metrics}}}), flush=True)
+        print(json.dumps({{"protocol": "dpclaims-external/2", "metrics": {metrics}}}), flush=True)
         continue
     p = msg["params"]
 {body}
@@ -31,7 +31,7 @@ for line in sys.stdin:
 /// Deterministic; negative for the control's option (so the control is caught).
 const GOOD: &str = r#"    s = int(msg["seed"], 16)
     sign = 1 if msg["options"]["flavour"] == "vanilla" else -1
-    print(json.dumps({"metrics": {"m": sign * p["x"] * (1 + (s % 1000) / 1000.0)}}), flush=True)"#;
+    print(json.dumps({"unit": msg["unit"], "metrics": {"m": sign * p["x"] * (1 + (s % 1000) / 1000.0)}}), flush=True)"#;
 
 /// A claim over `core.py` with a main variant, a negative control and one option.
 fn spec(extra_external: &str) -> String {
@@ -143,7 +143,7 @@ fn a_crashing_core_is_exit_2_with_its_stderr() {
     let body = r#"    if p["x"] == 4:
         sys.stderr.write("Traceback: ZeroDivisionError in step 17\n")
         sys.exit(3)
-    print(json.dumps({"metrics": {"m": 1.0}}), flush=True)"#;
+    print(json.dumps({"unit": msg["unit"], "metrics": {"m": 1.0}}), flush=True)"#;
     let dir = setup(&python_core(r#"["m"]"#, body), "");
     let o = run(dir.path(), &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -164,7 +164,7 @@ fn a_hanging_core_is_killed_at_its_timeout() {
         sys.stderr.flush()
         import time
         time.sleep(600)
-    print(json.dumps({"metrics": {"m": 1.0}}), flush=True)"#;
+    print(json.dumps({"unit": msg["unit"], "metrics": {"m": 1.0}}), flush=True)"#;
     let dir = setup(&python_core(r#"["m"]"#, body), "  timeout_s: 1");
     let start = std::time::Instant::now();
     let o = run(dir.path(), &[]);
@@ -191,12 +191,13 @@ fn a_core_printing_something_else_than_json_lines_is_exit_2() {
 
 #[test]
 fn a_non_finite_metric_and_an_error_answer_are_exit_2() {
-    let nan = r#"    print('{"metrics": {"m": NaN}}', flush=True)"#;
+    let nan = r#"    print('{"unit": "%s", "metrics": {"m": NaN}}' % msg["unit"], flush=True)"#;
     let dir = setup(&python_core(r#"["m"]"#, nan), "");
     let o = run(dir.path(), &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("non-finite"), "{}", stderr(&o));
-    let null = r#"    print(json.dumps({"metrics": {"m": None}}), flush=True)"#;
+    let null =
+        r#"    print(json.dumps({"unit": msg["unit"], "metrics": {"m": None}}), flush=True)"#;
     let dir = setup(&python_core(r#"["m"]"#, null), "");
     let o = run(dir.path(), &[]);
     assert_eq!(o.status.code(), Some(2));
@@ -206,7 +207,8 @@ fn a_non_finite_metric_and_an_error_answer_are_exit_2() {
         stderr(&o)
     );
     // Lying: the handshake promises `m`, the answers never carry it.
-    let liar = r#"    print(json.dumps({"metrics": {"other": 1.0}}), flush=True)"#;
+    let liar =
+        r#"    print(json.dumps({"unit": msg["unit"], "metrics": {"other": 1.0}}), flush=True)"#;
     let dir = setup(&python_core(r#"["m"]"#, liar), "");
     let o = run(dir.path(), &[]);
     assert_eq!(o.status.code(), Some(2));
@@ -274,7 +276,7 @@ fn a_missing_program_is_exit_2() {
 #[test]
 fn a_core_that_disagrees_with_itself_is_caught_by_check_determinism() {
     let body = r#"    import random
-    print(json.dumps({"metrics": {"m": 1.0 + random.random()}}), flush=True)"#;
+    print(json.dumps({"unit": msg["unit"], "metrics": {"m": 1.0 + random.random()}}), flush=True)"#;
     let dir = setup(&python_core(r#"["m"]"#, body), "");
     let o = run(dir.path(), &["--check-determinism"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
@@ -322,7 +324,7 @@ fn the_audit_runs_through_the_protocol() {
         r#"["score"]"#,
         r#"    import random
     rng = random.Random(int(msg["seed"], 16))
-    print(json.dumps({"metrics": {"score": 3.0 * p["canary"] + rng.gauss(0, 1)}}), flush=True)"#,
+    print(json.dumps({"unit": msg["unit"], "metrics": {"score": 3.0 * p["canary"] + rng.gauss(0, 1)}}), flush=True)"#,
     );
     std::fs::write(dir.path().join("core.py"), core).unwrap();
     let args = [
@@ -433,7 +435,7 @@ fn a_relative_program_path_is_the_spec_directory_s() {
 fn external_units_are_never_served_from_the_cache() {
     let dir = tempfile::tempdir().unwrap();
     let body = |sign: &str| {
-        format!("    print(json.dumps({{\"metrics\": {{\"m\": {sign} * p[\"x\"]}}}}), flush=True)")
+        format!("    print(json.dumps({{\"unit\": msg[\"unit\"], \"metrics\": {{\"m\": {sign} * p[\"x\"]}}}}), flush=True)")
     };
     std::fs::write(
         dir.path().join("core.py"),

@@ -17,6 +17,7 @@ mod fit;
 mod fuzz_corpus;
 mod hardening;
 mod hostile;
+mod hostile_external;
 mod hostile_names;
 mod html;
 mod noise_exact;

@@ -13,7 +13,7 @@ Bombari & Mondelli, "Privacy for free in the overparameterized regime" (PNAS 202
     theta_t = theta_{t-1} - eta * gbar + sqrt(eta) * (2 C / n) * sigma * N(0, I_p)   (Eq. 11);
   * sigma from Proposition 2.2 (Eq. 5): sigma = sqrt(eta T) sqrt(8 ln(1/delta)) / eps.
 
-Speaks dpclaims-external/1 (docs/external-protocol.md). Parameters: d, n, p, n_test, eta,
+Speaks dpclaims-external/2 (docs/external-protocol.md). Parameters: d, n, p, n_test, eta,
 steps (T), clip (C), epsilon, delta, kappa (2 in Eq. 11), sigma_scale (1: Prop. 2.2).
 Metrics:
   noise_sq        (1/n_test) ||Phi_test Theta~_T||^2: the noise term of Sec. 4.3, Eq. 20,
@@ -36,7 +36,7 @@ import sys
 
 import numpy as np
 
-PROTOCOL = "dpclaims-external/1"
+PROTOCOL = "dpclaims-external/2"
 METRICS = ["noise_sq", "noise_sq_exact", "z2_per_step", "test_loss", "train_loss", "clip_fraction"]
 
 
@@ -111,9 +111,9 @@ def main():
             ans = {"protocol": PROTOCOL, "metrics": METRICS}
         else:
             try:
-                ans = {"metrics": run(msg["params"], int(msg["seed"], 16))}
+                ans = {"unit": msg["unit"], "metrics": run(msg["params"], int(msg["seed"], 16))}
             except Exception as e:  # reported to the harness, which stops the run
-                ans = {"error": f"{type(e).__name__}: {e}"}
+                ans = {"unit": msg.get("unit"), "error": f"{type(e).__name__}: {e}"}
         sys.stdout.write(json.dumps(ans) + "\n")
         sys.stdout.flush()
 

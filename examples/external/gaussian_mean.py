@@ -16,7 +16,7 @@ Metrics:
   z2     ||release - mean||^2 / (k Delta^2): the squared noise multiplier sigma^2/Delta^2,
          estimated from the k coordinates of one release;
   score  the first coordinate of the release (the audit's test statistic).
-Speaks dpclaims-external/1 (docs/external-protocol.md); numpy only.
+Speaks dpclaims-external/2 (docs/external-protocol.md); numpy only.
 """
 import json
 import math
@@ -24,7 +24,7 @@ import sys
 
 import numpy as np
 
-PROTOCOL = "dpclaims-external/1"
+PROTOCOL = "dpclaims-external/2"
 
 
 def sigma_of(eps, delta, sens, calibration):
@@ -59,9 +59,9 @@ def main():
             ans = {"protocol": PROTOCOL, "metrics": ["z2", "score"]}
         else:
             try:
-                ans = {"metrics": run(msg["params"], msg["options"], int(msg["seed"], 16))}
+                ans = {"unit": msg["unit"], "metrics": run(msg["params"], msg["options"], int(msg["seed"], 16))}
             except Exception as e:
-                ans = {"error": f"{type(e).__name__}: {e}"}
+                ans = {"unit": msg.get("unit"), "error": f"{type(e).__name__}: {e}"}
         sys.stdout.write(json.dumps(ans) + "\n")
         sys.stdout.flush()
 

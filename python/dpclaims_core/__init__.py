@@ -9,7 +9,7 @@
     if __name__ == "__main__":
         unit.serve()
 
-The adapter speaks ``dpclaims-external/1`` (docs/external-protocol.md in the dpclaims
+The adapter speaks ``dpclaims-external/2`` (docs/external-protocol.md in the dpclaims
 repository) on stdin/stdout: it answers the handshake with the declared metrics, turns
 each request's 16-hex-digit seed into a random generator (``numpy.random.Generator(
 numpy.random.PCG64(seed))`` when numpy is importable, else ``random.Random(seed)``),

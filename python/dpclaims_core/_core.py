@@ -1,4 +1,4 @@
-"""The dpclaims-external/1 loop around one user function (standard library only)."""
+"""The dpclaims-external/2 loop around one user function (standard library only)."""
 
 import inspect
 import io
@@ -9,7 +9,7 @@ import random
 import sys
 import traceback
 
-PROTOCOL = "dpclaims-external/1"
+PROTOCOL = "dpclaims-external/2"
 
 # Keyword arguments a core function may declare besides (params, rng).
 _EXTRA = ("options", "seed", "unit")
@@ -227,14 +227,16 @@ class Core:
         except (ProtocolError, ValueError) as e:
             return {"error": f"malformed request for unit {unit}: {e}"}
         try:
-            return {"metrics": self.run(params, seed, options, unit)}
+            # Every answer echoes its request's unit id (dpclaims-external/2): the
+            # harness pairs answers with requests by it.
+            return {"unit": unit, "metrics": self.run(params, seed, options, unit)}
         except Exception as e:  # the harness stops the run and quotes this message
             if log is not None:
                 log.write(f"dpclaims_core: unit {unit} (seed {seed:016x}) failed:\n")
                 log.write(traceback.format_exc())
                 log.flush()
             where = "" if isinstance(e, ProtocolError) else _where(e)
-            return {"error": f"unit {unit}: {type(e).__name__}: {e}{where}"}
+            return {"unit": unit, "error": f"unit {unit}: {type(e).__name__}: {e}{where}"}
 
     def handle_line(self, line, log=None):
         """One input line to one output line (without the newline), or None for a blank line."""

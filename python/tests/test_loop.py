@@ -90,7 +90,14 @@ def test_an_exception_is_an_error_answer_with_the_traceback_on_stderr():
     e = answers[0]["error"]
     assert e.startswith("unit c/v/s/p/3: ZeroDivisionError") and "test_loop.py" in e
     assert "Traceback" in err and "ZeroDivisionError" in err
-    assert answers[1] == {"metrics": {"x": 0.25}}
+    assert answers[1] == {"unit": "c/main/s/sigma=2/0", "metrics": {"x": 0.25}}
+
+
+def test_every_answer_echoes_its_unit():
+    # dpclaims-external/2: the harness pairs answers with requests by the unit id.
+    _, answers, _ = serve(boom, [request(unit="a/1", params={"zero": 2.0}), request(unit="a/2", params={"zero": 0.0})])
+    assert [a["unit"] for a in answers] == ["a/1", "a/2"]
+    assert "metrics" in answers[0] and "error" in answers[1]
 
 
 def test_a_missing_parameter_names_the_ones_present():
@@ -123,7 +130,7 @@ def test_options_seed_and_unit_are_passed_when_declared():
         return {"a": params.int("n")}
 
     _, answers, _ = serve(f, [request(unit="u/1", seed="00000000000000ff", params={"n": 64.0}, options={"k": "v"})])
-    assert answers[0] == {"metrics": {"a": 64.0}}
+    assert answers[0] == {"unit": "u/1", "metrics": {"a": 64.0}}
     assert seen == {"options": {"k": "v"}, "seed": 255, "unit": "u/1"}
 
 
@@ -166,7 +173,7 @@ def test_the_rng():
 def test_the_random_fallback_serves():
     c = core(metrics=["u"], rng="random")(lambda params, rng: {"u": rng.random()})
     _, answers, _ = serve(c, [request()])
-    assert answers[0] == {"metrics": {"u": random.Random(0x9F2C4E1A07B3D655).random()}}
+    assert answers[0] == {"unit": "c/main/s/sigma=2/0", "metrics": {"u": random.Random(0x9F2C4E1A07B3D655).random()}}
 
 
 def test_the_decorator_checks_its_metrics():

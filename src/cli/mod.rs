@@ -23,6 +23,7 @@ mod privacy_report;
 mod progress;
 mod run;
 mod shard;
+mod signals;
 mod slurm;
 mod stability;
 mod train;
@@ -94,17 +95,29 @@ enum Command {
 
 /// Parse the arguments, run the command, map errors to exit status 2 (a panic: 3).
 pub fn main() -> ExitCode {
-    quiet_sigpipe();
+    signals::install();
     std::panic::set_hook(Box::new(|info| {
         // `println!` panics when standard output cannot be written (a full disk, a
-        // closed descriptor): bad surroundings, not a bug, so exit 2 with a message.
+        // closed descriptor): bad surroundings, not a bug, so exit 2 with a message;
+        // a reader that went away (`| head -1`) ends the process quietly by SIGPIPE.
         if let Some(why) = stdout_failure(info) {
+            if why.contains("Broken pipe") || why.contains("os error 32") {
+                signals::stdout_closed();
+            }
+            signals::finish();
             eprintln!("error: cannot write to standard output: {why}");
             std::process::exit(2);
         }
+        signals::finish();
         eprintln!("{}", internal_error_line(info));
         std::process::exit(3);
     }));
+    let code = dispatch();
+    signals::finish();
+    code
+}
+
+fn dispatch() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
@@ -139,6 +152,8 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
+            // Stopped by a signal: the failures it caused are not reported.
+            signals::finish();
             // Spec input quoted anywhere in the chain is clipped (a 200 KB value gives a
             // one-line message).
             eprintln!(
@@ -215,18 +230,6 @@ pub fn internal_error_line(info: &std::panic::PanicHookInfo<'_>) -> String {
         "internal error: {}{at}, please report",
         crate::spec::echo::clip_echoes(&msg)
     )
-}
-
-/// Restores the default action of SIGPIPE (Rust ignores it, so writing to a closed pipe
-/// makes `println!` panic): `dpclaims list | head -1` then ends quietly when `head`
-/// exits, as other command-line tools do.
-fn quiet_sigpipe() {
-    #[cfg(unix)]
-    // SAFETY: called at the start of `main`, before any other thread exists; setting a
-    // signal's disposition to SIG_DFL has no other precondition.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
 }
 
 /// An invalid value that clap read from an environment variable (a flag's `env`) while

@@ -109,7 +109,7 @@ pub struct CalibrateArgs {
 #[derive(Args, Debug)]
 pub struct AuditArgs {
     /// Audited system: rf-dpgd, feature-learning-second-layer,
-    /// feature-learning-first-layer, tp-topk, or external (a core speaking dpclaims-external/1,
+    /// feature-learning-first-layer, tp-topk, or external (a core speaking dpclaims-external/2,
     /// started with --command).
     #[arg(long, value_parser = super::external::parse_audit_target)]
     pub system: super::external::AuditTarget,

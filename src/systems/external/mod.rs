@@ -1,5 +1,5 @@
 //! `system: external`: a claim checked against anyone's training core, a program that
-//! speaks the JSON Lines protocol `dpclaims-external/1` ([`protocol`];
+//! speaks the JSON Lines protocol `dpclaims-external/2` ([`protocol`];
 //! docs/external-protocol.md) on its stdin/stdout.
 //!
 //! Unlike the built-in systems an external system has no static declaration: its metrics
@@ -22,6 +22,7 @@
 //! (common random numbers) and a deterministic core gives the same bytes on every run.
 pub mod audit;
 pub mod protocol;
+pub mod reaper;
 pub mod worker;
 
 use super::*;

@@ -1,22 +1,31 @@
-//! The `dpclaims-external/1` protocol: JSON Lines over a core's stdin/stdout
+//! The `dpclaims-external/2` protocol: JSON Lines over a core's stdin/stdout
 //! (docs/external-protocol.md is the reference for core authors).
 //!
 //! ```text
-//! harness → core   {"protocol": "dpclaims-external/1"}
-//! core → harness   {"protocol": "dpclaims-external/1", "metrics": ["noise_sq", ...]}
+//! harness → core   {"protocol": "dpclaims-external/2"}
+//! core → harness   {"protocol": "dpclaims-external/2", "metrics": ["noise_sq", ...]}
 //! harness → core   {"options": {...}, "params": {...}, "seed": "<16 hex digits>", "unit": "c/v/s/p/r"}
-//! core → harness   {"metrics": {"noise_sq": 0.0123, ...}}   or   {"error": "message"}
+//! core → harness   {"unit": "c/v/s/p/r", "metrics": {"noise_sq": 0.0123, ...}}   or   {"unit": "c/v/s/p/r", "error": "message"}
 //! ```
 //!
 //! One JSON object per line each way. Keys are written in sorted order (serde_json's
 //! map), numbers as the shortest decimal that round-trips, so a request is the same
 //! bytes on every run.
+//!
+//! Pairing: every answer to a unit echoes the request's `unit` (version 2; version 1
+//! answers carried no id, so a core that printed one answer twice shifted every later
+//! answer onto the next unit and the run still passed). An answer for another unit than
+//! the one asked — a duplicate, a skipped or a reordered answer — is an error naming
+//! both units, and the worker is discarded. An error answer may omit the id (a core that
+//! could not parse the request does not know it); `"error": null` means no error.
 use super::worker::{CoreFailure, Worker};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 /// The protocol's name and version, sent and expected in the handshake.
-pub const PROTOCOL: &str = "dpclaims-external/1";
+pub const PROTOCOL: &str = "dpclaims-external/2";
+/// The previous version (answers without a unit id), named in the handshake's message.
+pub const PROTOCOL_V1: &str = "dpclaims-external/1";
 
 /// The request of one unit.
 pub struct Request<'a> {
@@ -99,7 +108,7 @@ pub fn handshake(w: &mut Worker) -> Result<Vec<String>, CoreFailure> {
         Ok(m) => m,
         Err(e) => return Err(fail(w, format!("handshake: {e}"))),
     };
-    if let Some(err) = m.get("error") {
+    if let Some(err) = error_of(&m) {
         return Err(fail(
             w,
             format!("handshake: the core answered an error: {}", text(err)),
@@ -107,6 +116,17 @@ pub fn handshake(w: &mut Worker) -> Result<Vec<String>, CoreFailure> {
     }
     match m.get("protocol") {
         Some(Value::String(p)) if p == PROTOCOL => {}
+        Some(Value::String(p)) if p == PROTOCOL_V1 => {
+            return Err(fail(
+                w,
+                format!(
+                    "handshake: the core speaks `{PROTOCOL_V1}`, the harness `{PROTOCOL}`: \
+                     in version 2 every answer echoes its request's `unit` \
+                     (`{{\"unit\": ..., \"metrics\": ...}}`) and the handshake names \
+                     `{PROTOCOL}` (docs/external-protocol.md, \"Versions\")"
+                ),
+            ))
+        }
         Some(p) => {
             return Err(fail(
                 w,
@@ -154,21 +174,71 @@ pub fn call(
         stderr: vec![],
     })?;
     let answer = w.request(&line)?;
-    let m = match object(&answer) {
-        Ok(m) => m,
-        Err(e) => {
+    read_answer(&answer, req.unit, wanted).map_err(|e| {
+        if e.discard {
             w.discard();
-            return Err(w.failure(e));
         }
+        w.failure(e.what)
+    })
+}
+
+/// Why an answer line was not accepted, and whether the core's state is now unknown
+/// (`discard`: a malformed or mispaired answer) or it merely reported a problem with
+/// this unit (an error answer, a missing or non-finite metric).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnswerError {
+    pub what: String,
+    pub discard: bool,
+}
+
+/// Reads one answer line to the request for `unit`: the metrics `wanted`, each present
+/// and finite. Pure (no process involved), so it is fuzzed on its own
+/// (fuzz/fuzz_targets/external_answer.rs, replayed by tests/fuzz_corpus.rs).
+pub fn read_answer(
+    answer: &str,
+    unit: &str,
+    wanted: &[&str],
+) -> Result<BTreeMap<String, f64>, AnswerError> {
+    let fatal = |what: String| AnswerError {
+        what,
+        discard: true,
     };
-    if let Some(err) = m.get("error") {
-        return Err(w.failure(format!("the core answered an error: {}", text(err))));
+    let soft = |what: String| AnswerError {
+        what,
+        discard: false,
+    };
+    let m = object(answer).map_err(fatal)?;
+    // Pairing (module docs): the answer must be this unit's.
+    match m.get("unit") {
+        Some(Value::String(u)) if u == unit => {}
+        Some(other) => {
+            return Err(fatal(format!(
+                "the answer is for unit {}, but the request was for unit `{unit}`: the \
+                 core answered a unit twice, skipped one or answered out of order (the \
+                 worker was stopped)",
+                match other {
+                    Value::String(s) => quote(s),
+                    v => quote(&v.to_string()),
+                },
+            )));
+        }
+        None if error_of(&m).is_some() => {}
+        None => {
+            return Err(fatal(format!(
+                "the answer {} has no `unit`: in {PROTOCOL} every answer echoes its \
+                 request's `unit` (here `{unit}`), so that a duplicate or missing answer \
+                 cannot shift the answers onto other units",
+                quote(answer),
+            )));
+        }
+    }
+    if let Some(err) = error_of(&m) {
+        return Err(soft(format!("the core answered an error: {}", text(err))));
     }
     let Some(Value::Object(metrics)) = m.get("metrics") else {
-        w.discard();
-        return Err(w.failure(format!(
+        return Err(fatal(format!(
             "the answer {} has neither `metrics` (an object of numbers) nor `error`",
-            quote(&answer)
+            quote(answer)
         )));
     };
     let mut out = BTreeMap::new();
@@ -177,7 +247,7 @@ pub fn call(
             Some(Value::Number(n)) => n.as_f64(),
             Some(_) => None,
             None => {
-                return Err(w.failure(format!(
+                return Err(soft(format!(
                     "the answer has no metric `{name}` (it gave: {})",
                     metrics.keys().cloned().collect::<Vec<_>>().join(", ")
                 )))
@@ -188,14 +258,23 @@ pub fn call(
                 out.insert(name.to_string(), x);
             }
             _ => {
-                return Err(w.failure(format!(
+                return Err(soft(format!(
                     "metric `{name}` = {} is not a finite number",
                     metrics[*name]
+                        .to_string()
+                        .chars()
+                        .take(200)
+                        .collect::<String>()
                 )))
             }
         }
     }
     Ok(out)
+}
+
+/// The answer's error, if it has one: `"error": null` is no error.
+fn error_of(m: &Map<String, Value>) -> Option<&Value> {
+    m.get("error").filter(|v| !v.is_null())
 }
 
 fn text(v: &Value) -> String {
@@ -235,6 +314,33 @@ mod tests {
             options: &BTreeMap::new(),
         };
         assert!(r.line().unwrap_err().contains("`x`"));
+    }
+
+    #[test]
+    fn an_answer_is_paired_with_its_request_by_unit_id() {
+        let ok = read_answer(r#"{"unit": "a/1", "metrics": {"x": 1.5}}"#, "a/1", &["x"]);
+        assert_eq!(ok.unwrap()["x"], 1.5);
+        let other = read_answer(r#"{"unit": "a/0", "metrics": {"x": 1.5}}"#, "a/1", &["x"]);
+        let e = other.unwrap_err();
+        assert!(
+            e.discard && e.what.contains("`a/0`") && e.what.contains("`a/1`"),
+            "{e:?}"
+        );
+        let none = read_answer(r#"{"metrics": {"x": 1.5}}"#, "a/1", &["x"]).unwrap_err();
+        assert!(none.discard && none.what.contains("no `unit`"), "{none:?}");
+        // An error answer need not know its unit; one for another unit is mispaired.
+        let e = read_answer(r#"{"error": "bad request"}"#, "a/1", &["x"]).unwrap_err();
+        assert!(!e.discard && e.what.contains("bad request"));
+    }
+
+    #[test]
+    fn a_null_error_is_no_error() {
+        let ok = read_answer(
+            r#"{"unit": "u", "error": null, "metrics": {"x": 2}}"#,
+            "u",
+            &["x"],
+        );
+        assert_eq!(ok.unwrap()["x"], 2.0);
     }
 
     #[test]

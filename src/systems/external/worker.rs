@@ -6,7 +6,12 @@
 //! stdout into lines on a channel, and the harness waits on the channel with a deadline,
 //! so a core that hangs, loops or never flushes cannot hang the run. A core that fails in
 //! any way (exit, crash, timeout) is killed with its whole process group (it is started
-//! as a group leader, so a shell script's children go too) and never reused.
+//! as a group leader, so a shell script's children go too) and never reused; children
+//! that leave the group are dpclaims' own through [`super::reaper`].
+//!
+//! dpclaims ignores SIGPIPE while it talks to cores (`src/cli/signals.rs`): a core that
+//! stops reading its stdin makes the next request fail with EPIPE, reported as "the core
+//! stopped reading its requests", never a silent death of dpclaims.
 use std::collections::VecDeque;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -119,6 +124,21 @@ impl Worker {
             ),
             stderr: vec![],
         })?;
+        if !super::reaper::register(child.id()) {
+            // The run is being stopped (a signal): this core must not outlive it.
+            #[cfg(unix)]
+            // SAFETY: kill(2) on the group the child leads; no memory is involved.
+            unsafe {
+                libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            super::reaper::unregister(child.id());
+            return Err(CoreFailure {
+                what: "the run is stopping (interrupted)".into(),
+                stderr: vec![],
+            });
+        }
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr_pipe = child.stderr.take().expect("piped stderr");
         let (tx, lines) = mpsc::channel();
@@ -151,8 +171,12 @@ impl Worker {
                 .and_then(|_| w.flush()),
             None => Err(std::io::ErrorKind::BrokenPipe.into()),
         };
-        if sent.is_err() {
-            return Err(self.exited("exited before reading the request"));
+        if let Err(e) = sent {
+            return Err(if e.kind() == std::io::ErrorKind::BrokenPipe {
+                self.exited("stopped reading its requests (its stdin is closed: EPIPE)")
+            } else {
+                self.exited(&format!("could not be sent the request ({e})"))
+            });
         }
         // The first request is the handshake: it may also wait for the core to start.
         let (limit, which) = if self.greeted {
@@ -243,6 +267,7 @@ impl Worker {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+        super::reaper::unregister(self.child.id());
     }
 }
 
