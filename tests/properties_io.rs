@@ -8,6 +8,8 @@
 //!   parses holds the same units as the original (the checksum catches every change
 //!   that matters);
 //! * stability records: never a panic; rows read back are rows of the record;
+//! * external answers: never a panic; an accepted answer is the unit asked's, with every
+//!   wanted metric finite, and is refused for any other unit;
 //! * Markdown to HTML: never a script, a `javascript:`/`data:` link, a remote or
 //!   out-of-set image.
 use dpclaims::execute::shard::Partial;
@@ -220,4 +222,42 @@ fn markdown_never_renders_scripts_or_links_outside_the_policy() {
             }
         }
     }
+}
+
+/// The external protocol's answer reader (issue 32, item 7): on mutated answers, never a
+/// panic; an accepted answer is for the unit asked and holds every wanted metric, finite;
+/// an answer naming another unit is never accepted.
+#[test]
+fn external_answers_survive_mutations_and_never_pair_with_another_unit() {
+    use dpclaims::systems::external::protocol::read_answer;
+    let unit = "c/main/s/x=1/0";
+    let valid = [
+        r#"{"unit": "c/main/s/x=1/0", "metrics": {"m": 1.5, "k": -2e-3}}"#,
+        r#"{"unit": "c/main/s/x=1/0", "error": null, "metrics": {"m": 0, "k": 1}}"#,
+        r#"{"unit": "c/main/s/x=1/0", "error": "p must exceed n"}"#,
+        r#"{"error": "malformed request"}"#,
+    ];
+    let mut rng = ChaCha8Rng::seed_from_u64(32);
+    let (mut accepted, mut refused) = (0, 0);
+    for i in 0..4000 {
+        let mut s = valid[i % valid.len()].to_string();
+        for _ in 0..rng.random_range(1..4) {
+            s = mutate(&s, &mut rng);
+        }
+        match read_answer(&s, unit, &["m", "k"]) {
+            Ok(m) => {
+                accepted += 1;
+                assert!(m.len() == 2 && m.values().all(|v| v.is_finite()), "{s}");
+                let v: serde_json::Value = serde_json::from_str(&s).expect("accepted is JSON");
+                assert_eq!(v["unit"], unit, "accepted an answer of another unit: {s}");
+                // The same answer is never accepted for another unit.
+                assert!(read_answer(&s, "c/main/s/x=2/0", &["m"]).is_err(), "{s}");
+            }
+            Err(e) => {
+                refused += 1;
+                assert!(!e.what.is_empty() && e.what.len() < 2000, "{s}: {e:?}");
+            }
+        }
+    }
+    assert!(accepted > 50 && refused > 1000, "{accepted} accepted, {refused} refused");
 }
