@@ -1,4 +1,4 @@
-//! The core knows no faults (DESIGN 4; README, "Why the core knows no faults").
+//! The core knows no faults (DESIGN 4; docs/fault-matrix.md, "Why the core knows no faults").
 //!
 //! What a fault of the catalogue changes — a noise formula, a clip rule, an accountant's
 //! conversion — reaches the core as a [`dpclaims::train::Recipe`] passed in by whoever

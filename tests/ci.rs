@@ -585,7 +585,7 @@ fn sigma_a_calibration_under_github_actions() {
     assert!(md.contains("| `sigma-a-calibration` |"), "{md}");
 }
 
-/// The workflow runs what the README says, through the Makefile (whose `run` passes
+/// The workflow runs what docs/ci.md says, through the Makefile (whose `run` passes
 /// RUN_FLAGS on), and publishes the JUnit file it asks for.
 #[test]
 fn the_github_workflow_runs_make_test_and_make_run_with_junit() {

@@ -431,7 +431,7 @@ statement: >
 #[test]
 fn list_plan_and_slurm_never_start_an_external_core() {
     // A spec is code only when it runs: reading, estimating and scripting it start
-    // nothing (README, "Trust and safety").
+    // nothing (docs/trust-and-safety.md).
     let t = tempfile::tempdir().unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/external/gaussian-mean.yaml");
     let text = std::fs::read_to_string(src).unwrap().replace(
