@@ -453,3 +453,17 @@ fn list_plan_and_slurm_never_start_an_external_core() {
         );
     }
 }
+
+/// A key with a Cyrillic look-alike letter prints exactly like the expected key: the
+/// message names the letter's code point.
+#[test]
+fn a_lookalike_key_is_named_by_its_code_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = tiny_rf_claim_named("lookalike").replacen("statement:", "st\u{430}tement:", 1);
+    std::fs::write(dir.path().join("c.yaml"), spec).unwrap();
+    let o = run(dir.path(), &["list", "c.yaml"], &[]);
+    bad_input(
+        &o,
+        &["unknown field", "U+0430 at character 3", "non-ASCII letter"],
+    );
+}

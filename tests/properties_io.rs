@@ -259,5 +259,8 @@ fn external_answers_survive_mutations_and_never_pair_with_another_unit() {
             }
         }
     }
-    assert!(accepted > 50 && refused > 1000, "{accepted} accepted, {refused} refused");
+    assert!(
+        accepted > 50 && refused > 1000,
+        "{accepted} accepted, {refused} refused"
+    );
 }

@@ -156,12 +156,41 @@ fn dispatch() -> ExitCode {
             signals::finish();
             // Spec input quoted anywhere in the chain is clipped (a 200 KB value gives a
             // one-line message).
-            eprintln!(
-                "error: {}",
-                crate::spec::echo::clip_echoes(&format!("{e:#}"))
-            );
+            let msg = crate::spec::echo::clip_echoes(&format!("{e:#}"));
+            eprintln!("error: {msg}{}", lookalikes(&msg));
             ExitCode::from(2)
         }
+    }
+}
+
+/// A note on names that print like ASCII but are not: an "unknown field `stаtement`"
+/// whose `а` is Cyrillic reads exactly like the expected `statement`. Every backticked
+/// span of an error message that holds a letter outside ASCII is named with its code
+/// points ("" when there is none).
+fn lookalikes(msg: &str) -> String {
+    let mut notes = Vec::new();
+    for (i, span) in msg.split('`').enumerate() {
+        if i % 2 == 0 || span.chars().count() > 64 {
+            continue;
+        }
+        let odd: Vec<String> = span
+            .chars()
+            .enumerate()
+            .filter(|(_, c)| !c.is_ascii() && c.is_alphabetic())
+            .map(|(k, c)| format!("U+{:04X} at character {}", c as u32, k + 1))
+            .collect();
+        let note = format!("`{span}` holds a non-ASCII letter ({})", odd.join(", "));
+        if !odd.is_empty() && !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
+    if notes.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\nnote: {}: it may print like an ASCII name but is a different one",
+            notes.join("; ")
+        )
     }
 }
 
@@ -308,4 +337,16 @@ fn usage_error(e: clap::Error) -> ExitCode {
         crate::spec::echo::clip_echoes(&parts.join("; "))
     );
     ExitCode::from(2)
+}
+
+#[cfg(test)]
+mod lookalike_tests {
+    #[test]
+    fn a_cyrillic_letter_in_a_key_is_named() {
+        let n = super::lookalikes("c.yaml: unknown field `st\u{430}tement`, expected `statement`");
+        assert!(n.contains("U+0430 at character 3"), "{n}");
+        assert_eq!(super::lookalikes("unknown field `statment`"), "");
+        // Prose in other scripts is not flagged: only names in backticks.
+        assert_eq!(super::lookalikes("probabilité `x`"), "");
+    }
 }
