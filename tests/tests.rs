@@ -6,6 +6,7 @@ mod audit_tp_topk;
 mod bad_inputs;
 mod cache;
 mod ci;
+mod ci_errors;
 mod claims;
 mod core;
 mod dpsgd;

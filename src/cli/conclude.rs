@@ -274,7 +274,7 @@ fn ci_outputs(
         })
         .collect();
     if let Some(path) = &o.ci.junit {
-        let xml = junit::junit_xml(outcomes, &cases, times, &spec_texts);
+        let xml = junit::junit_xml(outcomes, &cases, times, &spec_texts, &junit::Stamp::now());
         report::write_atomic(path, xml.as_bytes())
             .map_err(|e| anyhow::anyhow!("writing the JUnit report {}: {e}", path.display()))?;
     }

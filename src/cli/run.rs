@@ -78,7 +78,140 @@ pub fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
-    a.cache.with(|| run_claims(a))?
+    let result = a.cache.with(|| run_claims(a)).and_then(|r| r);
+    if let Err(e) = &result {
+        ci_error(a, e);
+    }
+    result
+}
+
+/// An error of a claim's run (its core failed, a unit diverged): the message as it was,
+/// and the claim's spec file for CI outputs.
+#[derive(Debug)]
+pub(super) struct InClaim {
+    pub file: PathBuf,
+    pub message: String,
+}
+
+impl std::fmt::Display for InClaim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for InClaim {}
+
+fn in_claim(c: &spec::Claim, e: impl Into<anyhow::Error>) -> anyhow::Error {
+    anyhow::Error::new(InClaim {
+        file: c.file.clone(),
+        message: format!("{:#}", e.into()),
+    })
+}
+
+/// A run that stops with exit 2 still gives CI its outputs (issue 33, item 6): the JUnit
+/// file with one `<error>` case naming the file, field and message, and under GitHub
+/// Actions an `::error` annotation on the spec's line and the job summary. Failing to
+/// write them is a warning: the error itself is what the user must see.
+fn ci_error(a: &RunArgs, e: &anyhow::Error) {
+    if super::signals::interrupted().is_some() {
+        return;
+    }
+    let github = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
+    if a.ci.junit.is_none() && !github {
+        return;
+    }
+    let message = crate::spec::echo::clip_echoes(&format!("{e:#}"));
+    let (file, field) = if let Some(se) = e.downcast_ref::<spec::SpecError>() {
+        (Some(PathBuf::from(&se.file)), Some(se.field.clone()))
+    } else if let Some(ic) = e.downcast_ref::<InClaim>() {
+        (Some(ic.file.clone()), None)
+    } else {
+        (None, None)
+    };
+    let line = file
+        .as_ref()
+        .map(|f| error_line(f, field.as_deref(), &message));
+    let shown = file.as_ref().map(|f| report::github::workspace_path(f));
+    if let Some(path) = &a.ci.junit {
+        let xml = report::junit::error_xml(
+            shown.as_deref(),
+            line,
+            field.as_deref(),
+            &message,
+            &report::junit::Stamp::now(),
+        );
+        if let Err(w) = report::write_atomic(path, xml.as_bytes()) {
+            eprintln!(
+                "warning: could not write the JUnit report {}: {w}",
+                path.display()
+            );
+        }
+    }
+    if github {
+        let ann = report::github::command(
+            "error",
+            shown.as_deref().unwrap_or(""),
+            line.unwrap_or(1),
+            "dpclaims: the run stopped (exit 2)",
+            &message,
+        );
+        if a.json {
+            eprintln!("{ann}");
+        } else {
+            println!("{ann}");
+        }
+        if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+            use std::io::Write as _;
+            let place = match (&shown, &field) {
+                (Some(f), Some(x)) => format!("In `{f}`, field `{x}`:"),
+                (Some(f), None) => format!("In `{f}`:"),
+                _ => "No verdict was given:".to_string(),
+            };
+            let md = format!(
+                "## dpclaims: the run stopped (exit 2)\n\n{place}\n\n```text\n{}\n```\n",
+                message.replace("```", "'''")
+            );
+            let appended = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&p)
+                .and_then(|mut f| f.write_all(md.as_bytes()));
+            if let Err(w) = appended {
+                eprintln!("warning: could not append the job summary: {w}");
+            }
+        }
+    }
+}
+
+/// The spec line an error points at: "line N" in the message (the YAML parser's), else
+/// the first line that starts the field's last key, else 1.
+fn error_line(file: &std::path::Path, field: Option<&str>, message: &str) -> usize {
+    let words: Vec<&str> = message.split_whitespace().collect();
+    for w in words.windows(2) {
+        if w[0] == "line" {
+            if let Ok(n) = w[1].trim_end_matches([',', ':', '.', ')']).parse::<usize>() {
+                if n > 0 {
+                    return n;
+                }
+            }
+        }
+    }
+    let Some(key) = field
+        .and_then(|f| f.rsplit('.').next())
+        .map(|k| k.split('[').next().unwrap_or(k).trim())
+        .filter(|k| !k.is_empty() && !k.starts_with('('))
+    else {
+        return 1;
+    };
+    let Ok(text) = crate::fsio::read_string(file, crate::fsio::InputKind::Spec) else {
+        return 1;
+    };
+    text.lines()
+        .position(|l| {
+            let t = l.trim_start().trim_start_matches("- ");
+            t.starts_with(&format!("{key}:"))
+        })
+        .map_or(1, |i| i + 1)
 }
 
 /// The files a run reads only after simulating — the previous `verdicts.json` of the
@@ -128,7 +261,7 @@ fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
     for c in &claims {
         c.system
             .prepare()
-            .map_err(|e| anyhow::anyhow!("claim `{}`: {e}", c.id))?;
+            .map_err(|e| in_claim(c, anyhow::anyhow!("claim `{}`: {e}", c.id)))?;
     }
     if !a.no_reports {
         report::prepare_output_dir(&a.out)?;
@@ -144,7 +277,8 @@ fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
         bar.set_message(c.id.clone());
         let tick = || bar.inc(1);
         let start = std::time::Instant::now();
-        let (o, units) = execute::run_claim_timed(c, a.profile, a.seed, &Recipe::PAPER, &tick)?;
+        let (o, units) = execute::run_claim_timed(c, a.profile, a.seed, &Recipe::PAPER, &tick)
+            .map_err(|e| in_claim(c, e))?;
         let wall = start.elapsed().as_secs_f64();
         let mut by_pair = BTreeMap::new();
         for (k, t) in units {

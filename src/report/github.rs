@@ -30,6 +30,49 @@ pub fn command(level: &str, file: &str, line: usize, title: &str, message: &str)
     )
 }
 
+/// A path as GitHub wants it in an annotation: relative to `$GITHUB_WORKSPACE` (the
+/// checkout), whatever directory dpclaims ran in and however the path was given; as
+/// given when there is no workspace or the file is outside it.
+pub fn workspace_path(p: &std::path::Path) -> String {
+    let ws = std::env::var_os("GITHUB_WORKSPACE").filter(|w| !w.is_empty());
+    relative_to(p, ws.as_deref().map(std::path::Path::new))
+}
+
+/// [`workspace_path`] with the workspace given (`None`: the path as given).
+pub fn relative_to(p: &std::path::Path, workspace: Option<&std::path::Path>) -> String {
+    use std::path::{Component, PathBuf};
+    let Some(ws) = workspace else {
+        return p.display().to_string();
+    };
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        match std::env::current_dir() {
+            Ok(d) => d.join(p),
+            Err(_) => return p.display().to_string(),
+        }
+    };
+    // Lexical normalisation (`.` and `..`), on both sides.
+    let norm = |q: &std::path::Path| {
+        let mut out = PathBuf::new();
+        for c in q.components() {
+            match c {
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    out.pop();
+                }
+                other => out.push(other),
+            }
+        }
+        out
+    };
+    let (abs, ws) = (norm(&abs), norm(ws));
+    match abs.strip_prefix(&ws) {
+        Ok(rel) => rel.display().to_string(),
+        Err(_) => p.display().to_string(),
+    }
+}
+
 /// The annotations of a run's cases, in case order: `::error` for each failed case,
 /// `::warning` for each undecided one (`spec_texts`: the spec files' text by claim id;
 /// a claim without text, or a prediction whose line is not found, points at line 1).
@@ -37,7 +80,7 @@ pub fn annotations(cases: &[Case], spec_texts: &BTreeMap<String, String>) -> Vec
     let mut out = Vec::new();
     for c in cases {
         let id = &c.outcome.claim.id;
-        let file = c.outcome.claim.file.display().to_string();
+        let file = workspace_path(&c.outcome.claim.file);
         let line = c
             .prediction
             .as_deref()
@@ -96,6 +139,36 @@ pub fn step_summary(
         verdicts_table(outcomes, false)
     );
     s
+}
+
+#[cfg(test)]
+mod workspace_tests {
+    use super::relative_to;
+    use std::path::Path;
+
+    #[test]
+    fn annotation_paths_are_relative_to_the_workspace() {
+        let ws = Some(Path::new("/home/runner/work/repo"));
+        assert_eq!(
+            relative_to(Path::new("/home/runner/work/repo/claims/a.yaml"), ws),
+            "claims/a.yaml"
+        );
+        assert_eq!(
+            relative_to(
+                Path::new("/home/runner/work/repo/sub/../claims/./a.yaml"),
+                ws
+            ),
+            "claims/a.yaml"
+        );
+        assert_eq!(
+            relative_to(Path::new("/elsewhere/a.yaml"), ws),
+            "/elsewhere/a.yaml"
+        );
+        assert_eq!(
+            relative_to(Path::new("claims/a.yaml"), None),
+            "claims/a.yaml"
+        );
+    }
 }
 
 #[cfg(test)]

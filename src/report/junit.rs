@@ -74,6 +74,7 @@ pub fn junit_xml(
     cases: &[Case],
     times: &BTreeMap<String, ClaimTime>,
     spec_texts: &BTreeMap<String, String>,
+    stamp: &Stamp,
 ) -> String {
     let attr = |s: &str| escape(s, true);
     let profile = outcomes
@@ -106,13 +107,14 @@ pub fn junit_xml(
         let t = times.get(id);
         let _ = writeln!(
             s,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{}\" file=\"{}\">",
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{}\" file=\"{}\"{}>",
             attr(id),
             count(&all, Some(id)),
             count(&failed, Some(id)),
             count(&skipped, Some(id)),
             secs(t.map_or(0.0, |t| t.wall)),
-            attr(&file)
+            attr(&file),
+            stamp.attributes()
         );
         let _ = writeln!(s, "    <properties>");
         for (k, v) in [
@@ -192,5 +194,162 @@ mod tests {
         assert_eq!(r.attribute("a"), Some(expected.as_str()));
         // Text content: XML parsers normalise a literal CR, but we write it as &#13;.
         assert_eq!(r.text(), Some(expected.as_str()));
+    }
+}
+
+/// When and where a run happened, for the `timestamp` and `hostname` attributes of every
+/// `<testsuite>` (JUnit's schema; CI tools show them).
+#[derive(Clone, Debug)]
+pub struct Stamp {
+    /// ISO 8601, UTC, seconds (`2026-11-26T09:30:00`).
+    pub timestamp: String,
+    pub hostname: String,
+}
+
+impl Stamp {
+    /// Now, on this machine.
+    pub fn now() -> Stamp {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        Stamp {
+            timestamp: iso8601_utc(secs),
+            hostname: hostname(),
+        }
+    }
+
+    /// ` timestamp="..." hostname="..."`.
+    pub fn attributes(&self) -> String {
+        format!(
+            " timestamp=\"{}\" hostname=\"{}\"",
+            escape(&self.timestamp, true),
+            escape(&self.hostname, true)
+        )
+    }
+}
+
+/// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SS` (UTC; the civil-from-days algorithm
+/// of H. Hinnant, "chrono-Compatible Low-Level Date Algorithms").
+pub fn iso8601_utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// A run that could not give verdicts (exit 2: a spec error, a crashing core): one
+/// `<testsuite>` holding one `<testcase>` with an `<error>` naming the file, the field
+/// and the message — as pytest reports a collection error — so that CI shows why
+/// instead of "no test results".
+pub fn error_xml(
+    file: Option<&str>,
+    line: Option<usize>,
+    field: Option<&str>,
+    message: &str,
+    stamp: &Stamp,
+) -> String {
+    let attr = |s: &str| escape(s, true);
+    let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        s,
+        "<testsuites name=\"dpclaims\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" time=\"0.000\">"
+    );
+    let _ = writeln!(
+        s,
+        "  <testsuite name=\"dpclaims\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" time=\"0.000\"{}>",
+        stamp.attributes()
+    );
+    let name = match (file, field) {
+        (Some(f), Some(fl)) => format!("{f}: {fl}"),
+        (Some(f), None) => f.to_string(),
+        _ => "run".to_string(),
+    };
+    let loc = match file {
+        Some(f) => format!(" file=\"{}\" line=\"{}\"", attr(f), line.unwrap_or(1)),
+        None => String::new(),
+    };
+    let _ = writeln!(
+        s,
+        "    <testcase classname=\"dpclaims\" name=\"{}\" time=\"0.000\"{loc}>",
+        attr(&name)
+    );
+    let first = message.lines().next().unwrap_or("");
+    let _ = writeln!(
+        s,
+        "      <error message=\"{}\" type=\"dpclaims error (exit 2)\">{}</error>",
+        attr(first),
+        escape(message, false)
+    );
+    let _ = writeln!(s, "    </testcase>");
+    let _ = writeln!(s, "  </testsuite>");
+    s.push_str("</testsuites>\n");
+    s
+}
+
+#[cfg(test)]
+mod stamp_tests {
+    use super::*;
+
+    #[test]
+    fn the_epoch_and_a_leap_day_are_dated_right() {
+        assert_eq!(iso8601_utc(0), "1970-01-01T00:00:00");
+        assert_eq!(iso8601_utc(951_782_400), "2000-02-29T00:00:00");
+        assert_eq!(iso8601_utc(1_795_651_200 + 3_661), "2026-11-26T01:01:01");
+    }
+
+    #[test]
+    fn an_error_document_is_well_formed_and_names_file_field_and_message() {
+        let stamp = Stamp {
+            timestamp: "2026-11-26T00:00:00".into(),
+            hostname: "h<1>".into(),
+        };
+        let xml = error_xml(
+            Some("claims/x.yaml"),
+            Some(8),
+            Some("external.timeout_s"),
+            "must be > 0 & < 3600\nsecond line",
+            &stamp,
+        );
+        let doc = roxmltree::Document::parse(&xml).expect("well-formed");
+        let case = doc
+            .descendants()
+            .find(|n| n.has_tag_name("testcase"))
+            .unwrap();
+        assert_eq!(case.attribute("file"), Some("claims/x.yaml"));
+        assert_eq!(case.attribute("line"), Some("8"));
+        assert_eq!(
+            case.attribute("name"),
+            Some("claims/x.yaml: external.timeout_s")
+        );
+        let err = case.children().find(|n| n.has_tag_name("error")).unwrap();
+        assert_eq!(err.attribute("message"), Some("must be > 0 & < 3600"));
+        let suite = doc
+            .descendants()
+            .find(|n| n.has_tag_name("testsuite"))
+            .unwrap();
+        assert_eq!(suite.attribute("hostname"), Some("h<1>"));
     }
 }
