@@ -31,6 +31,7 @@ mod rdp_independent;
 mod reduced;
 mod report_sets;
 mod rf_tuned;
+mod run_selection;
 mod scorecards;
 mod shard_tamper;
 mod sharding;

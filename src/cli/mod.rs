@@ -22,6 +22,7 @@ mod privacy;
 mod privacy_report;
 mod progress;
 mod run;
+mod select;
 mod shard;
 mod signals;
 mod slurm;

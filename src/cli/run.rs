@@ -26,9 +26,12 @@ pub struct RunArgs {
     /// Master seed of every random stream.
     #[arg(long, default_value_t = 0, env = "DPCLAIMS_SEED")]
     pub seed: u64,
-    /// Directory the reports are written to.
-    #[arg(long, default_value = "reports")]
-    pub out: PathBuf,
+    /// Directory the reports are written to. Default: `reports/` for the whole `claims/`
+    /// directory (the committed report set); for a subset or claims outside `claims/`,
+    /// `target/dpclaims/<name>` (the file's stem or the directory's name), so that a
+    /// partial run never replaces the committed reports by accident.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Print exactly one JSON document on stdout.
     #[arg(long)]
     pub json: bool,
@@ -59,6 +62,54 @@ pub struct RunArgs {
     pub ci: CiArgs,
     #[command(flatten)]
     pub cache: super::cache::CacheArgs,
+    #[command(flatten)]
+    pub select: super::select::SelectArgs,
+}
+
+impl RunArgs {
+    /// The report directory: `--out`, or the default of [`RunArgs::out`].
+    pub fn out_dir(&self) -> PathBuf {
+        match &self.out {
+            Some(o) => o.clone(),
+            None => default_out(&self.paths),
+        }
+    }
+}
+
+/// `reports` when `paths` is the `claims/` directory of the working directory (or
+/// empty), else `target/dpclaims/<name>`.
+pub(super) fn default_out(paths: &[PathBuf]) -> PathBuf {
+    let claims = std::fs::canonicalize("claims").ok();
+    let whole = paths.is_empty()
+        || (paths.len() == 1
+            && claims.is_some()
+            && std::fs::canonicalize(&paths[0]).ok() == claims);
+    if whole {
+        return PathBuf::from("reports");
+    }
+    let name = match paths {
+        [one] => one
+            .file_stem()
+            .or_else(|| one.file_name())
+            .map(|s| s.to_string_lossy().into_owned())
+            .filter(|s| !s.is_empty() && s != "." && s != "..")
+            .unwrap_or_else(|| "run".into()),
+        _ => "selection".into(),
+    };
+    // Keep the name a plain directory name (no separators, no leading dot).
+    let name: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    PathBuf::from("target")
+        .join("dpclaims")
+        .join(name.trim_start_matches('_'))
 }
 
 pub(super) fn default_paths(p: &[PathBuf]) -> Vec<PathBuf> {
@@ -81,14 +132,26 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let result = a.cache.with(|| run_claims(a)).and_then(|r| r);
     if let Err(e) = &result {
         ci_error(a, e);
+        if let Some(ic) = e.downcast_ref::<InClaim>() {
+            record_failed(a, std::slice::from_ref(&ic.id));
+        }
     }
     result
+}
+
+/// `--last-failed`'s record (not with --no-cache, which neither reads nor writes the
+/// cache directory).
+fn record_failed(a: &RunArgs, ids: &[String]) {
+    if !a.cache.no_cache {
+        super::select::write_last_failed(&a.cache.cache_dir, ids);
+    }
 }
 
 /// An error of a claim's run (its core failed, a unit diverged): the message as it was,
 /// and the claim's spec file for CI outputs.
 #[derive(Debug)]
 pub(super) struct InClaim {
+    pub id: String,
     pub file: PathBuf,
     pub message: String,
 }
@@ -103,6 +166,7 @@ impl std::error::Error for InClaim {}
 
 fn in_claim(c: &spec::Claim, e: impl Into<anyhow::Error>) -> anyhow::Error {
     anyhow::Error::new(InClaim {
+        id: c.id.clone(),
         file: c.file.clone(),
         message: format!("{:#}", e.into()),
     })
@@ -217,14 +281,14 @@ fn error_line(file: &std::path::Path, field: Option<&str>, message: &str) -> usi
 /// The files a run reads only after simulating — the previous `verdicts.json` of the
 /// report set, the baseline snapshots — checked before it (a FIFO or device there is an
 /// error now, not after an hour of work); and how the report set will be replaced.
-fn preflight(a: &RunArgs, claims: &[spec::Claim]) -> anyhow::Result<()> {
+fn preflight(a: &RunArgs, out: &std::path::Path, claims: &[spec::Claim]) -> anyhow::Result<()> {
     use crate::fsio::{precheck, InputKind};
     // An `--out` that is not a directory yet is checked (and created) later, by
     // `prepare_output_dir`, which names what is in the way.
-    if !a.no_reports && a.out.is_dir() {
-        let v = a.out.join(report::diff::VERDICTS_FILE);
+    if !a.no_reports && out.is_dir() {
+        let v = out.join(report::diff::VERDICTS_FILE);
         precheck(&v, InputKind::Verdicts).map_err(|e| anyhow::anyhow!("{}: {e}", v.display()))?;
-        if let Some(why) = report::set::swap_impossible(&a.out) {
+        if let Some(why) = report::set::swap_impossible(out) {
             eprintln!(
                 "note: {why}; the report set will be written file by file (each file atomic, \
                  the set not)"
@@ -241,8 +305,36 @@ fn preflight(a: &RunArgs, claims: &[spec::Claim]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The claims a run runs: its paths or ids, filtered by `-k` and `--last-failed`.
+fn selected(a: &RunArgs) -> anyhow::Result<Vec<spec::Claim>> {
+    let paths = super::select::resolve(&default_paths(&a.paths))?;
+    let mut claims = spec::load_claims(&paths)?;
+    claims.retain(|c| super::select::matches(c, &a.select.keyword));
+    if a.select.last_failed {
+        let failed = super::select::read_last_failed(&a.cache.cache_dir);
+        if failed.is_empty() {
+            eprintln!(
+                "note: --last-failed: no failed claims recorded; running every selected claim"
+            );
+        } else {
+            claims.retain(|c| failed.contains(&c.id));
+        }
+    }
+    if claims.is_empty() {
+        anyhow::bail!(
+            "no claim selected{}",
+            if a.select.keyword.is_empty() {
+                String::new()
+            } else {
+                format!(" (-k {})", a.select.keyword.join(", -k "))
+            }
+        );
+    }
+    Ok(claims)
+}
+
 fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
-    let claims = spec::load_claims(&default_paths(&a.paths))?;
+    let claims = selected(a)?;
     if let (Some(shard), Some(dir)) = (a.shard, &a.partial_out) {
         a.budget
             .check(&claims, a.profile, 1.0, 1.0 / shard.count.max(1) as f64)?;
@@ -250,7 +342,8 @@ fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
         return super::shard::run_shard(&claims, a.profile, a.seed, shard, dir, a.json);
     }
     a.budget.check(&claims, a.profile, 1.0, 1.0)?;
-    preflight(a, &claims)?;
+    let out = a.out_dir();
+    preflight(a, &out, &claims)?;
     let scorecards = if a.no_reports {
         None
     } else {
@@ -264,7 +357,7 @@ fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
             .map_err(|e| in_claim(c, anyhow::anyhow!("claim `{}`: {e}", c.id)))?;
     }
     if !a.no_reports {
-        report::prepare_output_dir(&a.out)?;
+        report::prepare_output_dir(&out)?;
     }
     if let Some(junit) = &a.ci.junit {
         report::prepare_output_file(junit)?;
@@ -294,11 +387,29 @@ fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
         if !a.json {
             bar.suspend(|| print_verdicts(&o));
         }
+        let failed = !crate::judge::Tally::of(std::slice::from_ref(&o)).ok();
         outcomes.push(o);
+        if failed && a.select.fail_fast {
+            bar.suspend(|| {
+                eprintln!(
+                    "--fail-fast: stopped after claim `{}` ({} of {} claims run)",
+                    c.id,
+                    outcomes.len(),
+                    claims.len()
+                )
+            });
+            break;
+        }
     }
     bar.finish_and_clear();
+    let failed: Vec<String> = outcomes
+        .iter()
+        .filter(|o| !crate::judge::Tally::of(std::slice::from_ref(*o)).ok())
+        .map(|o| o.claim.id.clone())
+        .collect();
+    record_failed(a, &failed);
     let outputs = Outputs {
-        out: &a.out,
+        out: &out,
         json: a.json,
         no_reports: a.no_reports,
         baseline: &a.baseline,

@@ -1,0 +1,164 @@
+//! Selecting claims and where a partial run writes (issue 33, items 5 and 7): claim ids
+//! as well as paths, a typo answered with the nearest id, `-k`, `--fail-fast`,
+//! `--last-failed`; a subset or a claim outside `claims/` writes to
+//! `target/dpclaims/<name>`, never to the committed `reports/`.
+use crate::util::tiny_rf_claim_named;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+        .current_dir(dir)
+        .env_remove("DPCLAIMS_NO_CACHE")
+        .env_remove("DPCLAIMS_CACHE")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// claims/ with a passing claim (`sigma-a-calibration`, a copy of the shipped one) and a
+/// failing one (`tiny-fail`: its control is not caught at the tiny size).
+fn tree() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let c = d.path().join("claims");
+    std::fs::create_dir(&c).unwrap();
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("claims/sigma-a-calibration.yaml");
+    std::fs::copy(shipped, c.join("sigma-a-calibration.yaml")).unwrap();
+    std::fs::write(c.join("tiny.yaml"), tiny_rf_claim_named("tiny-fail")).unwrap();
+    d
+}
+
+#[test]
+fn a_claim_id_runs_its_file_and_a_typo_suggests_the_nearest_id() {
+    let d = tree();
+    let o = run(
+        d.path(),
+        &["run", "sigma-a-calibration", "--no-baseline", "--no-cache"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    // By its id, though its file is named otherwise.
+    let o = run(
+        d.path(),
+        &[
+            "run",
+            "tiny-fail",
+            "--no-reports",
+            "--no-baseline",
+            "--no-cache",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let o = run(d.path(), &["run", "sigma-a-calibraton", "--no-cache"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err(&o).contains("did you mean `sigma-a-calibration`?"),
+        "{}",
+        err(&o)
+    );
+}
+
+#[test]
+fn a_subset_writes_under_target_and_the_whole_directory_to_reports() {
+    let d = tree();
+    let o = run(
+        d.path(),
+        &[
+            "run",
+            "claims/sigma-a-calibration.yaml",
+            "--no-baseline",
+            "--no-cache",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(d
+        .path()
+        .join("target/dpclaims/sigma-a-calibration/SUMMARY.md")
+        .is_file());
+    assert!(
+        !d.path().join("reports").exists(),
+        "a subset wrote to reports/"
+    );
+    assert!(String::from_utf8_lossy(&o.stdout)
+        .contains("reports in target/dpclaims/sigma-a-calibration"));
+    // The whole claims/ directory goes to reports/ by default (tiny-fail fails: exit 1,
+    // the reports are written all the same).
+    let o = run(d.path(), &["run", "--no-baseline", "--no-cache"]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(d.path().join("reports/SUMMARY.md").is_file());
+    assert!(!d.path().join("target/dpclaims/claims").exists());
+}
+
+#[test]
+fn k_selects_by_id_prediction_or_variant_name() {
+    let d = tree();
+    let o = run(
+        d.path(),
+        &[
+            "run",
+            "-k",
+            "SIGMA-A",
+            "--no-reports",
+            "--no-baseline",
+            "--no-cache",
+            "--json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ids: Vec<&str> = v["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["sigma-a-calibration"]);
+    let o = run(d.path(), &["run", "-k", "no-such-name", "--no-cache"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("no claim selected"), "{}", err(&o));
+}
+
+#[test]
+fn fail_fast_stops_after_the_first_failing_claim() {
+    let d = tree();
+    // tiny.yaml sorts after sigma-a-calibration.yaml: put a failing claim first.
+    std::fs::write(
+        d.path().join("claims/a-first.yaml"),
+        tiny_rf_claim_named("a-first"),
+    )
+    .unwrap();
+    let o = run(
+        d.path(),
+        &["run", "-x", "--no-reports", "--no-baseline", "--no-cache"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(
+        err(&o).contains("--fail-fast: stopped after claim `a-first` (1 of 3 claims run)"),
+        "{}",
+        err(&o)
+    );
+}
+
+#[test]
+fn last_failed_runs_only_the_claims_that_failed_last_time() {
+    let d = tree();
+    let cache = ["--cache", "cache", "--no-reports", "--no-baseline"];
+    let first = run(d.path(), &[&["run"][..], &cache[..]].concat());
+    assert_eq!(first.status.code(), Some(1), "{}", err(&first));
+    let again = run(
+        d.path(),
+        &[&["run", "--last-failed", "--json"][..], &cache[..]].concat(),
+    );
+    assert_eq!(again.status.code(), Some(1), "{}", err(&again));
+    let v: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    let ids: Vec<&str> = v["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["tiny-fail"]);
+}
