@@ -1,4 +1,5 @@
 //! One integration-test binary (keeps link time down); one module per concern.
+mod accept_review;
 mod architecture;
 mod audit;
 mod audit_estimators;

@@ -224,15 +224,51 @@ pub(super) fn conclude(
         println!("{}", baseline.line());
         println!("{}; {}", tally.line(), baseline.line());
     }
+    // Pending snapshots (insta's .snap.new): the new and changed claims' snapshots, from
+    // this run's own results, for `dpclaims accept` / `dpclaims review`.
+    if !base.no_baseline {
+        // No baseline directory yet: at the baseline's profile and seed (quick, 0), every
+        // claim's snapshot is new. A baseline of another profile or seed: nothing.
+        let fresh = !base.baseline.exists() && profile == Profile::Quick && seed == 0;
+        let ids: Vec<String> = match &baseline {
+            baseline::Baseline::Changed(v) => v.iter().map(|c| c.claim.clone()).collect(),
+            baseline::Baseline::Unchanged { new, .. } => new.clone(),
+            baseline::Baseline::NotChecked(_) if fresh => {
+                outcomes.iter().map(|o| o.claim.id.clone()).collect()
+            }
+            baseline::Baseline::NotChecked(_) => Vec::new(),
+        };
+        let checked = !matches!(baseline, baseline::Baseline::NotChecked(_)) || fresh;
+        if checked {
+            let kept = report::pending::record(outcomes, &ids, profile, seed);
+            if let baseline::Baseline::Changed(v) = &baseline {
+                for c in v {
+                    eprintln!("baseline CHANGED: {}", c.line());
+                    for r in &c.results {
+                        eprintln!("    {} / {}: {}", r.prediction, r.variant, r.what);
+                    }
+                }
+            }
+            if !kept.is_empty() {
+                eprintln!(
+                    "{} snapshot(s) pending in {}: review them with `dpclaims review`, or accept with `dpclaims accept {}`",
+                    kept.len(),
+                    report::pending::dir().display(),
+                    kept.join(" ")
+                );
+            }
+        }
+    }
     ci_outputs(outcomes, &tally, &baseline, o, times)?;
     let unrecorded = match &baseline {
         baseline::Baseline::Unchanged { new, .. } if base.require_baseline && !new.is_empty() => {
             eprintln!(
-                "FAIL --require-baseline: {} claim(s) have no snapshot in {}: {} (record them: \
-                 INSTA_UPDATE=always cargo test --release -- --ignored every_claim_at_the_quick_profile)",
+                "FAIL --require-baseline: {} claim(s) have no snapshot in {}: {} (record them \
+                 from this run: dpclaims accept {})",
                 new.len(),
                 base.baseline.display(),
-                new.join(", ")
+                new.join(", "),
+                new.join(" ")
             );
             true
         }

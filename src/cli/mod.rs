@@ -7,6 +7,7 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod accept;
 mod audit_null;
 mod cache;
 mod completions;
@@ -92,6 +93,12 @@ enum Command {
     Completions(completions::CompletionsArgs),
     /// Print the man page dpclaims(1), or write every command's page with --out DIR.
     Man(completions::ManArgs),
+    /// Accept the pending snapshots of the last runs into the regression baseline (all, or
+    /// those of the claims named), as `cargo insta accept`.
+    Accept(accept::AcceptArgs),
+    /// Show each pending snapshot as the changes of its numbers and verdicts, and accept,
+    /// reject or skip it (--accept-all / --reject-all for scripts), as `cargo insta review`.
+    Review(accept::ReviewArgs),
 }
 
 /// Parse the arguments, run the command, map errors to exit status 2 (a panic: 3).
@@ -149,6 +156,8 @@ fn dispatch() -> ExitCode {
         Command::Cache(a) => cache::run(a),
         Command::Completions(a) => completions::completions(a),
         Command::Man(a) => completions::man(a),
+        Command::Accept(a) => accept::accept(a),
+        Command::Review(a) => accept::review(a),
     };
     match result {
         Ok(code) => code,

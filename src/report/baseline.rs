@@ -150,6 +150,20 @@ pub fn compare(dir: &Path, outcomes: &[ClaimOutcome], profile: Profile, seed: u6
     }
 }
 
+/// The results that differ between two snapshot files' texts (see [`result_changes`]);
+/// one change naming the file when either cannot be read.
+pub fn text_changes(old: &str, new: &str) -> Vec<ResultChange> {
+    match (split(old), split(new)) {
+        (Some((_, o)), Some((_, n))) => result_changes(&normalise(o), &normalise(n)),
+        _ => vec![ResultChange {
+            prediction: "(snapshot)".into(),
+            variant: "-".into(),
+            what: "unreadable snapshot".into(),
+            in_run: false,
+        }],
+    }
+}
+
 /// (header, body) of an insta snapshot file: `---\n<header>---\n<body>`.
 fn split(text: &str) -> Option<(serde_yaml::Value, serde_yaml::Value)> {
     let rest = text.strip_prefix("---\n")?;

@@ -19,6 +19,7 @@ pub mod html;
 pub mod junit;
 pub mod kept;
 mod output;
+pub mod pending;
 mod plots;
 pub mod scorecard;
 pub mod set;

@@ -1,0 +1,102 @@
+//! `dpclaims accept` and `dpclaims review`: the pending snapshots a run kept
+//! ([`crate::report::pending`]) enter the regression baseline, as with `cargo insta
+//! accept` / `cargo insta review`.
+use crate::report::pending;
+use clap::Args;
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct AcceptArgs {
+    /// Claim ids whose pending snapshots to accept (default: every pending snapshot).
+    pub claims: Vec<String>,
+    /// The baseline directory the snapshots go to.
+    #[arg(long, value_name = "DIR", default_value = "tests/snapshots")]
+    pub baseline: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct ReviewArgs {
+    /// Claim ids to review (default: every pending snapshot).
+    pub claims: Vec<String>,
+    /// The baseline directory the snapshots go to.
+    #[arg(long, value_name = "DIR", default_value = "tests/snapshots")]
+    pub baseline: PathBuf,
+    /// Accept every pending snapshot shown, without asking (for scripts).
+    #[arg(long, conflicts_with = "reject_all")]
+    pub accept_all: bool,
+    /// Reject (delete) every pending snapshot shown, without asking.
+    #[arg(long)]
+    pub reject_all: bool,
+}
+
+pub fn accept(a: &AcceptArgs) -> anyhow::Result<ExitCode> {
+    let all = pending::list(&a.baseline, &a.claims)?;
+    if all.is_empty() {
+        println!(
+            "no pending snapshots in {} (a run keeps one per new or changed claim)",
+            pending::dir().display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    for p in &all {
+        pending::accept(p)?;
+        println!("accepted {} -> {}", p.id, p.target.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn review(a: &ReviewArgs) -> anyhow::Result<ExitCode> {
+    let all = pending::list(&a.baseline, &a.claims)?;
+    if all.is_empty() {
+        println!("no pending snapshots in {}", pending::dir().display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let interactive = !a.accept_all && !a.reject_all;
+    if interactive && !std::io::stdin().is_terminal() {
+        anyhow::bail!(
+            "review asks on a terminal; without one pass --accept-all or --reject-all \
+             (or `dpclaims accept [CLAIM...]`)"
+        );
+    }
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    let (mut accepted, mut rejected, mut skipped) = (0, 0, 0);
+    for p in &all {
+        println!("{} ({})", p.id, p.target.display());
+        for c in pending::changes(p)? {
+            println!("    {c}");
+        }
+        let choice = if a.accept_all {
+            'a'
+        } else if a.reject_all {
+            'r'
+        } else {
+            print!("  [a]ccept, [r]eject, [s]kip? ");
+            std::io::stdout().flush()?;
+            match lines.next() {
+                Some(Ok(l)) => l.trim().chars().next().unwrap_or('s'),
+                _ => 's',
+            }
+        };
+        match choice {
+            'a' | 'A' => {
+                pending::accept(p)?;
+                accepted += 1;
+                println!("  accepted");
+            }
+            'r' | 'R' => {
+                pending::reject(p)?;
+                rejected += 1;
+                println!("  rejected");
+            }
+            _ => {
+                skipped += 1;
+                println!("  skipped (still pending)");
+            }
+        }
+    }
+    println!("{accepted} accepted, {rejected} rejected, {skipped} skipped");
+    Ok(ExitCode::SUCCESS)
+}
