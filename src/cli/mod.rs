@@ -16,6 +16,8 @@ mod diff;
 mod external;
 mod faults;
 mod fig2;
+mod new;
+mod new_templates;
 mod perf;
 mod plan;
 mod privacy;
@@ -44,6 +46,9 @@ struct Cli {
 enum Command {
     /// List the claims: ids, titles, sources.
     List(run::ListArgs),
+    /// Scaffold a claim spec that runs as written (claims/<id>.yaml): every field
+    /// commented, a sweep, a main variant, a negative control and a prediction.
+    New(new::NewArgs),
     /// Estimated work and memory of each claim, without running it (exit 2 when `run`
     /// would refuse it: over --max-hours or --max-memory-gb).
     Plan(plan::PlanArgs),
@@ -130,6 +135,7 @@ fn dispatch() -> ExitCode {
     }
     let result = match &cli.command {
         Command::List(a) => run::list(a),
+        Command::New(a) => new::run(a),
         Command::Plan(a) => plan::run(a),
         Command::Run(a) => run::run(a),
         Command::Stability(a) => stability::run(a),
