@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 #[derive(Args, Debug)]
 pub struct PlanArgs {
-    /// Claim files or directories (default: claims/).
+    /// Claim files, ids (claims/<id>.yaml) or directories (default: claims/).
     pub paths: Vec<PathBuf>,
     /// Profile: quick (CI scale) or full (paper scale).
     #[arg(long, value_enum, default_value_t = Profile::Quick)]
@@ -23,7 +23,7 @@ pub struct PlanArgs {
 }
 
 pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
-    let claims = spec::load_claims(&default_paths(&a.paths))?;
+    let claims = spec::load_claims(&default_paths(&a.paths)?)?;
     let limits = a.budget.limits()?;
     let est: Vec<ClaimEstimate> = claims
         .iter()
