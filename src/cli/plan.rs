@@ -86,7 +86,7 @@ fn claim_line(e: &ClaimEstimate) -> String {
     )
 }
 
-/// A time in the unit that fits it: "0.042 s", "12.3 s", "5.9 min", "2.35 h", and
+/// A time in the unit that fits it: "0.042 s", "12.3 s", "5.9 min", "2.35 h", "24.0 h", and
 /// "1.20e5 h" for the absurd (a NaN or an infinity as such).
 pub fn duration(seconds: f64) -> String {
     if !seconds.is_finite() {
@@ -99,8 +99,12 @@ pub fn duration(seconds: f64) -> String {
         format!("{s:.1} s")
     } else if s < 3600.0 {
         format!("{:.1} min", s / 60.0)
-    } else if s < 3600.0 * 1e4 {
+    } else if s < 3600.0 * 10.0 {
         format!("{:.2} h", s / 3600.0)
+    } else if s < 3600.0 * 100.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else if s < 3600.0 * 1e4 {
+        format!("{:.0} h", s / 3600.0)
     } else {
         format!("{:.2e} h", s / 3600.0)
     }
@@ -117,7 +121,8 @@ mod tests {
         assert_eq!(duration(354.0), "5.9 min");
         assert_eq!(duration(1270.8), "21.2 min");
         assert_eq!(duration(8460.0), "2.35 h");
-        assert_eq!(duration(86400.0), "24.00 h");
+        assert_eq!(duration(86400.0), "24.0 h");
+        assert_eq!(duration(3600.0 * 1234.4), "1234 h");
         assert_eq!(duration(3600.0 * 2e5), "2.00e5 h");
         assert_eq!(duration(f64::INFINITY), "inf s");
     }
