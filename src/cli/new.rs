@@ -79,7 +79,7 @@ pub fn run(a: &NewArgs) -> anyhow::Result<ExitCode> {
     );
     println!("next:");
     println!("  dpclaims plan {shown}    # what it costs, without running it");
-    println!("  dpclaims run {shown}     # run it, judge it, write reports/");
+    println!("  dpclaims run {shown}     # run it, judge it, write its reports");
     Ok(ExitCode::SUCCESS)
 }
 
