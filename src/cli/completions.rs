@@ -36,8 +36,141 @@ pub fn completions(a: &CompletionsArgs) -> anyhow::Result<ExitCode> {
         Shell::Fish => S::Fish,
     };
     let mut cmd = super::Cli::command();
-    clap_complete::generate(shell, &mut cmd, "dpclaims", &mut std::io::stdout());
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "dpclaims", &mut script);
+    let script = String::from_utf8(script)?;
+    let script = match a.shell {
+        Shell::Bash => bash_claim_ids(&script, &value_options(&cmd)),
+        Shell::Zsh => zsh_claim_ids(&script),
+        Shell::Fish => fish_claim_ids(&script),
+    };
+    use std::io::Write as _;
+    std::io::stdout().write_all(script.as_bytes())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The commands whose positional arguments are claim files, ids or directories: after
+/// them the scripts offer the claim ids of `claims/*.yaml` in the current directory
+/// besides file names (clap_complete 4.6 writes static scripts: the ids are listed by
+/// the shell function when completing, not by the binary).
+const CLAIM_COMMANDS: [&str; 4] = ["run", "plan", "list", "stability"];
+
+/// The options of [`CLAIM_COMMANDS`] that take a value: after them bash completes the
+/// value as clap's script does, not a claim id.
+fn value_options(cmd: &clap::Command) -> Vec<String> {
+    let mut out: Vec<String> = cmd
+        .get_subcommands()
+        .filter(|c| CLAIM_COMMANDS.contains(&c.get_name()))
+        .flat_map(|c| c.get_arguments())
+        .filter(|a| !a.is_positional() && a.get_action().takes_values())
+        .flat_map(|a| {
+            let long = a.get_long().map(|l| format!("--{l}"));
+            let short = a.get_short().map(|s| format!("-{s}"));
+            long.into_iter().chain(short)
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// clap's bash script, registered through a wrapper that adds the claim ids after the
+/// commands of [`CLAIM_COMMANDS`].
+fn bash_claim_ids(script: &str, value_options: &[String]) -> String {
+    let commands = CLAIM_COMMANDS.join("|");
+    let values = if value_options.is_empty() {
+        "--".to_string()
+    } else {
+        value_options.join("|")
+    };
+    let wrapper = format!(
+        r#"
+# Claim ids: after `dpclaims {commands}`, the stems of claims/*.yaml in the current
+# directory are offered besides file names (`dpclaims run <id>` reads claims/<id>.yaml).
+_dpclaims_claim_ids() {{
+    local f
+    for f in claims/*.yaml; do
+        [[ -f "$f" ]] || continue
+        f="${{f#claims/}}"
+        printf '%s\n' "${{f%.yaml}}"
+    done
+}}
+
+_dpclaims_with_claim_ids() {{
+    _dpclaims "$@"
+    local cur="$2" prev="$3" sub="" w
+    for w in "${{COMP_WORDS[@]:1:COMP_CWORD-1}}"; do
+        case "$w" in
+            -*) ;;
+            *) sub="$w"; break ;;
+        esac
+    done
+    case "$sub" in
+        {commands}) ;;
+        *) return 0 ;;
+    esac
+    [[ "$cur" == -* ]] && return 0
+    case "$prev" in
+        {values}) return 0 ;;
+    esac
+    compopt -o filenames 2>/dev/null
+    COMPREPLY=( $(compgen -W "$(_dpclaims_claim_ids)" -- "$cur") $(compgen -f -- "$cur") )
+    return 0
+}}
+"#
+    );
+    let script = script.replace(
+        "complete -F _dpclaims ",
+        "complete -F _dpclaims_with_claim_ids ",
+    );
+    format!(
+        "{}{wrapper}",
+        script.trim_end_matches('\n').to_string() + "\n"
+    )
+}
+
+/// clap's zsh script with the claim files of [`CLAIM_COMMANDS`] completed as claim ids
+/// or file names.
+fn zsh_claim_ids(script: &str) -> String {
+    let helper = r#"
+# Claim ids (the stems of claims/*.yaml in the current directory) or file names: the
+# claim arguments of `dpclaims run`, `plan`, `list` and `stability`.
+_dpclaims_claim_ids() {
+    local -a ids
+    ids=(claims/*.yaml(N:t:r))
+    _alternative "ids:claim id:(${(j: :)${(q)ids[@]}})" 'files:claim file:_files'
+}
+"#;
+    let mut out = String::new();
+    for (i, line) in script.lines().enumerate() {
+        if line.starts_with("'*::paths -- ") && line.ends_with(":_files' \\") {
+            out.push_str(&line.replace(":_files' \\", ":_dpclaims_claim_ids' \\"));
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+        if i == 0 {
+            out.push_str(helper);
+        }
+    }
+    out
+}
+
+/// clap's fish script plus the claim ids after [`CLAIM_COMMANDS`] (fish offers the
+/// file names as well).
+fn fish_claim_ids(script: &str) -> String {
+    format!(
+        r#"{script}
+# Claim ids: the stems of claims/*.yaml in the current directory.
+function __fish_dpclaims_claim_ids
+    for f in claims/*.yaml
+        string replace -r '^claims/(.*)\.yaml$' '$1' -- $f
+    end
+end
+complete -c dpclaims -n "__fish_dpclaims_using_subcommand {}" -a "(__fish_dpclaims_claim_ids)" -d 'claim id'
+"#,
+        CLAIM_COMMANDS.join(" ")
+    )
 }
 
 /// Prints dpclaims(1) on stdout, or writes every command's page into `--out`.

@@ -157,7 +157,9 @@ pub(super) fn load_scorecards(
 /// One line per verdict of a claim, on stderr.
 pub(super) fn print_verdicts(o: &ClaimOutcome) {
     for r in &o.results {
-        eprintln!(
+        // Padded into columns, but no line ends in spaces (a verdict word is the last
+        // column when nothing follows it).
+        let line = format!(
             "{:<26} {:<26} {:<22} {:<11} {:<14}{}",
             o.claim.id,
             r.prediction_name,
@@ -170,6 +172,7 @@ pub(super) fn print_verdicts(o: &ClaimOutcome) {
                 _ => String::new(),
             }
         );
+        eprintln!("{}", line.trim_end());
     }
 }
 

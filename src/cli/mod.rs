@@ -17,6 +17,8 @@ mod diff;
 mod external;
 mod faults;
 mod fig2;
+mod new;
+mod new_templates;
 mod perf;
 mod plan;
 mod privacy;
@@ -45,6 +47,9 @@ struct Cli {
 enum Command {
     /// List the claims: ids, titles, sources.
     List(run::ListArgs),
+    /// Scaffold a claim spec that runs as written (claims/<id>.yaml): every field
+    /// commented, a sweep, a main variant, a negative control and a prediction.
+    New(new::NewArgs),
     /// Estimated work and memory of each claim, without running it (exit 2 when `run`
     /// would refuse it: over --max-hours or --max-memory-gb).
     Plan(plan::PlanArgs),
@@ -137,6 +142,7 @@ fn dispatch() -> ExitCode {
     }
     let result = match &cli.command {
         Command::List(a) => run::list(a),
+        Command::New(a) => new::run(a),
         Command::Plan(a) => plan::run(a),
         Command::Run(a) => run::run(a),
         Command::Stability(a) => stability::run(a),
@@ -334,7 +340,11 @@ fn usage_error(e: clap::Error) -> ExitCode {
         eprintln!("{}", crate::spec::echo::clip_echoes(&line));
         return ExitCode::from(2);
     }
-    let rendered = e.render().to_string();
+    let mut rendered = e.render().to_string();
+    if let Some(tip) = nearest_command_tip(&e) {
+        rendered.push('\n');
+        rendered.push_str(&tip);
+    }
     let parts: Vec<&str> = rendered
         .lines()
         .map(str::trim)
@@ -347,6 +357,74 @@ fn usage_error(e: clap::Error) -> ExitCode {
         crate::spec::echo::clip_echoes(&parts.join("; "))
     );
     ExitCode::from(2)
+}
+
+/// For an unknown subcommand that clap finds nothing like (its Jaro similarity misses
+/// short slips: `rn`, `rnu`), the visible subcommand within [`slip_limit`] edits of it
+/// (a swap of neighbouring letters is one edit), in clap's words.
+fn nearest_command_tip(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    use clap::CommandFactory as _;
+    if e.kind() != ErrorKind::InvalidSubcommand || e.get(ContextKind::SuggestedSubcommand).is_some()
+    {
+        return None;
+    }
+    let Some(ContextValue::String(typed)) = e.get(ContextKind::InvalidSubcommand) else {
+        return None;
+    };
+    let cmd = Cli::command();
+    let (d, name) = cmd
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| (edits(typed, c.get_name()), c.get_name().to_string()))
+        .min()?;
+    (d <= slip_limit(typed)).then(|| format!("tip: a similar subcommand exists: '{name}'"))
+}
+
+/// Edits allowed for a slip: 1 in a word of up to 4 letters, else 2.
+fn slip_limit(typed: &str) -> usize {
+    if typed.chars().count() <= 4 {
+        1
+    } else {
+        2
+    }
+}
+
+/// Optimal string alignment distance: insertions, deletions, substitutions and swaps of
+/// two neighbouring characters, each one edit.
+fn edits(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+#[cfg(test)]
+mod slip_tests {
+    #[test]
+    fn edit_distance_counts_a_swap_once() {
+        assert_eq!(super::edits("rnu", "run"), 1);
+        assert_eq!(super::edits("rn", "run"), 1);
+        assert_eq!(super::edits("plan", "plan"), 0);
+        assert_eq!(super::edits("xyz", "run"), 3);
+    }
 }
 
 #[cfg(test)]

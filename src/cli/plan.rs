@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 #[derive(Args, Debug)]
 pub struct PlanArgs {
-    /// Claim files or directories (default: claims/).
+    /// Claim files, ids (claims/<id>.yaml) or directories (default: claims/).
     pub paths: Vec<PathBuf>,
     /// Profile: quick (CI scale) or full (paper scale).
     #[arg(long, value_enum, default_value_t = Profile::Quick)]
@@ -23,7 +23,7 @@ pub struct PlanArgs {
 }
 
 pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
-    let claims = spec::load_claims(&default_paths(&a.paths))?;
+    let claims = spec::load_claims(&default_paths(&a.paths)?)?;
     let limits = a.budget.limits()?;
     let est: Vec<ClaimEstimate> = claims
         .iter()
@@ -45,7 +45,7 @@ pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
         );
     } else {
         for e in &est {
-            println!("{e}");
+            println!("{}", claim_line(e));
             println!(
                 "{:<28} work: {}: {}",
                 "", e.work_driver.field, e.work_driver.detail
@@ -56,13 +56,74 @@ pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
             "{} claims, profile {}: wall {} on {} threads (limit {}), largest claim memory {} (limit {})",
             est.len(),
             a.profile,
-            estimate::hours(total),
+            duration(total),
             limits.threads,
-            estimate::hours(limits.max_seconds),
+            duration(limits.max_seconds),
             estimate::gb(est.iter().map(|e| e.memory_bytes).fold(0.0, f64::max)),
             estimate::gb(limits.max_bytes),
         );
     }
     verdict?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A claim's estimate on one line, its times as [`duration`] writes them.
+fn claim_line(e: &ClaimEstimate) -> String {
+    let units = if e.units.is_finite() && e.units.abs() < 1e7 {
+        format!("{}", e.units)
+    } else {
+        format!("{:e}", e.units)
+    };
+    format!(
+        "{:<28} {:>10} units  cpu {:>9}  wall {:>9} on {} threads  memory {:>10} (largest unit {})",
+        e.claim,
+        units,
+        duration(e.cpu_seconds),
+        duration(e.wall_seconds),
+        e.threads,
+        estimate::gb(e.memory_bytes),
+        estimate::gb(e.max_unit_bytes),
+    )
+}
+
+/// A time in the unit that fits it: "0.042 s", "12.3 s", "5.9 min", "2.35 h", "24.0 h", and
+/// "1.20e5 h" for the absurd (a NaN or an infinity as such).
+pub fn duration(seconds: f64) -> String {
+    if !seconds.is_finite() {
+        return format!("{seconds} s");
+    }
+    let s = seconds.max(0.0);
+    if s < 1.0 {
+        format!("{s:.3} s")
+    } else if s < 60.0 {
+        format!("{s:.1} s")
+    } else if s < 3600.0 {
+        format!("{:.1} min", s / 60.0)
+    } else if s < 3600.0 * 10.0 {
+        format!("{:.2} h", s / 3600.0)
+    } else if s < 3600.0 * 100.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else if s < 3600.0 * 1e4 {
+        format!("{:.0} h", s / 3600.0)
+    } else {
+        format!("{:.2e} h", s / 3600.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::duration;
+
+    #[test]
+    fn times_in_the_unit_that_fits() {
+        assert_eq!(duration(0.0421), "0.042 s");
+        assert_eq!(duration(12.34), "12.3 s");
+        assert_eq!(duration(354.0), "5.9 min");
+        assert_eq!(duration(1270.8), "21.2 min");
+        assert_eq!(duration(8460.0), "2.35 h");
+        assert_eq!(duration(86400.0), "24.0 h");
+        assert_eq!(duration(3600.0 * 1234.4), "1234 h");
+        assert_eq!(duration(3600.0 * 2e5), "2.00e5 h");
+        assert_eq!(duration(f64::INFINITY), "inf s");
+    }
 }

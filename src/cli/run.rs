@@ -7,18 +7,18 @@ use crate::train::Recipe;
 use crate::{execute, plan, report};
 use clap::Args;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
-    /// Claim files or directories (default: claims/).
+    /// Claim files, ids (claims/<id>.yaml) or directories (default: claims/).
     pub paths: Vec<PathBuf>,
 }
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Claim files or directories (default: claims/).
+    /// Claim files, ids (claims/<id>.yaml) or directories (default: claims/).
     pub paths: Vec<PathBuf>,
     /// Profile: quick (CI scale) or full (paper scale).
     #[arg(long, value_enum, default_value_t = Profile::Quick)]
@@ -112,16 +112,22 @@ pub(super) fn default_out(paths: &[PathBuf]) -> PathBuf {
         .join(name.trim_start_matches('_'))
 }
 
-pub(super) fn default_paths(p: &[PathBuf]) -> Vec<PathBuf> {
+/// The claim paths of `list`, `run`, `plan`, `stability` and `slurm`: `claims/` when
+/// none is given (outside a checkout, where there is none, an error that says what to
+/// pass), and claim ids read as their files in `claims/` ([`super::select::resolve`]:
+/// what the shell completion offers).
+pub(super) fn default_paths(p: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     if p.is_empty() {
-        vec![PathBuf::from("claims")]
-    } else {
-        p.to_vec()
+        if !Path::new("claims").is_dir() {
+            anyhow::bail!("no claims/ here: pass claim files or ids");
+        }
+        return Ok(vec![PathBuf::from("claims")]);
     }
+    super::select::resolve(p)
 }
 
 pub fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
-    let claims = spec::load_claims(&default_paths(&a.paths))?;
+    let claims = spec::load_claims(&default_paths(&a.paths)?)?;
     for c in &claims {
         println!("{:<28} {}\n{:<28} source: {}", c.id, c.title, "", c.source);
     }
@@ -307,7 +313,7 @@ fn preflight(a: &RunArgs, out: &std::path::Path, claims: &[spec::Claim]) -> anyh
 
 /// The claims a run runs: its paths or ids, filtered by `-k` and `--last-failed`.
 fn selected(a: &RunArgs) -> anyhow::Result<Vec<spec::Claim>> {
-    let paths = super::select::resolve(&default_paths(&a.paths))?;
+    let paths = default_paths(&a.paths)?;
     let mut claims = spec::load_claims(&paths)?;
     claims.retain(|c| super::select::matches(c, &a.select.keyword));
     if a.select.last_failed {

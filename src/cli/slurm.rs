@@ -113,7 +113,7 @@ pub fn slurm(a: &SlurmArgs) -> anyhow::Result<ExitCode> {
     if let Some(p) = &a.partition {
         check_partition(p).map_err(anyhow::Error::msg)?;
     }
-    let paths = super::run::default_paths(&a.paths);
+    let paths = super::run::default_paths(&a.paths)?;
     // Every path is shell-quoted in commands, but also printed in `#` comment lines,
     // where a newline would end the comment and start a command: refused outright.
     for (what, p) in paths

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 #[derive(Args, Debug)]
 pub struct StabilityArgs {
-    /// Claim files or directories (default: claims/).
+    /// Claim files, ids (claims/<id>.yaml) or directories (default: claims/).
     pub paths: Vec<PathBuf>,
     /// Number of master seeds.
     #[arg(long, default_value_t = 20)]
@@ -63,7 +63,7 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
             a.seeds
         )
     })?;
-    let claims = spec::load_claims(&default_paths(&a.paths))?;
+    let claims = spec::load_claims(&default_paths(&a.paths)?)?;
     // Refused on the estimate for every seed, before any record is looked at (a seed
     // read from its record costs nothing, so this errs on the side of refusing).
     a.budget.check(&claims, a.profile, a.seeds as f64, 1.0)?;
