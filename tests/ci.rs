@@ -510,6 +510,50 @@ fn diff_exits_0_on_identical_runs_1_naming_a_changed_verdict_2_naming_a_missing_
     }
 }
 
+/// An estimate that moved inside its intervals under an unchanged verdict is shown as
+/// `within` and passes (exit 1 with --strict); --common-only ignores added claims.
+#[test]
+fn diff_shows_moves_within_the_interval_and_compares_common_results_only_on_request() {
+    let w = workdir(&[("tiny-ci.yaml", CALIBRATION)]);
+    let dir = w.path();
+    for out in ["a", "b", "plain"] {
+        let r = dpclaims_in(dir, &["run", "--no-baseline", "--out", out]);
+        assert_eq!(code(&r), 0, "{}", text(&r.stderr));
+    }
+    // Give the first result an interval in both runs, and move the later estimate
+    // inside it.
+    for (run, shift) in [("a", 0.0), ("b", 0.1)] {
+        let path = dir.join(run).join("verdicts.json");
+        let mut doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let r = &mut doc["claims"][0]["results"][0];
+        r["estimate"] = serde_json::json!(1.0 + shift);
+        r["ci"] = serde_json::json!([0.5, 1.5]);
+        std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    }
+    let d = dpclaims_in(dir, &["diff", "a", "b"]);
+    assert_eq!(code(&d), 0, "{}", text(&d.stdout));
+    let out = text(&d.stdout);
+    assert!(
+        out.contains("no change (1 estimate moved within its intervals"),
+        "{out}"
+    );
+    assert!(out.lines().any(|l| l.starts_with("within")), "{out}");
+    assert_eq!(code(&dpclaims_in(dir, &["diff", "a", "b", "--strict"])), 1);
+    // A run with one more claim: --common-only compares the claims both have.
+    std::fs::write(
+        dir.join("claims/tiny-two.yaml"),
+        CALIBRATION.replace("id: tiny-ci", "id: tiny-two"),
+    )
+    .unwrap();
+    let r = dpclaims_in(dir, &["run", "--no-baseline", "--out", "c"]);
+    assert_eq!(code(&r), 0);
+    assert_eq!(code(&dpclaims_in(dir, &["diff", "plain", "c"])), 1);
+    let d = dpclaims_in(dir, &["diff", "plain", "c", "--common-only"]);
+    assert_eq!(code(&d), 0, "{}", text(&d.stdout));
+    assert!(!text(&d.stdout).contains("claim added"));
+}
+
 #[test]
 fn completions_and_man_pages_list_the_commands() {
     let dir = tempfile::tempdir().unwrap();

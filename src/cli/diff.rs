@@ -15,14 +15,26 @@ pub struct DiffArgs {
     /// Markdown for a pull-request comment instead of plain lines.
     #[arg(long)]
     pub markdown: bool,
+    /// Also fail (exit 1) when a verdict is unchanged and its estimate moved within its
+    /// confidence intervals (shown as `within` either way).
+    #[arg(long)]
+    pub strict: bool,
+    /// Compare only the claims and results both runs have (a subset run against a whole
+    /// one): additions and removals are neither shown nor counted.
+    #[arg(long)]
+    pub common_only: bool,
 }
 
-/// Prints the changes; exit 0 when there is none, 1 otherwise (2, naming the file, when
-/// an input cannot be read).
+/// Prints the changes; exit 0 when there is none (estimates that moved within their
+/// intervals under unchanged verdicts are shown and, without --strict, pass), 1
+/// otherwise (2, naming the file, when an input cannot be read).
 pub fn run(a: &DiffArgs) -> anyhow::Result<ExitCode> {
     let (old_file, old) = VerdictsDoc::load(&a.old)?;
     let (new_file, new) = VerdictsDoc::load(&a.new)?;
-    let changes = diff::diff(&old, &new);
+    let mut changes = diff::diff(&old, &new);
+    if a.common_only {
+        changes.retain(|c| !c.one_sided());
+    }
     let note = diff::runs_note(&old, &new);
     if a.markdown {
         print!(
@@ -35,7 +47,7 @@ pub fn run(a: &DiffArgs) -> anyhow::Result<ExitCode> {
         }
         print!("{}", diff::text(&old_file, &new_file, &changes));
     }
-    Ok(if changes.is_empty() {
+    Ok(if !changes.iter().any(|c| c.counts(a.strict)) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -101,7 +101,9 @@ impl VerdictsDoc {
 /// What changed for one result (or claim).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Change {
-    /// `claim added`, `claim removed`, `added`, `removed`, `verdict`, `moved`, `problem`.
+    /// `claim added`, `claim removed`, `added`, `removed`, `verdict`, `moved`, `problem`,
+    /// or `within`: the verdict is unchanged and the estimate moved inside its intervals
+    /// (shown, not a change unless `dpclaims diff --strict`: see [`Change::counts`]).
     pub kind: &'static str,
     pub claim: String,
     /// "prediction/variant"; empty for a whole claim.
@@ -162,6 +164,14 @@ pub fn diff(old: &VerdictsDoc, new: &VerdictsDoc) -> Vec<Change> {
                     estimate(or),
                     estimate(nr),
                 ));
+            } else if estimate(or) != estimate(nr) {
+                out.push(change(
+                    "within",
+                    &nc.id,
+                    case.clone(),
+                    estimate(or),
+                    estimate(nr),
+                ));
             }
             if or.problem != nr.problem {
                 let p = |r: &ResultDoc| {
@@ -200,6 +210,22 @@ pub fn diff(old: &VerdictsDoc, new: &VerdictsDoc) -> Vec<Change> {
         ));
     }
     out
+}
+
+impl Change {
+    /// Whether the change fails `dpclaims diff` (exit 1): every kind but `within`, which
+    /// does only with `strict`.
+    pub fn counts(&self, strict: bool) -> bool {
+        strict || self.kind != "within"
+    }
+
+    /// A claim or result present in one run only.
+    pub fn one_sided(&self) -> bool {
+        matches!(
+            self.kind,
+            "claim added" | "claim removed" | "added" | "removed"
+        )
+    }
 }
 
 /// "refuted (estimate 0.5 [0.4, 0.6])".
@@ -251,12 +277,23 @@ pub fn text(old: &Path, new: &Path, changes: &[Change]) -> String {
     s
 }
 
-/// "no change", "1 change", "3 changes".
+/// "no change", "1 change", "3 changes" (and how many estimates moved within their
+/// intervals under unchanged verdicts).
 fn count(changes: &[Change]) -> String {
-    match changes.len() {
-        0 => "no change".into(),
+    let within = changes.iter().filter(|c| c.kind == "within").count();
+    let head = match changes.len() - within {
+        0 => "no change".to_string(),
         1 => "1 change".into(),
         n => format!("{n} changes"),
+    };
+    match within {
+        0 => head,
+        w => format!(
+            "{head} ({w} estimate{} moved within {} intervals, verdict{} unchanged)",
+            if w == 1 { "" } else { "s" },
+            if w == 1 { "its" } else { "their" },
+            if w == 1 { "" } else { "s" }
+        ),
     }
 }
 
@@ -269,12 +306,15 @@ pub fn markdown(old: &Path, new: &Path, changes: &[Change], note: Option<&str>) 
     if let Some(n) = note {
         let _ = writeln!(s, "{}\n", cell(n));
     }
-    if changes.is_empty() {
+    if changes.iter().all(|c| c.kind == "within") {
         let _ = writeln!(
             s,
             "Every verdict is the same, no estimate moved beyond its confidence intervals, no claim was added or removed."
         );
-        return s;
+        if changes.is_empty() {
+            return s;
+        }
+        let _ = writeln!(s);
     }
     let _ = writeln!(
         s,
