@@ -30,6 +30,7 @@ mod pld;
 mod privacy;
 mod properties;
 mod properties_io;
+mod quickstart;
 mod rdp_independent;
 mod reduced;
 mod report_sets;
