@@ -7,7 +7,6 @@ use crate::report::{self, baseline, ci, github, junit};
 use crate::spec::Profile;
 use clap::Args;
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -325,21 +324,12 @@ fn ci_outputs(
                 println!("{line}");
             }
         }
-        if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-            let md = github::step_summary(outcomes, &cases, &tally.line(), &baseline.line());
-            let appended = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .and_then(|mut f| f.write_all(md.as_bytes()));
-            if let Err(e) = appended {
-                // The verdicts and the exit status stand; the summary is a convenience.
-                eprintln!(
-                    "warning: could not append the job summary to {}: {e}",
-                    Path::new(&path).display()
-                );
-            }
-        }
+        github::append_step_summary(&github::step_summary(
+            outcomes,
+            &cases,
+            &tally.line(),
+            &baseline.line(),
+        ));
     }
     Ok(())
 }

@@ -230,26 +230,15 @@ fn ci_error(a: &RunArgs, e: &anyhow::Error) {
         } else {
             println!("{ann}");
         }
-        if let Some(p) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-            use std::io::Write as _;
-            let place = match (&shown, &field) {
-                (Some(f), Some(x)) => format!("In `{f}`, field `{x}`:"),
-                (Some(f), None) => format!("In `{f}`:"),
-                _ => "No verdict was given:".to_string(),
-            };
-            let md = format!(
-                "## dpclaims: the run stopped (exit 2)\n\n{place}\n\n```text\n{}\n```\n",
-                message.replace("```", "'''")
-            );
-            let appended = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&p)
-                .and_then(|mut f| f.write_all(md.as_bytes()));
-            if let Err(w) = appended {
-                eprintln!("warning: could not append the job summary: {w}");
-            }
-        }
+        let place = match (&shown, &field) {
+            (Some(f), Some(x)) => format!("In `{f}`, field `{x}`:"),
+            (Some(f), None) => format!("In `{f}`:"),
+            _ => "No verdict was given:".to_string(),
+        };
+        report::github::append_step_summary(&format!(
+            "## dpclaims: the run stopped (exit 2)\n\n{place}\n\n```text\n{}\n```\n",
+            message.replace("```", "'''")
+        ));
     }
 }
 

@@ -30,6 +30,27 @@ pub fn command(level: &str, file: &str, line: usize, title: &str, message: &str)
     )
 }
 
+/// Appends `md` to the job summary (`$GITHUB_STEP_SUMMARY`) when the runner set one; a
+/// failure is a warning (the verdicts and the exit status stand; the summary is a
+/// convenience).
+pub fn append_step_summary(md: &str) {
+    use std::io::Write as _;
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let appended = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(md.as_bytes()));
+    if let Err(e) = appended {
+        eprintln!(
+            "warning: could not append the job summary to {}: {e}",
+            std::path::Path::new(&path).display()
+        );
+    }
+}
+
 /// A path as GitHub wants it in an annotation: relative to `$GITHUB_WORKSPACE` (the
 /// checkout), whatever directory dpclaims ran in and however the path was given; as
 /// given when there is no workspace or the file is outside it.
