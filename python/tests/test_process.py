@@ -83,7 +83,9 @@ def binary():
     cands.append(str(ROOT / "target/release/dpclaims"))
     for c in cands:
         if c and Path(c).is_file() and os.access(c, os.X_OK):
-            return c
+            # Absolute: the tests run the binary from temporary directories, and the
+            # Makefile passes a path relative to the checkout.
+            return str(Path(c).resolve())
     return None
 
 
