@@ -162,3 +162,55 @@ fn last_failed_runs_only_the_claims_that_failed_last_time() {
         .collect();
     assert_eq!(ids, ["tiny-fail"]);
 }
+
+/// A failing or inconclusive row names its units; `run --unit ID` replays one with its
+/// seed and prints the very value the run used (the CSV's, to the last bit).
+#[test]
+fn a_unit_named_by_a_row_replays_to_the_run_s_own_value() {
+    let d = tree();
+    let o = run(
+        d.path(),
+        &[
+            "run",
+            "tiny-fail",
+            "--no-baseline",
+            "--no-cache",
+            "--out",
+            "out",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let e = err(&o);
+    let id = e
+        .split("--unit '")
+        .nth(1)
+        .and_then(|r| r.split('\'').next())
+        .unwrap_or_else(|| panic!("no replay hint in:\n{e}"))
+        .to_string();
+    let parts: Vec<&str> = id.split('/').collect();
+    let (variant, sweep, point, rep) = (parts[1], parts[2], parts[3], parts[4]);
+    let r = run(d.path(), &["run", "--unit", &id, "--json", "--no-cache"]);
+    assert_eq!(r.status.code(), Some(0), "{}", err(&r));
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    let csv = std::fs::read_to_string(d.path().join("out/tiny-fail.csv")).unwrap();
+    let mut checked = 0;
+    for line in csv.lines().skip(1) {
+        // claim,sweep,variant,point,"vars",replicate,metric,value
+        let (head, tail) = line.split_once(",\"").unwrap();
+        let h: Vec<&str> = head.split(',').collect();
+        let t: Vec<&str> = tail.split("\",").nth(1).unwrap().split(',').collect();
+        if h[1] == sweep && h[2] == variant && h[3] == point && t[0] == rep {
+            let want: f64 = t[2].parse().unwrap();
+            let got = v["metrics"][t[1]].as_f64().unwrap();
+            assert_eq!(got.to_bits(), want.to_bits(), "{} of {id}", t[1]);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 1, "no CSV row for {id}");
+    let bad = run(
+        d.path(),
+        &["run", "--unit", "tiny-fail/prop22/vs_n/n=9/0", "--no-cache"],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(err(&bad).contains("no such unit"), "{}", err(&bad));
+}

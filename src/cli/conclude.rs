@@ -172,6 +172,13 @@ pub(super) fn print_verdicts(o: &ClaimOutcome) {
             }
         );
         eprintln!("{}", line.trim_end());
+        // A row that fails the run or is undecided names its units and how to replay one.
+        let undecided = matches!(r.verdict, crate::fit::Verdict::Inconclusive);
+        if r.problem.is_some() || undecided {
+            if let Some(h) = super::replay::hint(&o.claim, o.profile, r) {
+                eprintln!("    {h}");
+            }
+        }
     }
 }
 

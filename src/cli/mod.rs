@@ -24,6 +24,7 @@ mod plan;
 mod privacy;
 mod privacy_report;
 mod progress;
+mod replay;
 mod run;
 mod select;
 mod shard;

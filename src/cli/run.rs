@@ -64,6 +64,11 @@ pub struct RunArgs {
     pub cache: super::cache::CacheArgs,
     #[command(flatten)]
     pub select: super::select::SelectArgs,
+    /// Replay one work unit (`<claim>/<variant>/<sweep>/<point>/<replicate>`, as failing
+    /// and inconclusive rows print it) with its seed, and print its metrics; nothing else
+    /// runs and no report is written.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["shard", "junit"])]
+    pub unit: Option<String>,
 }
 
 impl RunArgs {
@@ -330,6 +335,9 @@ fn selected(a: &RunArgs) -> anyhow::Result<Vec<spec::Claim>> {
 
 fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let claims = selected(a)?;
+    if let Some(id) = &a.unit {
+        return super::replay::replay(&claims, id, a.profile, a.seed, a.json);
+    }
     if let (Some(shard), Some(dir)) = (a.shard, &a.partial_out) {
         a.budget
             .check(&claims, a.profile, 1.0, 1.0 / shard.count.max(1) as f64)?;

@@ -1,0 +1,119 @@
+//! `dpclaims run --unit ID`: one work unit replayed with its seed against the same
+//! system or external core, its metrics printed — the minimal reproducer of a row
+//! (issue 33, item 5). A unit's numbers depend on its own seed path only, so the replay
+//! gives the bits the run used.
+//!
+//! A unit id is `<claim>/<variant>/<sweep>/<point>/<replicate>`, the point as its axis
+//! values (`n=64`, `d=10 n=64`): the id the external protocol sends, and the one failing
+//! and inconclusive rows print ([`hint`]).
+use crate::judge::PredictionResult;
+use crate::plan::{planned_units, UnitPlan};
+use crate::spec::{Claim, Profile};
+use crate::train::Recipe;
+use std::process::ExitCode;
+
+/// The id of a planned unit.
+pub fn unit_id(claim: &str, u: &UnitPlan) -> String {
+    format!(
+        "{claim}/{}/{}/{}/{}",
+        u.key.variant, u.key.sweep, u.label, u.key.replicate
+    )
+}
+
+/// The claim id a unit id starts with.
+pub fn claim_of(id: &str) -> &str {
+    id.split('/').next().unwrap_or("")
+}
+
+/// "units: <first id> ... (P points x R replicates): replay one with `dpclaims run <claim>
+/// --unit '<id>'`", for a row of `claim`.
+pub fn hint(claim: &Claim, profile: Profile, r: &PredictionResult) -> Option<String> {
+    let units: Vec<UnitPlan> = planned_units(claim, profile)
+        .into_iter()
+        .filter(|u| u.key.sweep == r.sweep && u.key.variant == r.variant)
+        .collect();
+    let first = units.first()?;
+    let points = units
+        .iter()
+        .map(|u| u.key.point)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let reps = units.len() / points.max(1);
+    Some(format!(
+        "units {}/{}/{}/<point>/<0..{}> ({points} points x {reps} replicates); replay one: dpclaims run {} --unit '{}'",
+        claim.id,
+        r.variant,
+        r.sweep,
+        reps.saturating_sub(1),
+        claim.id,
+        unit_id(&claim.id, first)
+    ))
+}
+
+/// Replays the unit `id` of one of `claims` and prints its metrics (`json`: one JSON
+/// object).
+pub fn replay(
+    claims: &[Claim],
+    id: &str,
+    profile: Profile,
+    seed: u64,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let cid = claim_of(id);
+    let Some(claim) = claims.iter().find(|c| c.id == cid) else {
+        anyhow::bail!(
+            "--unit `{id}`: no claim `{cid}` among the claims given (a unit id is \
+             <claim>/<variant>/<sweep>/<point>/<replicate>)"
+        );
+    };
+    let units = planned_units(claim, profile);
+    let Some(u) = units.iter().find(|u| unit_id(&claim.id, u) == id) else {
+        let same: Vec<String> = units
+            .iter()
+            .filter(|u| u.key.replicate == 0)
+            .map(|u| unit_id(&claim.id, u))
+            .take(12)
+            .collect();
+        anyhow::bail!(
+            "--unit `{id}`: claim `{cid}` has no such unit at the {profile} profile; its \
+             units are, at replicate 0: {}{}",
+            same.join(", "),
+            if units.len() > same.len() {
+                ", ..."
+            } else {
+                ""
+            }
+        );
+    };
+    let key = u.key.clone();
+    let values = crate::execute::run_units_where(
+        claim,
+        profile,
+        seed,
+        &Recipe::PAPER,
+        &|_, k| *k == key,
+        &|| {},
+    )?;
+    let Some((_, metrics)) = values.into_iter().next() else {
+        anyhow::bail!("--unit `{id}`: the unit did not run");
+    };
+    if json {
+        let doc = serde_json::json!({
+            "unit": id,
+            "profile": profile.to_string(),
+            "seed": seed,
+            "system": claim.system.name(),
+            "metrics": metrics,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        println!(
+            "unit {id} (profile {profile}, master seed {seed}, system {}):",
+            claim.system.name()
+        );
+        for (k, v) in &metrics {
+            println!("  {k} = {v:e}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
