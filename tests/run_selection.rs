@@ -214,3 +214,70 @@ fn a_unit_named_by_a_row_replays_to_the_run_s_own_value() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(err(&bad).contains("no such unit"), "{}", err(&bad));
 }
+
+/// A subset run into a fresh directory writes the scorecard of its own paper only; into a
+/// directory that keeps other claims, index.html lists the kept claims as SUMMARY.md does.
+#[test]
+fn a_subset_gets_its_paper_s_scorecard_and_index_lists_kept_claims() {
+    let d = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Scorecards are validated against the whole claims directory.
+    std::fs::create_dir(d.path().join("claims")).unwrap();
+    for e in std::fs::read_dir(root.join("claims")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "yaml") {
+            std::fs::copy(&p, d.path().join("claims").join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let sc = d.path().join("scorecards");
+    std::fs::create_dir(&sc).unwrap();
+    for p in ["privacy-for-free", "tp-topk", "private-feature-learning"] {
+        std::fs::copy(
+            root.join(format!("scorecards/{p}.yaml")),
+            sc.join(format!("{p}.yaml")),
+        )
+        .unwrap();
+    }
+    let o = run(
+        d.path(),
+        &[
+            "run",
+            "sigma-a-calibration",
+            "--no-baseline",
+            "--no-cache",
+            "--out",
+            "out",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let names: Vec<String> = std::fs::read_dir(d.path().join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("scorecard-") && n.ends_with(".md"))
+        .collect();
+    assert_eq!(names, ["scorecard-privacy-for-free.md"], "{names:?}");
+    // The other claim into the same directory: the first is kept, in index.html too.
+    let o = run(
+        d.path(),
+        &[
+            "run",
+            "tp-topk-misranking-bound",
+            "--no-baseline",
+            "--no-cache",
+            "--out",
+            "out",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let index = std::fs::read_to_string(d.path().join("out/index.html")).unwrap();
+    assert!(
+        index.contains("This run judged 1 of the 2 claims listed"),
+        "{index}"
+    );
+    assert!(
+        index.contains("href=\"sigma-a-calibration.html\""),
+        "{index}"
+    );
+    assert!(d.path().join("out/scorecard-privacy-for-free.md").is_file());
+    assert!(d.path().join("out/scorecard-tp-topk.md").is_file());
+}

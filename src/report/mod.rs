@@ -176,11 +176,20 @@ pub fn write_reports_with(
         if let Some(v) = verdicts_json_listed(outcomes, &listed) {
             stage.write(diff::VERDICTS_FILE, v.as_bytes())?;
         }
-        for card in cards {
+        // Only the papers whose claims are in this set (run now or kept): a subset run
+        // into a fresh directory gets its own paper's scorecard, not every paper's.
+        let present = |id: &str| {
+            outcomes.iter().any(|o| o.claim.id == id) || previous.kept.iter().any(|k| k.id == id)
+        };
+        for card in cards.iter().filter(|c| {
+            c.results
+                .iter()
+                .any(|r| r.checked_by.iter().any(|ch| present(&ch.claim)))
+        }) {
             let md = scorecard::scorecard_markdown(card, claims, outcomes, &previous.kept);
             stage.write(&format!("{}.md", card.page), md.as_bytes())?;
         }
-        html::write_html(stage.dir(), dir, outcomes)?;
+        html::write_html(stage.dir(), dir, outcomes, &previous.kept)?;
         stage.write(
             "SUMMARY.md",
             summary_markdown_listed(outcomes, &listed).as_bytes(),

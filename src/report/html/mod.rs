@@ -121,7 +121,11 @@ fn verdict_td(r: &PredictionResult) -> Markup {
 
 /// `index.html`: the tally, the claims in plain words, every verdict, the scorecards.
 /// `scorecards` are the file stems of the scorecard pages (`scorecard-…`), sorted.
-pub fn index_html(outcomes: &[ClaimOutcome], scorecards: &[String]) -> String {
+pub fn index_html(
+    outcomes: &[ClaimOutcome],
+    kept: &[super::kept::Kept],
+    scorecards: &[String],
+) -> String {
     let first = outcomes.first();
     let profile = first.map(|o| o.profile.to_string()).unwrap_or_default();
     let seed = first.map(|o| o.seed).unwrap_or(0);
@@ -136,6 +140,14 @@ pub fn index_html(outcomes: &[ClaimOutcome], scorecards: &[String]) -> String {
             @if first.is_some() { "; machine-readable: " a href="verdicts.json" { "verdicts.json" } }
             "."
         }
+        @if !kept.is_empty() {
+            p {
+                "This run judged " (outcomes.len()) " of the " (outcomes.len() + kept.len())
+                " claims listed. The rows marked " em { "kept" } " come from earlier runs (their \
+                profile, seed and engine are given), whose pages are still in this directory. \
+                The tally below counts this run only."
+            }
+        }
         p { strong { (Tally::of(outcomes).line()) } }
         h2 { "Claims" }
         table {
@@ -147,6 +159,14 @@ pub fn index_html(outcomes: &[ClaimOutcome], scorecards: &[String]) -> String {
                         td { (o.claim.title) }
                         td { (o.claim.source.section) ", " (o.claim.source.equation) }
                         td { (md_inline(&claim_in_words(o))) }
+                    }
+                }
+                @for k in kept {
+                    tr {
+                        td { a href={ (k.id) ".html" } { (k.id) } }
+                        td { em { "kept" } }
+                        td { "earlier run: " (k.from.to_string()) }
+                        td { "see its page" }
                     }
                 }
             }
@@ -211,7 +231,12 @@ fn scorecards_in(dir: &Path) -> Vec<String> {
 /// Writes `index.html`, `<id>.html` of every outcome and `scorecard-*.html` of every
 /// `scorecard-*.md` in `dir` or `previous` (the output directory the set replaces), each
 /// atomically, into `dir`.
-pub fn write_html(dir: &Path, previous: &Path, outcomes: &[ClaimOutcome]) -> std::io::Result<()> {
+pub fn write_html(
+    dir: &Path,
+    previous: &Path,
+    outcomes: &[ClaimOutcome],
+    kept: &[super::kept::Kept],
+) -> std::io::Result<()> {
     for o in outcomes {
         write_atomic(
             &dir.join(format!("{}.html", o.claim.id)),
@@ -243,6 +268,6 @@ pub fn write_html(dir: &Path, previous: &Path, outcomes: &[ClaimOutcome]) -> std
     }
     write_atomic(
         &dir.join(INDEX),
-        index_html(outcomes, &scorecards).as_bytes(),
+        index_html(outcomes, kept, &scorecards).as_bytes(),
     )
 }
