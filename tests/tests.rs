@@ -1,5 +1,6 @@
 //! One integration-test binary (keeps link time down); one module per concern.
 mod accept_review;
+mod advise;
 mod architecture;
 mod audit;
 mod audit_estimators;

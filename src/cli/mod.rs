@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod accept;
+mod advise;
 mod audit_null;
 mod cache;
 mod completions;
@@ -99,6 +100,9 @@ enum Command {
     Completions(completions::CompletionsArgs),
     /// Print the man page dpclaims(1), or write every command's page with --out DIR.
     Man(completions::ManArgs),
+    /// For each inconclusive or seed-dependent row of a claim: why, and how many
+    /// replicates would decide it at the seed-to-seed spread of the stability records.
+    Advise(advise::AdviseArgs),
     /// Accept the pending snapshots of the last runs into the regression baseline (all, or
     /// those of the claims named), as `cargo insta accept`.
     Accept(accept::AcceptArgs),
@@ -164,6 +168,7 @@ fn dispatch() -> ExitCode {
         Command::Completions(a) => completions::completions(a),
         Command::Man(a) => completions::man(a),
         Command::Accept(a) => accept::accept(a),
+        Command::Advise(a) => advise::run(a),
         Command::Review(a) => accept::review(a),
     };
     match result {
