@@ -423,18 +423,21 @@ fn merge_writes_the_same_junit_cases_as_the_unsharded_run() {
         &[],
     );
     assert_eq!(code(&merged), 1);
-    // Equal up to times (a merge knows none) and the report directory.
+    // Equal up to times (a merge knows none), timestamps and the report directory.
     let strip = |p: &str| {
-        let s = std::fs::read_to_string(dir.join(p)).unwrap();
-        let mut out = String::new();
-        let mut rest = s.as_str();
-        while let Some(i) = rest.find(" time=\"") {
-            out.push_str(&rest[..i]);
-            let after = &rest[i + 7..];
-            rest = &after[after.find('"').unwrap() + 1..];
+        let mut s = std::fs::read_to_string(dir.join(p)).unwrap();
+        for attr in [" time=\"", " timestamp=\""] {
+            let mut out = String::new();
+            let mut rest = s.as_str();
+            while let Some(i) = rest.find(attr) {
+                out.push_str(&rest[..i]);
+                let after = &rest[i + attr.len()..];
+                rest = &after[after.find('"').unwrap() + 1..];
+            }
+            out.push_str(rest);
+            s = out;
         }
-        out.push_str(rest);
-        out.replace("report one/", "report two/")
+        s.replace("report one/", "report two/")
     };
     assert_eq!(strip("one.xml"), strip("two.xml"));
     assert!(std::fs::read_to_string(dir.join("two.xml"))
