@@ -210,13 +210,14 @@ fn an_error_answer_with_a_null_unit_still_reports_the_error() {
 
 #[test]
 fn a_core_that_stops_reading_is_exit_2_never_a_silent_sigpipe() {
-    // Closes stdin after the handshake and lives on: the next request meets EPIPE. The
-    // answer of the handshake arrives first, so every write after it fails the same way;
-    // repeated, since the old failure (death by SIGPIPE) depended on timing.
+    // Reads the handshake, closes stdin, then answers it and lives on: the first request
+    // meets a pipe without a reader (EPIPE), deterministically (closing after answering
+    // raced with the harness's first write, which then waited for its timeout). Repeated,
+    // since the old failure (death by SIGPIPE) depended on timing.
     let py = r#"import json, os, sys, time
 line = sys.stdin.readline()
-print(json.dumps({"protocol": "dpclaims-external/2", "metrics": ["m"]}), flush=True)
 os.close(0)
+print(json.dumps({"protocol": "dpclaims-external/2", "metrics": ["m"]}), flush=True)
 time.sleep(30)
 "#;
     let d = setup_with(py, 40);
