@@ -273,6 +273,62 @@ fn damaged_entries_are_recomputed_and_overwritten() {
     assert_eq!((c.counts().hits, c.counts().corrupt), (n, 0));
 }
 
+/// Issue 32 (messages): an entry that passes its checksum but lacks a metric the unit
+/// reads failed the run ("system did not produce metric"). It is now a miss: computed
+/// again and overwritten. The entries are re-sealed with a recomputed SHA-256, as a
+/// forger (or an older core with fewer metrics) would write them.
+#[test]
+fn entries_sealed_without_a_wanted_metric_or_with_nan_are_recomputed() {
+    use sha2::{Digest, Sha256};
+    let w = tempfile::tempdir().unwrap();
+    let claim = claim_in(w.path(), str::to_string);
+    let n = units(&claim);
+    let dir = w.path().join("cache");
+    let c = open(&dir, "build-a");
+    let clean = cached_run(&c, &claim);
+    let files = entries(&dir);
+    let reseal = |path: &Path, edit: &dyn Fn(Vec<&str>) -> Vec<String>| {
+        let text = std::fs::read_to_string(path).unwrap();
+        let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with("sha256 ")).collect();
+        let mut body = edit(lines).join("\n");
+        body.push('\n');
+        let sum: String = Sha256::digest(body.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        std::fs::write(path, format!("{body}sha256 {sum}\n")).unwrap();
+    };
+    // Every metric line dropped; every metric set to NaN.
+    reseal(&files[0], &|l| {
+        l.into_iter()
+            .filter(|x| !x.starts_with("metric "))
+            .map(str::to_string)
+            .collect()
+    });
+    reseal(&files[1], &|l| {
+        l.into_iter()
+            .map(|x| match x.strip_prefix("metric ") {
+                Some(m) => {
+                    let name = m.split(' ').next().unwrap();
+                    format!("metric {name} {:016x}", f64::NAN.to_bits())
+                }
+                None => x.to_string(),
+            })
+            .collect()
+    });
+    let c = open(&dir, "build-a");
+    let again = cached_run(&c, &claim);
+    let counts = c.counts();
+    assert_eq!(
+        (counts.hits, counts.misses, counts.corrupt, counts.stored),
+        (n - 2, 2, 2, 2)
+    );
+    assert_eq!(bits(&clean), bits(&again));
+    let c = open(&dir, "build-a");
+    cached_run(&c, &claim);
+    assert_eq!((c.counts().hits, c.counts().corrupt), (n, 0));
+}
+
 /// The binary in `dir` with the cache flags of `args` only (the environment's cache
 /// variables removed).
 fn dpclaims(dir: &Path, args: &[&str]) -> Output {

@@ -123,7 +123,7 @@ fn run_timed(
             let hit = cached
                 .as_ref()
                 .zip(key.as_ref())
-                .and_then(|((c, _), k)| c.lookup(k));
+                .and_then(|((c, _), k)| c.lookup(k, &u.metrics));
             let computed = hit.is_none();
             let metrics = match hit {
                 Some(m) => m,

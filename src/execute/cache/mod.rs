@@ -153,11 +153,23 @@ impl ResultCache {
     }
 
     /// The values stored under `key`, or `None` (counted as a miss; an entry that fails
-    /// its checks also as corrupt).
-    pub fn lookup(&self, key: &CacheKey) -> Option<BTreeMap<String, f64>> {
+    /// its checks also as corrupt). An entry that passes its checksum but lacks one of
+    /// the `wanted` metrics, or holds a non-finite one (never stored: a diverged unit is
+    /// an error before it is stored), is corrupt too: written by a core that produced
+    /// fewer metrics, or forged. The unit is then computed again and the entry replaced,
+    /// rather than the run failing on a metric the cache lost.
+    pub fn lookup<'a>(
+        &self,
+        key: &CacheKey,
+        wanted: impl IntoIterator<Item = &'a String>,
+    ) -> Option<BTreeMap<String, f64>> {
         let found = match crate::fsio::read(&self.path(key), crate::fsio::InputKind::CacheEntry) {
             Ok(bytes) => {
-                let v = entry::decode(key, &bytes);
+                let v = entry::decode(key, &bytes).filter(|m| {
+                    wanted
+                        .into_iter()
+                        .all(|name| m.get(name).is_some_and(|x| x.is_finite()))
+                });
                 if v.is_none() {
                     self.corrupt.fetch_add(1, Ordering::Relaxed);
                 }
