@@ -21,9 +21,11 @@
 //! right-associative: `2^3^2 = 2^9 = 512`. The exponent may carry its own sign:
 //! `2^-1 = 0.5`.
 //!
-//! Functions: `sqrt ln exp ceil floor abs` (one argument), `min max` (two or more
-//! arguments). `log` is rejected on purpose: its base is ambiguous across papers, write
-//! `ln` (natural logarithm) and divide by `ln(2)` or `ln(10)` when another base is meant.
+//! Functions (the table in `functions.rs`): `sqrt ln log2 log10 exp ceil floor abs`,
+//! `min max` (two or more arguments), `erf erfc Phi Phi_inv`, and the accountants
+//! `gdp_epsilon gdp_delta zcdp_epsilon rdp_epsilon pld_epsilon_upper calibrate_sigma
+//! calibrate_sigma_pld`. `log` is rejected on purpose: its base is ambiguous across
+//! papers; write `ln`, `log2` or `log10`.
 //! The only named constant is `pi`. Implicit multiplication (`2x`) is not supported.
 //! Input is limited to 2000 tokens and 200 levels of nesting, so that no input can
 //! overflow the stack.
@@ -37,16 +39,16 @@
 //! conversions; `parse.rs` the tokenizer and the recursive-descent parser.
 #![deny(clippy::float_cmp)]
 
+mod functions;
 mod parse;
+
+pub use functions::reference_rows as function_reference;
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::str::FromStr;
-
-/// The list of known functions as printed in error messages.
-const KNOWN_FUNCTIONS: &str = "sqrt, ln, exp, ceil, floor, abs, min, max";
 
 /// Errors of parsing or evaluating an expression.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -64,7 +66,7 @@ pub enum ExprError {
         found: String,
     },
     /// A call of a function that does not exist.
-    #[error("unknown function '{name}' at byte {position} in '{expr}'; known: {known}{hint}", known = KNOWN_FUNCTIONS)]
+    #[error("unknown function '{name}' at byte {position} in '{expr}'; known: {known}{hint}", known = functions::known())]
     UnknownFunction {
         /// The whole source text.
         expr: String,
@@ -99,36 +101,20 @@ pub enum ExprError {
     },
 }
 
-/// Built-in functions.
+/// A built-in function: its index in [`functions::FUNCTIONS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Func {
-    Sqrt,
-    Ln,
-    Exp,
-    Ceil,
-    Floor,
-    Abs,
-    Min,
-    Max,
-}
+struct Func(usize);
 
 impl Func {
     fn from_name(name: &str) -> Option<Func> {
-        Some(match name {
-            "sqrt" => Func::Sqrt,
-            "ln" => Func::Ln,
-            "exp" => Func::Exp,
-            "ceil" => Func::Ceil,
-            "floor" => Func::Floor,
-            "abs" => Func::Abs,
-            "min" => Func::Min,
-            "max" => Func::Max,
-            _ => return None,
-        })
+        functions::FUNCTIONS
+            .iter()
+            .position(|f| f.name == name)
+            .map(Func)
     }
 
-    fn is_variadic(self) -> bool {
-        matches!(self, Func::Min | Func::Max)
+    fn info(self) -> &'static functions::FuncInfo {
+        &functions::FUNCTIONS[self.0]
     }
 }
 
@@ -242,37 +228,9 @@ impl Expr {
                 for arg in args {
                     values.push(self.eval_node(arg, vars)?);
                 }
-                apply(*func, &values)
+                func.info().apply(&values)
             }
         })
-    }
-}
-
-/// Applies a function to already-evaluated arguments (arity was checked by the parser).
-fn apply(func: Func, args: &[f64]) -> f64 {
-    let first = args.first().copied().unwrap_or(f64::NAN);
-    match func {
-        Func::Sqrt => first.sqrt(),
-        Func::Ln => first.ln(),
-        Func::Exp => first.exp(),
-        Func::Ceil => first.ceil(),
-        Func::Floor => first.floor(),
-        Func::Abs => first.abs(),
-        // NaN-propagating, unlike f64::min / f64::max which drop a NaN argument.
-        Func::Min => args.iter().copied().fold(f64::INFINITY, |m, v| {
-            if v.is_nan() || m.is_nan() {
-                f64::NAN
-            } else {
-                m.min(v)
-            }
-        }),
-        Func::Max => args.iter().copied().fold(f64::NEG_INFINITY, |m, v| {
-            if v.is_nan() || m.is_nan() {
-                f64::NAN
-            } else {
-                m.max(v)
-            }
-        }),
     }
 }
 
@@ -430,6 +388,66 @@ mod tests {
         assert!(close(got, 2.0));
         let got = eval("d^1.25", &[("d", 16.0)]);
         assert!(close(got, 32.0));
+    }
+
+    /// Issue 33 item 3: the normal distribution, explicit logarithms and the
+    /// accountants as functions.
+    #[test]
+    fn dp_functions() {
+        let cases: [(&str, f64); 8] = [
+            ("Phi(0)", 0.5),
+            ("Phi(1.959963984540054)", 0.975),
+            ("Phi_inv(0.975)", 1.959963984540054),
+            ("erf(1)", 0.842_700_792_949_714_9),
+            ("erfc(3)", 2.209_049_699_858_544e-5),
+            ("log2(8)", 3.0),
+            ("log10(1000)", 3.0),
+            ("Phi_inv(Phi(-2.5))", -2.5),
+        ];
+        for (src, want) in cases {
+            let got = eval(src, &[]);
+            assert!(
+                (got - want).abs() <= 1e-10 * want.abs(),
+                "{src}: got {got}, want {want}"
+            );
+        }
+        // GDP: the library's values, and delta(epsilon(delta)) = delta.
+        let eps = eval("gdp_epsilon(1, 1e-5)", &[]);
+        assert_eq!(eps, crate::privacy::gdp_epsilon(1.0, 1e-5).unwrap());
+        let back = eval("gdp_delta(1, gdp_epsilon(1, 1e-5))", &[]);
+        assert!((back - 1e-5).abs() < 1e-9, "{back}");
+        // Full batch (q = 1): T Gaussian steps at multiplier z are exactly
+        // sqrt(T)/z-GDP, so the PLD upper bound lies just above the exact GDP epsilon
+        // and RDP above both — three computations by different code.
+        let vars = [("z", 2.0), ("t", 50.0), ("delta", 1e-5)];
+        let gdp = eval("gdp_epsilon(sqrt(t) / z, delta)", &vars);
+        let pld = eval("pld_epsilon_upper(1, z, t, delta)", &vars);
+        let rdp = eval("rdp_epsilon(1, z, t, delta)", &vars);
+        assert!(gdp <= pld && pld <= gdp * 1.01, "gdp {gdp}, pld {pld}");
+        assert!(pld < rdp, "pld {pld}, rdp {rdp}");
+        // Calibration: the calibrated multiplier meets the target, and barely.
+        let vars = [("eps", 2.0), ("delta", 1e-5), ("q", 0.01), ("t", 1000.0)];
+        let z = eval("calibrate_sigma(eps, delta, q, t)", &vars);
+        let at = eval(&format!("rdp_epsilon(q, {z}, t, delta)"), &vars);
+        assert!(at <= 2.0 && at > 1.99, "z {z}: epsilon {at}");
+        let z_pld = eval("calibrate_sigma_pld(eps, delta, q, t)", &vars);
+        assert!(z_pld < z, "PLD is tighter: {z_pld} < {z}");
+        // Outside the domain: NaN, as sqrt(-1).
+        for src in [
+            "rdp_epsilon(2, 1, 10, 1e-5)",
+            "rdp_epsilon(0.1, 1, 10.5, 1e-5)",
+            "rdp_epsilon(0.1, -1, 10, 1e-5)",
+            "pld_epsilon_upper(0.1, 1, 0, 1e-5)",
+            "calibrate_sigma(-1, 1e-5, 0.1, 10)",
+            "gdp_epsilon(1, 2)",
+            "gdp_delta(-1, 1)",
+            "Phi_inv(1.5)",
+        ] {
+            assert!(eval(src, &[]).is_nan(), "{src}");
+        }
+        let msg = Expr::parse("rdp_epsilon(0.1, 1)").unwrap_err().to_string();
+        assert!(msg.contains("takes 4 arguments, got 2"), "{msg}");
+        assert!(function_reference().contains("| `pld_epsilon_upper(q, z, steps, delta)` |"));
     }
 
     #[test]

@@ -308,7 +308,7 @@ impl Parser<'_> {
     fn parse_call(&mut self, name: String, start: usize) -> Result<Node, ExprError> {
         let Some(func) = Func::from_name(&name) else {
             let hint = if name == "log" {
-                " (log is rejected because its base is ambiguous; use ln for the natural logarithm)"
+                " (log is rejected because its base is ambiguous; use ln for the natural logarithm, log2 or log10)"
             } else {
                 ""
             };
@@ -328,21 +328,13 @@ impl Parser<'_> {
             return Err(self.error("',' or ')'"));
         }
         self.advance();
-        let ok = if func.is_variadic() {
-            args.len() >= 2
-        } else {
-            args.len() == 1
-        };
-        if !ok {
+        let arity = func.info().arity;
+        if !arity.accepts(args.len()) {
             return Err(ExprError::Arity {
                 expr: self.src.to_string(),
                 name,
                 position: start,
-                expected: if func.is_variadic() {
-                    "2 or more arguments".to_string()
-                } else {
-                    "1 argument".to_string()
-                },
+                expected: arity.words(),
                 got: args.len(),
             });
         }
