@@ -255,6 +255,17 @@ fn small_units() -> Vec<SmallUnit> {
         fl(2.0),
         fl(1.0),
         cal("prop_2_2"),
+        unit(
+            "gaussian_mechanism",
+            &[
+                ("sensitivity", 1.0),
+                ("epsilon", 0.5),
+                ("delta", 1e-5),
+                ("samples", 100.0),
+            ],
+            &[],
+            TargetSpec::None,
+        ),
         audit("rf-dpgd", "prop-2-2"),
         audit("feature-learning-second-layer", "exact"),
         audit("feature-learning-first-layer", "exact"),

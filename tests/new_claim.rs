@@ -199,3 +199,30 @@ fn a_bad_id_or_an_unsupported_system_is_refused() {
         "a refused scaffold wrote a file"
     );
 }
+
+/// Issue 33 item 3: the `gaussian_mechanism` system and an accountant called in a
+/// right-hand side (`calibrate_sigma_pld`), in the example claim: both predictions hold
+/// on the classic calibration and catch the half-noise control.
+#[test]
+fn the_gaussian_mechanism_example_runs_with_an_accountant_in_its_rhs() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/gaussian-mechanism/classic-calibration.yaml");
+    let out = dir.path().join("out");
+    let o = dpclaims_in(
+        dir.path(),
+        &[
+            "run",
+            spec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--no-cache",
+            "--no-baseline",
+        ],
+    );
+    let stdout = text(&o.stdout);
+    assert_eq!(code(&o), 0, "{stdout}{}", text(&o.stderr));
+    assert!(stdout.contains("paper: 1 hold, 0 refuted"), "{stdout}");
+    assert!(stdout.contains("consequences: 1 consistent"), "{stdout}");
+    assert!(stdout.contains("negative controls 2/2 caught"), "{stdout}");
+}

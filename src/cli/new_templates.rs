@@ -36,10 +36,11 @@ const QUOTE: &str = r#"quote: {text: "TODO: the paper's sentence, word for word"
 
 /// Every system `dpclaims new` scaffolds (`external` runs a program of the user's:
 /// docs/external-cores.md).
-pub(super) fn all() -> [Template; 7] {
+pub(super) fn all() -> [Template; 8] {
     [
         rf_dpgd(),
         gaussian_calibration(),
+        gaussian_mechanism(),
         privacy_audit(),
         feature_learning(),
         rf_engines(),
@@ -152,6 +153,53 @@ fn gaussian_calibration() -> Template {
     rhs: "epsilon"                 # an expression of the point's variables
 "#,
         report_metric: "slack_ratio",
+    }
+}
+
+fn gaussian_mechanism() -> Template {
+    Template {
+        system: "gaussian_mechanism",
+        adjacency: "replace_one",
+        data: None,
+        options: &[("calibration", "classic")],
+        params: &[
+            ("sensitivity", "1"),
+            ("delta", "1.0e-5"),
+            ("epsilon", "0.5"),
+            ("noise_scale", "1"),
+            ("samples", "1000"),
+        ],
+        helper_docs: &[],
+        example: "for epsilon in (0, 1), the Gaussian mechanism with sigma = Delta \
+                  sqrt(2 ln(1.25/delta))/epsilon is (epsilon, delta)-DP (Dwork & Roth 2014, \
+                  Thm. A.1): its exact epsilon (Gaussian DP, mu = Delta/sigma) is at most \
+                  epsilon at every point of the grid.",
+        sweeps: r#"  grid:
+    quick:
+      axes: {epsilon: [0.05, 0.2, 0.5, 0.9], delta: [1.0e-8, 1.0e-5, 1.0e-3]}
+      replicates: 1
+    full:
+      axes: {epsilon: [0.01, 0.05, 0.1, 0.2, 0.5, 0.7, 0.9, 0.99], delta: [1.0e-10, 1.0e-8, 1.0e-5, 1.0e-3, 0.01]}
+      replicates: 1
+"#,
+        variants: r#"  - name: as-stated
+    description: "TODO: the calibration as the paper states it (here: Dwork & Roth's classic sigma)"
+  - name: half-noise
+    negative_control: true
+    caught_by: [exact-epsilon-grid]
+    description: "half the calibrated sigma: too little noise for the claimed epsilon"
+    params: {noise_scale: 0.5}
+"#,
+        prediction: r#"  - kind: inequality
+    name: exact-epsilon-grid
+    evidence: statement
+    QUOTE
+    metric: exact_epsilon
+    sweep: grid
+    op: "<="                       # <= | < | >= | >
+    rhs: "epsilon"                 # an expression of the point's variables
+"#,
+        report_metric: "sigma",
     }
 }
 

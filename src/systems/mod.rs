@@ -6,11 +6,13 @@
 //!   validation split over a grid.
 //! * [`feature_learning`] — Algorithm 1 of the blog (first-layer step + DP second layer).
 //! * [`calibration`] — exact privacy of a sigma calibration (Gaussian DP).
+//! * [`gaussian_mechanism`] — the Gaussian mechanism calibrated to (epsilon, delta):
+//!   sigma (analytic or classic) and its exact privacy.
 //! * [`audit`] — empirical privacy audit (a lower bound on epsilon).
 //! * [`engines`] — the direct and the reduced DP-GD engines checked against each other.
 //! * [`tp_topk`] — DP-SGD and the TP-TopK family (fewer-coordinates paper).
 //! * [`external`] — anyone's training core, a program speaking JSON Lines
-//!   (`dpclaims-external/1`); built per claim from its spec, so not in [`all`].
+//!   (`dpclaims-external/2`); built per claim from its spec, so not in [`all`].
 //!
 //! A system receives one work unit (a sweep point of a variant, one replicate) with its
 //! resolved variables, its own seed path and the [`Recipe`] of the run, and returns the
@@ -22,6 +24,7 @@ pub mod cost;
 pub mod engines;
 pub mod external;
 pub mod feature_learning;
+pub mod gaussian_mechanism;
 pub mod rf_dpgd;
 pub mod rf_tuned;
 pub mod tp_topk;
@@ -234,6 +237,7 @@ pub fn all() -> &'static [&'static dyn System] {
         &tp_topk::TpTopK,
         &engines::RfEngines,
         &rf_tuned::RfTuned,
+        &gaussian_mechanism::GaussianMechanism,
     ]
 }
 

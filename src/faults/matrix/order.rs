@@ -31,6 +31,7 @@ pub const AUDIT_SECONDS_PER_TRIAL: f64 = 3e-5;
 /// 0.05 s a unit, the DP-GD audits in 1.1 s), so these are round means of the claims.
 pub const UNIT_SECONDS: &[(&str, f64)] = &[
     ("gaussian_calibration", 2e-5),
+    ("gaussian_mechanism", 1e-4),
     ("feature_learning", 0.005),
     ("tp_topk", 0.04),
     ("rf_dpgd", 0.1),
