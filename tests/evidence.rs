@@ -310,11 +310,14 @@ fn a_refuted_statement_needs_a_confirmed_erratum() {
     let r = row(&o, "main");
     assert_eq!(r.verdict, Verdict::Refuted);
     assert_eq!(r.word, "refuted, unconfirmed");
-    assert!(r
-        .problem
-        .as_deref()
-        .unwrap()
-        .contains("refuted, unconfirmed"));
+    let problem = r.problem.as_deref().unwrap();
+    assert!(problem.contains("refuted, unconfirmed"), "{problem}");
+    // Issue 33 item 6: named first as a regression of the core, with its numbers.
+    assert!(
+        problem.starts_with("regression of the core: refuted on a main variant (measured "),
+        "{problem}"
+    );
+    assert!(problem.contains("interval ["), "{problem}");
     // With an erratum whose independent check holds at a judged point: confirmed.
     let erratum = |check: &str| {
         format!(

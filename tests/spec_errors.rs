@@ -104,7 +104,9 @@ fn a_refuted_main_variant_needs_a_finding() {
     let (code, out, err) = run_spec(dir.path(), &refuted);
     assert_eq!(code, 1, "{out}{err}");
     assert!(
-        err.contains("`kappa1`") && err.contains("without a `finding`"),
+        err.contains("`kappa1`")
+            && err.contains("regression of the core: inconsistent on a main variant")
+            && err.contains("without a `finding`"),
         "{err}"
     );
     assert!(out.contains("1 inconsistent"), "{out}");

@@ -320,11 +320,13 @@ fn main_rules(
         ),
         (_, true, true) => {}
         (Evidence::Statement, true, false) => match erratum {
-            None => problems.push(
-                "refuted, unconfirmed: a refuted statement of the paper needs an `errata` entry \
-                 (the paper's sentence, the counterexample, an independent confirmation)"
-                    .into(),
-            ),
+            None => problems.push(format!(
+                "regression of the core: refuted on a main variant ({}) and the spec records \
+                 no erratum; if the paper, not the core, is wrong here: refuted, unconfirmed \
+                 until an `errata` entry gives the paper's sentence, the counterexample and an \
+                 independent confirmation",
+                measured(res)
+            )),
             Some(e) => {
                 let status = evidence::confirm(e, judged);
                 if !status.confirmed {
@@ -334,14 +336,51 @@ fn main_rules(
             }
         },
         (_, true, false) if finding.is_none() => problems.push(format!(
-            "{} without a `finding` in the spec (what the paper says, what was measured, why)",
-            p.evidence.word(Verdict::Refuted, &p.proxy)
+            "regression of the core: {} on a main variant ({}); if the paper, not the core, \
+             explains it, say so in a `finding` (what the paper says, what was measured, why): \
+             without a `finding` it fails the run",
+            p.evidence.word(Verdict::Refuted, &p.proxy),
+            measured(res)
         )),
         _ => {}
     }
     if !problems.is_empty() && res.problem.is_none() {
         res.problem = Some(problems.join("; "));
     }
+}
+
+/// The numbers of a verdict row in words, for a problem line: "measured 1.32, interval
+/// [1.21, 1.43], predicted 2 ± 0.25" (what is known), else the row's note.
+fn measured(res: &PredictionResult) -> String {
+    fn num(v: f64) -> String {
+        if v == 0.0 || (1e-3..1e4).contains(&v.abs()) {
+            let s = format!("{v:.4}");
+            let s = s.trim_end_matches('0').trim_end_matches('.');
+            s.to_string()
+        } else {
+            format!("{v:.3e}")
+        }
+    }
+    let mut parts = Vec::new();
+    if let Some(e) = res.estimate {
+        parts.push(format!("measured {}", num(e)));
+    }
+    if let Some((lo, hi)) = res.ci {
+        parts.push(format!("interval [{}, {}]", num(lo), num(hi)));
+    }
+    if let Some(p) = res.predicted {
+        parts.push(match res.tolerance {
+            Some(t) => format!("predicted {} ± {}", num(p), num(t)),
+            None => format!("predicted {}", num(p)),
+        });
+    }
+    if parts.is_empty() {
+        if res.note.is_empty() {
+            return format!("over {} points", res.points);
+        }
+        return res.note.clone();
+    }
+    parts.join(", ")
 }
 
 /// The result of a negative control that equals main variant `main` on the
