@@ -74,9 +74,23 @@ fn math_op(op: &str) -> &str {
     }
 }
 
-/// A verdict in words (`out of regime`, not `out_of_regime`).
+/// A verdict in the words of its evidence kind (`holds`, `passed`, `reproduced`,
+/// `out of regime`), without the proxy's name the reports add (`(on ...)`).
 fn verdict_words(r: &PredictionResult) -> String {
-    r.verdict.as_str().replace('_', " ")
+    let w = if r.word.is_empty() {
+        r.verdict.as_str().replace('_', " ")
+    } else {
+        r.word.clone()
+    };
+    match w.find(" (on ") {
+        Some(i) => {
+            let rest = &w[i + 5..];
+            // Keep what follows the proxy's name, e.g. " (not discriminating)".
+            let tail = rest.find(") ").map(|j| &rest[j + 1..]).unwrap_or("");
+            format!("{}{tail}", &w[..i])
+        }
+        None => w,
+    }
 }
 
 /// The panel's verdict: the main variants' verdicts, then whether the controls were
@@ -84,7 +98,9 @@ fn verdict_words(r: &PredictionResult) -> String {
 fn panel_verdict(results: &[&PredictionResult]) -> String {
     // One word when every main variant has the same verdict, else each variant's.
     let mains: Vec<&&PredictionResult> = results.iter().filter(|r| !r.negative_control).collect();
-    let same = mains.windows(2).all(|w| w[0].verdict == w[1].verdict);
+    let same = mains
+        .windows(2)
+        .all(|w| verdict_words(w[0]) == verdict_words(w[1]));
     let main: Vec<String> = if same {
         mains.first().map(|r| verdict_words(r)).into_iter().collect()
     } else {

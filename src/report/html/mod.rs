@@ -209,8 +209,12 @@ pub fn index_html(
 fn scorecard_html(stem: &str, md: &str) -> String {
     let body = html! {
         nav { a href=(INDEX) { "← all claims" } " · " a href={ (stem) ".md" } { "Markdown" } }
+        // The colour key under the page's title.
+        @let page = colour_verdict_cells(&markdown::render(md));
+        @let cut = page.find("</h1>").map_or(0, |i| i + "</h1>".len());
+        (PreEscaped(&page[..cut]))
         (legend())
-        (PreEscaped(colour_verdict_cells(&markdown::render(md))))
+        (PreEscaped(&page[cut..]))
     };
     page(stem, body)
 }

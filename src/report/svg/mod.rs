@@ -35,7 +35,7 @@ use std::fmt::Write as _;
 pub const FONT_FAMILY: &str = "DejaVu Sans, sans-serif";
 
 /// Width of the SVG in pixels.
-pub const WIDTH: f64 = 640.0;
+pub const WIDTH: f64 = 720.0;
 /// Height of the SVG in pixels.
 pub const HEIGHT: f64 = 420.0;
 
