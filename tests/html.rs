@@ -16,6 +16,7 @@ id: tiny-html
 title: "noise term along n, tiny sizes (test only) <with> & markup"
 source: {paper: "test", section: "s", equation: "Eq. 20"}
 statement: "noise term along *n* = sigma_a * sqrt(n) + x_i^2 + f_*(x); the overlap <u, mu> is an inner product"
+labels: {n: "training samples n", noise_term: "noise term (squared error)"}
 "#;
 
 fn claim() -> String {
@@ -151,7 +152,10 @@ fn every_html_page_parses_and_every_local_link_and_image_resolves() {
         page.contains("noise term along *n* = sigma_a * sqrt(n) + x_i^2 + f_*(x)"),
         "statement's math as written"
     );
-    assert!(!page.contains("<em>n</em>"), "no emphasis from the statement's math");
+    assert!(
+        !page.contains("<em>n</em>"),
+        "no emphasis from the statement's math"
+    );
     assert!(page.contains("Sweep tables"), "the sections of the .md");
     let card = std::str::from_utf8(&pages["scorecard-demo.html"]).unwrap();
     assert!(card.contains("<table>") && card.contains(r#"href="tiny-html.html""#));
@@ -171,6 +175,23 @@ fn html_and_svg_are_the_same_bytes_whatever_the_thread_count() {
         files(&dir.join("one"), &["png", "pdf"]).is_empty(),
         "PNG and PDF only on request"
     );
+}
+
+#[test]
+fn a_label_of_an_unknown_metric_or_variable_is_an_error_naming_it() {
+    let w = workdir();
+    let dir = w.path();
+    let path = dir.join("claims/tiny-html.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("labels: {n:", "labels: {nn:")).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+        .current_dir(dir)
+        .args(["run", "--no-baseline", "--out", "out"])
+        .output()
+        .expect("run dpclaims");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("labels.nn"), "{err}");
 }
 
 #[test]
@@ -216,6 +237,10 @@ fn negative_controls_are_marked_in_the_svg_and_the_prediction_follows_the_main_v
         "noise-grows-with-n (negative control)",
         "noise-grows-with-n (negative control): fitted slope",
         "(through prop22)",
+        // The spec's labels on the axes; the prediction's name and verdict as the title.
+        "training samples n",
+        "noise term (squared error)",
+        "predicted ± tolerance 0.5000",
     ] {
         assert!(
             texts.iter().any(|t| t.contains(label)),
@@ -237,7 +262,14 @@ fn negative_controls_are_marked_in_the_svg_and_the_prediction_follows_the_main_v
         (5, 5),
         "hollow markers for the control"
     );
+    let title = panel
+        .descendants()
+        .find(|n| n.has_tag_name("text") && n.attribute("font-weight") == Some("bold"))
+        .and_then(|n| n.text())
+        .expect("a title");
+    assert!(title.starts_with("vs-n: "), "title {title}");
     let control_colour = hollow[0].attribute("stroke").expect("a ring colour");
+    assert_eq!(control_colour, "#7F7F7F", "controls are grey");
     let dashed_in_control_colour = panel.descendants().filter(|n| {
         n.has_tag_name("polyline")
             && n.attribute("stroke") == Some(control_colour)

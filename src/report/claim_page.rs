@@ -104,7 +104,11 @@ pub(crate) fn prose(s: &str) -> String {
 
 /// The paper's words as Markdown: `"text" (where)`, both escaped by [`prose`].
 pub(crate) fn quote_md(q: &crate::spec::Quote) -> String {
-    format!("\"{}\" ({})", prose(q.text.trim()), prose(q.location.trim()))
+    format!(
+        "\"{}\" ({})",
+        prose(q.text.trim()),
+        prose(q.location.trim())
+    )
 }
 
 /// A Markdown table cell: `|` escaped, newlines folded.
@@ -520,14 +524,26 @@ mod prose_tests {
     #[test]
     fn math_in_prose_is_not_read_as_markdown() {
         assert_eq!(prose("sigma_a * sqrt(n)"), r"sigma\_a \* sqrt(n)");
-        assert_eq!(prose("x_i^2 and [g_i^2 > g_j^2]"), r"x\_i^2 and \[g\_i^2 \> g\_j^2\]");
+        assert_eq!(
+            prose("x_i^2 and [g_i^2 > g_j^2]"),
+            r"x\_i^2 and \[g\_i^2 \> g\_j^2\]"
+        );
         // Code spans are kept as written; an unpaired backtick is text.
         assert_eq!(prose("run `a_b*c` then d_e"), r"run `a_b*c` then d\_e");
         assert_eq!(prose("a ` b_c"), r"a ` b\_c");
-        for md in ["theta* and f_*(x) = sigma_a * sqrt(n)", "E_{x~P}[(phi(x)^T Theta)^2]"] {
+        for md in [
+            "theta* and f_*(x) = sigma_a * sqrt(n)",
+            "E_{x~P}[(phi(x)^T Theta)^2]",
+        ] {
             let html = crate::report::html::render_markdown(&prose(md));
-            assert!(!html.contains("<em>") && !html.contains("<strong>") && !html.contains("<del>"), "{html}");
-            assert!(html.contains("f_*(x)") || html.contains("E_{x~P}"), "{html}");
+            assert!(
+                !html.contains("<em>") && !html.contains("<strong>") && !html.contains("<del>"),
+                "{html}"
+            );
+            assert!(
+                html.contains("f_*(x)") || html.contains("E_{x~P}"),
+                "{html}"
+            );
         }
     }
 }

@@ -79,8 +79,8 @@ pub fn svg_to_png(svg: &str) -> Result<Vec<u8>, ExportError> {
     let tree = parse(svg)?;
     let size = tree.size().to_int_size().scale_by(PNG_SCALE);
     let size = size.ok_or(ExportError::EmptySize)?;
-    let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height())
-        .ok_or(ExportError::EmptySize)?;
+    let mut pixmap =
+        resvg::tiny_skia::Pixmap::new(size.width(), size.height()).ok_or(ExportError::EmptySize)?;
     resvg::render(
         &tree,
         resvg::tiny_skia::Transform::from_scale(PNG_SCALE, PNG_SCALE),
@@ -157,7 +157,9 @@ mod tests {
 
     #[test]
     fn exports_follow_the_requested_formats() {
-        assert!(exports("x", SVG, &[FigureFormat::Svg]).expect("ok").is_empty());
+        assert!(exports("x", SVG, &[FigureFormat::Svg])
+            .expect("ok")
+            .is_empty());
         let names: Vec<String> = exports("x", SVG, &[FigureFormat::Pdf, FigureFormat::Png])
             .expect("ok")
             .into_iter()

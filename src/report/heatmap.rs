@@ -2,7 +2,8 @@
 //! coloured cells with a colour bar; same conventions as [`super::svg`].
 use super::fmt_num;
 use super::svg::{
-    esc, num, text_width, FONT_FAMILY, HEIGHT, MARGIN_BOTTOM, MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, WIDTH,
+    esc, num, text_width, FONT_FAMILY, HEIGHT, MARGIN_BOTTOM, MARGIN_LEFT, MARGIN_RIGHT,
+    MARGIN_TOP, WIDTH,
 };
 use std::fmt::Write as _;
 

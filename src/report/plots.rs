@@ -65,6 +65,17 @@ pub fn words(name: &str) -> String {
         .replace("inv ε", "1/ε")
 }
 
+/// An expression of the spec for a label: a lone name in words (`epsilon` → "ε"), any
+/// other expression as written, in parentheses.
+fn expr_words(e: &crate::spec::expr::Expr) -> String {
+    let s = e.to_string();
+    if s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        words(&s)
+    } else {
+        format!("({s})")
+    }
+}
+
 /// A comparison as printed in mathematics (`≤` for `<=`).
 fn math_op(op: &str) -> &str {
     match op {
@@ -72,6 +83,16 @@ fn math_op(op: &str) -> &str {
         ">=" => "≥",
         o => o,
     }
+}
+
+/// The axis label of a metric or sweep variable: the spec's `labels:` entry, else the
+/// name in words.
+fn label(o: &ClaimOutcome, name: &str) -> String {
+    o.claim
+        .labels
+        .get(name)
+        .cloned()
+        .unwrap_or_else(|| words(name))
 }
 
 /// A verdict in the words of its evidence kind (`holds`, `passed`, `reproduced`,
@@ -102,15 +123,18 @@ fn panel_verdict(results: &[&PredictionResult]) -> String {
         .windows(2)
         .all(|w| verdict_words(w[0]) == verdict_words(w[1]));
     let main: Vec<String> = if same {
-        mains.first().map(|r| verdict_words(r)).into_iter().collect()
+        mains
+            .first()
+            .map(|r| verdict_words(r))
+            .into_iter()
+            .collect()
     } else {
         mains
             .iter()
             .map(|r| format!("{} {}", r.variant, verdict_words(r)))
             .collect()
     };
-    let controls: Vec<&&PredictionResult> =
-        results.iter().filter(|r| r.negative_control).collect();
+    let controls: Vec<&&PredictionResult> = results.iter().filter(|r| r.negative_control).collect();
     let caught = controls
         .iter()
         .filter(|r| r.control == Some(ControlStatus::Caught))
@@ -139,25 +163,26 @@ fn prediction_plot(o: &ClaimOutcome, idx: usize, p: &crate::spec::Prediction) ->
     let x_name = fit_spec
         .map(|f| f.x.clone())
         .unwrap_or_else(|| prof.axes[0].0.clone());
-    let mut y_label = words(&p.metric);
+    let metric_label = label(o, &p.metric);
+    let mut y_label = metric_label.clone();
     if let Some(f) = fit_spec.and_then(|f| f.divide_by.as_ref()) {
         y_label = format!("{y_label} / ({f})");
     }
     let ratio = ratio_panel(o, p, &x_name);
     if let (Some(rhs), PredictionKind::Inequality { .. }) = (ratio, &p.kind) {
-        y_label = format!("{y_label} / ({rhs})");
+        y_label = format!("{y_label} / {}", expr_words(rhs));
     }
     let mut plot = svg::LogLogPlot::new(
         format!("{}: {}", p.name, panel_verdict(&results)),
-        words(&x_name),
+        label(o, &x_name),
         y_label,
     );
     plot.subtitle = format!(
         "{} · {} of {} against {}",
         o.claim.id,
         p.kind.name().replace('_', " "),
-        words(&p.metric),
-        words(&x_name)
+        metric_label,
+        label(o, &x_name)
     );
     // Main variants first, then the controls: the first series is the one judged, and
     // the colours of the main variants do not depend on how many controls there are.
@@ -284,7 +309,13 @@ fn prediction_plot(o: &ClaimOutcome, idx: usize, p: &crate::spec::Prediction) ->
             }
         }
         if !control {
-            threshold_curve(&mut plot, p, &recs, &x_name, ratio.is_some());
+            threshold_curve(
+                &mut plot,
+                p,
+                &recs,
+                (&x_name, &metric_label),
+                ratio.is_some(),
+            );
         }
         plot.series.push(svg::Series {
             label: name,
@@ -315,7 +346,9 @@ fn prediction_plot(o: &ClaimOutcome, idx: usize, p: &crate::spec::Prediction) ->
         let positive: Vec<f64> = finite.iter().copied().filter(|v| *v > 0.0).collect();
         let (lo, hi) = positive
             .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+                (a.min(v), b.max(v))
+            });
         if hi >= 100.0 * lo {
             plot.log_y = true;
             plot.subtitle
@@ -359,7 +392,7 @@ fn threshold_curve(
     plot: &mut svg::LogLogPlot,
     p: &crate::spec::Prediction,
     recs: &[&PointRecord],
-    x_name: &str,
+    (x_name, metric_label): (&str, &str),
     ratio: bool,
 ) {
     if !plot.curves.is_empty() {
@@ -371,15 +404,32 @@ fn threshold_curve(
     });
     let (label, mut points) = match &p.kind {
         PredictionKind::Event { alpha, .. } => (
-            format!("required: probability at least 1 − α = {}", fmt_num(1.0 - alpha)),
+            format!(
+                "required: probability at least 1 − α = {}",
+                fmt_num(1.0 - alpha)
+            ),
             vec![(lo, 1.0 - alpha), (hi, 1.0 - alpha)],
         ),
         PredictionKind::Inequality { op, rhs, .. } if ratio => (
-            format!("{} / ({rhs}) {} 1", words(&p.metric), math_op(op.symbol())),
+            format!(
+                "{} / {} {} 1",
+                metric_label,
+                expr_words(rhs),
+                math_op(op.symbol())
+            ),
             vec![(lo, 1.0), (hi, 1.0)],
         ),
         PredictionKind::Inequality { op, rhs, .. } => (
-            format!("{} {} {rhs}", words(&p.metric), math_op(op.symbol())),
+            format!(
+                "{} {} {}",
+                metric_label,
+                math_op(op.symbol()),
+                if expr_words(rhs).starts_with('(') {
+                    rhs.to_string()
+                } else {
+                    expr_words(rhs)
+                }
+            ),
             recs.iter()
                 .filter_map(|r| Some((*r.vars.get(x_name)?, rhs.eval_map(&r.vars).ok()?)))
                 .collect(),
@@ -470,6 +520,15 @@ mod tests {
         let c = centroid(&pts).expect("positive points");
         assert!((through(c, -1.0).1 - 5f64.ln()).abs() < 1e-12);
         assert!(centroid(&[(0.0, 1.0, 1.0, 1.0)]).is_none());
+    }
+
+    #[test]
+    fn names_read_as_words() {
+        assert_eq!(words("test_loss"), "test loss");
+        assert_eq!(words("inv_epsilon"), "1/ε");
+        assert_eq!(words("epsilon_lower_bound"), "ε lower bound");
+        assert_eq!(words("sigma0_max_rel_diff"), "sigma0 max rel diff");
+        assert_eq!(math_op("<="), "≤");
     }
 
     #[test]

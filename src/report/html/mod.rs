@@ -226,8 +226,7 @@ fn word_class(word: &str) -> Option<&'static str> {
     if w.starts_with("not reproduced") || w.starts_with("inconsistent") || w.starts_with("refuted")
     {
         Some("refuted")
-    } else if w.starts_with("holds") || w.starts_with("consistent") || w.starts_with("reproduced")
-    {
+    } else if w.starts_with("holds") || w.starts_with("consistent") || w.starts_with("reproduced") {
         Some("holds")
     } else if w.starts_with("inconclusive") {
         Some("inconclusive")
@@ -375,7 +374,9 @@ mod tests {
     #[test]
     fn scorecards_are_listed_before_the_claims_on_the_index() {
         let html = index_html(&[], &[], &["scorecard-a".to_string()]);
-        let cards = html.find("<h2>Scorecards</h2>").expect("scorecards section");
+        let cards = html
+            .find("<h2>Scorecards</h2>")
+            .expect("scorecards section");
         let claims = html.find("<h2>Claims</h2>").expect("claims section");
         assert!(cards < claims);
     }

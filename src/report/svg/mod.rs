@@ -610,11 +610,9 @@ impl LogLogPlot {
             svg,
             r#"<text x="{}" y="{}" text-anchor="middle" font-size="{}" font-weight="bold">{}</text>"#,
             // Centred over the plot area, unless that would cut the title at an edge.
-            num(
-                ((left + right) / 2.0)
-                    .max(text_width(&title, size * 15.5 / 14.0) / 2.0 + 4.0)
-                    .min(self.width() - text_width(&title, size * 15.5 / 14.0) / 2.0 - 4.0)
-            ),
+            num(((left + right) / 2.0)
+                .max(text_width(&title, size * 15.5 / 14.0) / 2.0 + 4.0)
+                .min(self.width() - text_width(&title, size * 15.5 / 14.0) / 2.0 - 4.0)),
             num(22.0),
             num(size),
             esc(&title)
@@ -723,7 +721,10 @@ mod tests {
         let mut wide = plot.clone();
         wide.series[0].points.push((1e4, 1e-2, 1e-2, 1e-2));
         let w = wide.render();
-        assert!(w.contains(r#"10<tspan dy="-6" font-size="9">2</tspan>"#), "{w}");
+        assert!(
+            w.contains(r#"10<tspan dy="-6" font-size="9">2</tspan>"#),
+            "{w}"
+        );
         assert!(!a.contains("NaN") && !a.contains("inf"));
     }
 
@@ -826,8 +827,15 @@ mod tests {
             width: 2.0,
         });
         let svg = plot.render();
-        assert!(svg.contains(r##"<polygon points=""##) && svg.contains(r##"fill="#E0E0E0" stroke="#C2C2C2""##), "{svg}");
-        assert!(!svg.contains("opacity"), "opaque tints only (deterministic PDF)");
+        assert!(
+            svg.contains(r##"<polygon points=""##)
+                && svg.contains(r##"fill="#E0E0E0" stroke="#C2C2C2""##),
+            "{svg}"
+        );
+        assert!(
+            !svg.contains("opacity"),
+            "opaque tints only (deterministic PDF)"
+        );
         assert_eq!(tint("#0072B2", 0.0), "#FFFFFF");
         assert_eq!(tint("#0072B2", 1.0), "#0072B2");
         assert!(svg.contains(r##"stroke="#B2182B" stroke-width="2.00" stroke-dasharray="6 3""##));
@@ -841,7 +849,7 @@ mod tests {
         assert_eq!((t.as_str(), size), ("short", 14.0));
         let long = "x".repeat(80);
         let (t, size) = fit_text(&long, 14.0, 10.0, 600.0, 1.0);
-        assert!(size < 14.0 && size >= 10.0 && t == long);
+        assert!((10.0..14.0).contains(&size) && t == long);
         let (t, size) = fit_text(&"x".repeat(200), 14.0, 10.0, 600.0, 1.0);
         assert!((size - 10.0).abs() < 1e-9 && t.ends_with('…'));
         assert!(text_width(&t, size) <= 600.0);
