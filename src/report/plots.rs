@@ -119,15 +119,15 @@ fn verdict_words(r: &PredictionResult) -> String {
 fn panel_verdict(results: &[&PredictionResult]) -> String {
     // One word when every main variant has the same verdict, else each variant's.
     let mains: Vec<&&PredictionResult> = results.iter().filter(|r| !r.negative_control).collect();
-    let same = mains
-        .windows(2)
-        .all(|w| verdict_words(w[0]) == verdict_words(w[1]));
+    // An ablation's row says "ablation: holds"; the panel's verdict is the same word.
+    let plain = |r: &PredictionResult| {
+        let w = verdict_words(r);
+        w.strip_prefix("ablation: ")
+            .map_or(w.clone(), str::to_string)
+    };
+    let same = mains.windows(2).all(|w| plain(w[0]) == plain(w[1]));
     let main: Vec<String> = if same {
-        mains
-            .first()
-            .map(|r| verdict_words(r))
-            .into_iter()
-            .collect()
+        mains.first().map(|r| plain(r)).into_iter().collect()
     } else {
         mains
             .iter()
