@@ -388,7 +388,7 @@ fn spec_prose_cannot_put_scripts_remote_images_or_foreign_links_in_the_html() {
     let t = tempfile::tempdir().unwrap();
     let header = r#"
 id: hostile-prose
-title: "prose [t](javascript:alert(1)) <script>alert(2)</script>"
+title: "prose [t](javascript:alert(1)) <script>alert(2)</script> [fine](https://example.org/paper)"
 source: {paper: "test", section: "s", equation: "Eq. 20"}
 statement: >
   see [docs](javascript:alert(3)), ![tracker](https://evil.example/pixel.png),
@@ -422,9 +422,15 @@ statement: >
     }
     assert!(pages >= 2, "no HTML pages written");
     let page = std::fs::read_to_string(t.path().join("out/hostile-prose.html")).unwrap();
+    // The title is Markdown: its allowed link is kept. The statement is prose (its
+    // brackets are usually math, `E[c^2](1 - 1/d)`): shown as written, never a link.
     assert!(
         page.contains("href=\"https://example.org/paper\""),
         "{page}"
+    );
+    assert!(
+        page.contains("[fine](https://example.org/paper)</p>"),
+        "the statement's brackets as written: {page}"
     );
 }
 

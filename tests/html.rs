@@ -15,7 +15,8 @@ const CLAIM_HEAD: &str = r#"
 id: tiny-html
 title: "noise term along n, tiny sizes (test only) <with> & markup"
 source: {paper: "test", section: "s", equation: "Eq. 20"}
-statement: "noise term along *n*; the overlap <u, mu> is an inner product"
+statement: "noise term along *n* = sigma_a * sqrt(n) + x_i^2 + f_*(x); the overlap <u, mu> is an inner product"
+labels: {n: "training samples n", noise_term: "noise term (squared error)"}
 "#;
 
 fn claim() -> String {
@@ -35,10 +36,16 @@ fn workdir() -> tempfile::TempDir {
 /// Runs the claim into `dir/out` with `threads` rayon threads; the reports are written
 /// whatever the exit code (0, or 1 if the control were not caught).
 fn run_into(dir: &Path, out: &str, threads: &str) {
+    run_with(dir, out, threads, &[]);
+}
+
+/// [`run_into`] with extra arguments of `run`.
+fn run_with(dir: &Path, out: &str, threads: &str, extra: &[&str]) {
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_dpclaims"))
         .current_dir(dir)
         .env("RAYON_NUM_THREADS", threads)
         .args(["run", "--no-baseline", "--out", out])
+        .args(extra)
         .output()
         .expect("run dpclaims");
     assert!(
@@ -140,7 +147,15 @@ fn every_html_page_parses_and_every_local_link_and_image_resolves() {
     // Text from the spec is escaped, not markup.
     assert!(page.contains("&lt;with&gt; &amp; markup"), "title escaped");
     assert!(page.contains("&lt;u, mu&gt;"), "statement escaped");
-    assert!(page.contains("<em>n</em>"), "statement's Markdown rendered");
+    // Math in the statement is shown as written, not read as Markdown emphasis.
+    assert!(
+        page.contains("noise term along *n* = sigma_a * sqrt(n) + x_i^2 + f_*(x)"),
+        "statement's math as written"
+    );
+    assert!(
+        !page.contains("<em>n</em>"),
+        "no emphasis from the statement's math"
+    );
     assert!(page.contains("Sweep tables"), "the sections of the .md");
     let card = std::str::from_utf8(&pages["scorecard-demo.html"]).unwrap();
     assert!(card.contains("<table>") && card.contains(r#"href="tiny-html.html""#));
@@ -156,6 +171,48 @@ fn html_and_svg_are_the_same_bytes_whatever_the_thread_count() {
     let b = files(&dir.join("two"), &["html", "svg"]);
     assert_eq!(a.len(), 3, "{:?}", a.keys().collect::<Vec<_>>());
     assert_eq!(a, b);
+    assert!(
+        files(&dir.join("one"), &["png", "pdf"]).is_empty(),
+        "PNG and PDF only on request"
+    );
+}
+
+#[test]
+fn a_label_of_an_unknown_metric_or_variable_is_an_error_naming_it() {
+    let w = workdir();
+    let dir = w.path();
+    let path = dir.join("claims/tiny-html.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("labels: {n:", "labels: {nn:")).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+        .current_dir(dir)
+        .args(["run", "--no-baseline", "--out", "out"])
+        .output()
+        .expect("run dpclaims");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("labels.nn"), "{err}");
+}
+
+#[test]
+fn figures_png_and_pdf_on_request_are_valid_and_the_same_bytes_on_every_run() {
+    let w = workdir();
+    let dir = w.path();
+    run_with(dir, "one", "1", &["--figures", "svg,png,pdf"]);
+    run_with(dir, "two", "2", &["--figures", "png,pdf"]);
+    let a = files(&dir.join("one"), &["png", "pdf", "svg"]);
+    let b = files(&dir.join("two"), &["png", "pdf", "svg"]);
+    assert_eq!(
+        a.keys().collect::<Vec<_>>(),
+        ["tiny-html.pdf", "tiny-html.png", "tiny-html.svg"]
+    );
+    assert_eq!(a, b, "PNG and PDF bytes differ between two renders");
+    let png = &a["tiny-html.png"];
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    // IHDR: twice the SVG's width, in pixels (big-endian u32 at bytes 16..20).
+    let width = u32::from_be_bytes(png[16..20].try_into().unwrap());
+    assert!(width >= 1280, "PNG width {width}");
+    assert!(a["tiny-html.pdf"].starts_with(b"%PDF-"), "not a PDF");
 }
 
 #[test]
@@ -177,9 +234,13 @@ fn negative_controls_are_marked_in_the_svg_and_the_prediction_follows_the_main_v
         .filter_map(|n| n.text())
         .collect();
     for label in [
-        "noise-grows-with-n (control)",
-        "noise-grows-with-n (control): fitted slope",
+        "noise-grows-with-n (negative control)",
+        "noise-grows-with-n (negative control): fitted slope",
         "(through prop22)",
+        // The spec's labels on the axes; the prediction's name and verdict as the title.
+        "training samples n",
+        "noise term (squared error)",
+        "predicted ± tolerance 0.5000",
     ] {
         assert!(
             texts.iter().any(|t| t.contains(label)),
@@ -201,7 +262,14 @@ fn negative_controls_are_marked_in_the_svg_and_the_prediction_follows_the_main_v
         (5, 5),
         "hollow markers for the control"
     );
+    let title = panel
+        .descendants()
+        .find(|n| n.has_tag_name("text") && n.attribute("font-weight") == Some("bold"))
+        .and_then(|n| n.text())
+        .expect("a title");
+    assert!(title.starts_with("vs-n: "), "title {title}");
     let control_colour = hollow[0].attribute("stroke").expect("a ring colour");
+    assert_eq!(control_colour, "#7F7F7F", "controls are grey");
     let dashed_in_control_colour = panel.descendants().filter(|n| {
         n.has_tag_name("polyline")
             && n.attribute("stroke") == Some(control_colour)

@@ -116,6 +116,8 @@ pub(super) struct Outputs<'a> {
     pub ci: &'a CiArgs,
     /// The scorecard pages to write with the reports (`run --scorecards`), if any.
     pub scorecards: Option<&'a Scorecards>,
+    /// Figure formats written beside the SVG (`run --figures`).
+    pub figures: &'a [report::export::FigureFormat],
 }
 
 /// The validated scorecards of a run and the claims they may name.
@@ -201,9 +203,15 @@ pub(super) fn conclude(
             Some(sc) => {
                 let catalogue: report::scorecard::Catalogue =
                     sc.claims.iter().map(|c| (c.id.clone(), c)).collect();
-                report::write_reports_with(out, outcomes, &sc.cards, &catalogue)
+                report::write_reports_figures(out, outcomes, &sc.cards, &catalogue, o.figures)
             }
-            None => report::write_reports(out, outcomes),
+            None => report::write_reports_figures(
+                out,
+                outcomes,
+                &[],
+                &report::scorecard::Catalogue::new(),
+                o.figures,
+            ),
         }
         .map_err(|e| anyhow::anyhow!("writing reports to {}: {e}", out.display()))?;
     }

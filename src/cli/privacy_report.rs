@@ -7,7 +7,7 @@
 //! runs (everything else in it is deterministic for the seed).
 use crate::privacy::audit::{self, AuditConfig, AuditSystem};
 use crate::privacy::pld::DEFAULT_WIDTH;
-use crate::report::svg::{LogLogPlot, Series};
+use crate::report::svg::{series_colour, Curve, LogLogPlot};
 use crate::train::Recipe;
 use clap::Args;
 use statrs::distribution::{ContinuousCDF, Normal};
@@ -29,6 +29,10 @@ pub struct PrivacyReportArgs {
     /// Audits of the null calibration (2 000 trials each).
     #[arg(long, default_value_t = 200)]
     pub null_audits: usize,
+    /// Formats of the ROC figure, comma-separated (as `run --figures`): `svg` always,
+    /// `png` and `pdf` beside it on request.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "svg")]
+    pub figures: Vec<crate::report::export::FigureFormat>,
 }
 
 /// Standard cases of the accountant table: `(q, z, steps, delta)`.
@@ -201,12 +205,20 @@ fn null_calibration(o: &mut String, seed: u64, audits: usize) -> anyhow::Result<
 fn roc_svg(seed: u64, trials: usize) -> anyhow::Result<(String, String)> {
     let std = Normal::standard();
     let mut plot = LogLogPlot::new(
-        "Canary attack on rf-dpgd (eps = 2, delta = 1e-5) against mu-GDP trade-off curves",
+        "Canary attack on rf-dpgd (ε = 2, δ = 1e-5) against μ-GDP trade-off curves",
         "false positive rate",
         "true positive rate",
     );
+    plot.subtitle = "empirical ROC (solid) against the trade-off curves of mu-GDP (dashed: \
+        accounted mu, dotted: audited lower bound)"
+        .into();
     let mut note = String::new();
-    for (label, scale) in [("exact calibration", 1.0), ("a quarter of the noise", 0.25)] {
+    // Drawn as lines: an ROC is a curve, and 60 markers per attack hid the GDP curves.
+    for (i, (label, scale)) in [("exact calibration", 1.0), ("a quarter of the noise", 0.25)]
+        .into_iter()
+        .enumerate()
+    {
+        let colour = series_colour(i);
         let mut cfg = AuditConfig::new(AuditSystem::RfDpgd, 2.0, 1e-5);
         cfg.trials = trials;
         cfg.noise_scale = scale;
@@ -224,34 +236,39 @@ fn roc_svg(seed: u64, trials: usize) -> anyhow::Result<(String, String)> {
             let fpr = s.replaced.iter().filter(|&&v| v > t).count() as f64 / n0;
             let tpr = s.canary.iter().filter(|&&v| v > t).count() as f64 / s.canary.len() as f64;
             if fpr > 0.0 && tpr > 0.0 {
-                pts.push((fpr, tpr, tpr, tpr));
+                pts.push((fpr, tpr));
             }
         }
-        plot.series.push(Series {
+        plot.curves.push(Curve {
             label: format!("attack, {label}"),
             points: pts,
-            ..Series::default()
+            colour,
+            dash: None,
+            width: 2.0,
         });
-        let curve = |mu: f64| -> Vec<(f64, f64, f64, f64)> {
+        let curve = |mu: f64| -> Vec<(f64, f64)> {
             (0..40)
                 .map(|k| {
                     let fpr = 1e-4 * (0.5f64 / 1e-4).powf(k as f64 / 39.0);
-                    let tpr = std.cdf(std.inverse_cdf(fpr) + mu);
-                    (fpr, tpr, tpr, tpr)
+                    (fpr, std.cdf(std.inverse_cdf(fpr) + mu))
                 })
                 .collect()
         };
         if let Some(mu) = r.mu {
-            plot.series.push(Series {
+            plot.curves.push(Curve {
                 label: format!("{mu:.2}-GDP (accounted, {label})"),
                 points: curve(mu),
-                ..Series::default()
+                colour,
+                dash: Some("6 3"),
+                width: 1.5,
             });
         }
-        plot.series.push(Series {
+        plot.curves.push(Curve {
             label: format!("{:.2}-GDP (audited lower bound, {label})", e.gdp.mu_lower),
             points: curve(e.gdp.mu_lower),
-            ..Series::default()
+            colour,
+            dash: Some("2 3"),
+            width: 1.5,
         });
         let _ = write!(
             note,
@@ -261,6 +278,13 @@ fn roc_svg(seed: u64, trials: usize) -> anyhow::Result<(String, String)> {
             e.gdp.mu_hat
         );
     }
+    plot.curves.push(Curve {
+        label: "random guess (TPR = FPR)".into(),
+        points: vec![(1e-4, 1e-4), (0.5, 0.5)],
+        colour: "#BBBBBB",
+        dash: None,
+        width: 1.0,
+    });
     Ok((plot.render(), note))
 }
 
@@ -281,11 +305,15 @@ pub fn run(a: &PrivacyReportArgs) -> anyhow::Result<ExitCode> {
     writeln!(
         o,
         "![ROC](audit-roc.svg)\n\nEmpirical ROC of the threshold attack on rf-dpgd ({} runs per \
-         data set, log axes) against the trade-off curves TPR = Phi(Phi^-1(FPR) + mu) of mu-GDP. \
+         data set, log axes; solid: the attack, dashed: the accounted mu, dotted: the audited \
+         lower bound) against the trade-off curves TPR = Phi(Phi^-1(FPR) + mu) of mu-GDP. \
          {note}\n",
         a.trials
     )?;
     crate::report::write_atomic(&a.out.join("audit-roc.svg"), svg.as_bytes())?;
+    for (name, bytes) in crate::report::export::exports("audit-roc", &svg, &a.figures)? {
+        crate::report::write_atomic(&a.out.join(name), &bytes)?;
+    }
     crate::report::write_atomic(&a.out.join("PRIVACY.md"), o.as_bytes())?;
     println!("written {}", a.out.join("PRIVACY.md").display());
     Ok(ExitCode::SUCCESS)

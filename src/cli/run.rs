@@ -54,6 +54,11 @@ pub struct RunArgs {
     /// `claims/` directory beside DIR. None when DIR does not exist.
     #[arg(long, value_name = "DIR", default_value = "scorecards")]
     pub scorecards: PathBuf,
+    /// Figure formats written beside each claim's plot, comma-separated: `svg` (always),
+    /// `png` (2x, for slides), `pdf` (vector). Default `svg` only, so the committed
+    /// reports stay small text files; text in PNG and PDF uses the embedded DejaVu Sans.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "svg")]
+    pub figures: Vec<crate::report::export::FigureFormat>,
     #[command(flatten)]
     pub baseline: BaselineArgs,
     #[command(flatten)]
@@ -418,6 +423,7 @@ fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
         baseline: &a.baseline,
         ci: &a.ci,
         scorecards: scorecards.as_ref(),
+        figures: &a.figures,
     };
     conclude(&outcomes, a.profile, a.seed, &outputs, &times)
 }

@@ -95,6 +95,9 @@ pub struct MergeArgs {
     /// not exist.
     #[arg(long, value_name = "DIR", default_value = "scorecards")]
     pub scorecards: PathBuf,
+    /// Figure formats written beside each claim's plot (as `run --figures`).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "svg")]
+    pub figures: Vec<crate::report::export::FigureFormat>,
     #[command(flatten)]
     pub baseline: BaselineArgs,
     #[command(flatten)]
@@ -166,6 +169,7 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
         baseline: &a.baseline,
         ci: &a.ci,
         scorecards: scorecards.as_ref(),
+        figures: &a.figures,
     };
     // The shards' wall times are not in the partial files: JUnit times are 0.
     conclude(

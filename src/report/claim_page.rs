@@ -76,6 +76,41 @@ pub fn prediction_text(p: &Prediction, r: &PredictionResult) -> String {
     }
 }
 
+/// Spec prose (a statement, the paper's words) as Markdown text: the characters Markdown
+/// would read as markup (`*`, `_`, `[`, `]`, `<`, `>`, `~`, `\`) backslash-escaped outside
+/// backtick code spans, so `theta* ... f_*(x)` or `sigma_a * sqrt(n)` shows as written
+/// instead of turning into emphasis, and `[a > b]` into a link.
+pub(crate) fn prose(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for (i, part) in s.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        // Odd parts are inside a code span, unless the last backtick has no partner.
+        let in_code = i % 2 == 1 && s.matches('`').count() % 2 == 0;
+        if in_code {
+            out.push_str(part);
+            continue;
+        }
+        for c in part.chars() {
+            if matches!(c, '*' | '_' | '[' | ']' | '<' | '>' | '~' | '\\') {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The paper's words as Markdown: `"text" (where)`, both escaped by [`prose`].
+pub(crate) fn quote_md(q: &crate::spec::Quote) -> String {
+    format!(
+        "\"{}\" ({})",
+        prose(q.text.trim()),
+        prose(q.location.trim())
+    )
+}
+
 /// A Markdown table cell: `|` escaped, newlines folded.
 pub(super) fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
@@ -170,7 +205,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
         o.profile, o.seed
     );
     let _ = writeln!(s, "**Source.** {}\n", c.source);
-    let _ = writeln!(s, "**Statement.** {}\n", c.statement);
+    let _ = writeln!(s, "**Statement.** {}\n", prose(&c.statement));
     let _ = writeln!(
         s,
         "**System.** `{}` ({}); model `{}`; adjacency `{}`.\n",
@@ -183,7 +218,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
     for p in &c.predictions {
         let mut line = format!("* `{}` — {}", p.name, p.evidence);
         if let Some(q) = &p.quote {
-            line.push_str(&format!(": {q}"));
+            line.push_str(&format!(": {}", quote_md(q)));
         }
         if !p.proxy.is_empty() {
             line.push_str(&format!("; proxy: {}", p.proxy));
@@ -218,7 +253,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
                 "* {}{} — changes {}",
                 d.change,
                 if d.typo_fix { " (typo fix)" } else { "" },
-                d.sentence
+                quote_md(&d.sentence)
             );
         }
         let _ = writeln!(s);
@@ -285,7 +320,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
                     r.prediction_name,
                     r.variant,
                     if st.confirmed { "confirmed" } else { "UNCONFIRMED" },
-                    e.sentence,
+                    quote_md(&e.sentence),
                     e.counterexample,
                     if e.reading.is_empty() {
                         String::new()
@@ -480,4 +515,35 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
         let _ = writeln!(s, "\n{}", c.discussion);
     }
     s
+}
+
+#[cfg(test)]
+mod prose_tests {
+    use super::prose;
+
+    #[test]
+    fn math_in_prose_is_not_read_as_markdown() {
+        assert_eq!(prose("sigma_a * sqrt(n)"), r"sigma\_a \* sqrt(n)");
+        assert_eq!(
+            prose("x_i^2 and [g_i^2 > g_j^2]"),
+            r"x\_i^2 and \[g\_i^2 \> g\_j^2\]"
+        );
+        // Code spans are kept as written; an unpaired backtick is text.
+        assert_eq!(prose("run `a_b*c` then d_e"), r"run `a_b*c` then d\_e");
+        assert_eq!(prose("a ` b_c"), r"a ` b\_c");
+        for md in [
+            "theta* and f_*(x) = sigma_a * sqrt(n)",
+            "E_{x~P}[(phi(x)^T Theta)^2]",
+        ] {
+            let html = crate::report::html::render_markdown(&prose(md));
+            assert!(
+                !html.contains("<em>") && !html.contains("<strong>") && !html.contains("<del>"),
+                "{html}"
+            );
+            assert!(
+                html.contains("f_*(x)") || html.contains("E_{x~P}"),
+                "{html}"
+            );
+        }
+    }
 }

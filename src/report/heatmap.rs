@@ -2,7 +2,8 @@
 //! coloured cells with a colour bar; same conventions as [`super::svg`].
 use super::fmt_num;
 use super::svg::{
-    esc, num, text_width, HEIGHT, MARGIN_BOTTOM, MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, WIDTH,
+    esc, num, text_width, FONT_FAMILY, HEIGHT, MARGIN_BOTTOM, MARGIN_LEFT, MARGIN_RIGHT,
+    MARGIN_TOP, WIDTH,
 };
 use std::fmt::Write as _;
 
@@ -98,7 +99,7 @@ impl HeatMap {
         let mut s = String::new();
         let _ = write!(
             s,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{}\" y=\"20\" text-anchor=\"middle\" font-size=\"13\">{}</text>\n",
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" font-family=\"{FONT_FAMILY}\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{}\" y=\"20\" text-anchor=\"middle\" font-size=\"13\">{}</text>\n",
             num(WIDTH / 2.0),
             esc(&self.title)
         );

@@ -13,6 +13,7 @@ pub mod ci;
 mod claim_page;
 mod csv;
 pub mod diff;
+pub mod export;
 pub mod github;
 pub mod heatmap;
 pub mod html;
@@ -164,6 +165,18 @@ pub fn write_reports_with(
     cards: &[scorecard::Scorecard],
     claims: &scorecard::Catalogue,
 ) -> std::io::Result<()> {
+    write_reports_figures(dir, outcomes, cards, claims, &[])
+}
+
+/// [`write_reports_with`], plus `<id>.png` and `<id>.pdf` beside `<id>.svg` when
+/// `figures` asks for them ([`export`]; `run --figures`).
+pub fn write_reports_figures(
+    dir: &Path,
+    outcomes: &[ClaimOutcome],
+    cards: &[scorecard::Scorecard],
+    claims: &scorecard::Catalogue,
+    figures: &[export::FigureFormat],
+) -> std::io::Result<()> {
     set::replace(dir, |stage| {
         let previous = kept::previous(dir, outcomes)?;
         let listed = previous.listing(outcomes);
@@ -171,7 +184,14 @@ pub fn write_reports_with(
             let id = &o.claim.id;
             stage.write(&format!("{id}.md"), claim_markdown(o).as_bytes())?;
             stage.write(&format!("{id}.csv"), claim_csv(o).as_bytes())?;
-            stage.write(&format!("{id}.svg"), claim_svg(o).as_bytes())?;
+            let svg = claim_svg(o);
+            stage.write(&format!("{id}.svg"), svg.as_bytes())?;
+            let extra = export::exports(id, &svg, figures).map_err(|e| {
+                std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{id}.svg: {e}"))
+            })?;
+            for (name, bytes) in extra {
+                stage.write(&name, &bytes)?;
+            }
         }
         if let Some(v) = verdicts_json_listed(outcomes, &listed) {
             stage.write(diff::VERDICTS_FILE, v.as_bytes())?;

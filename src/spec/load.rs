@@ -480,6 +480,28 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
             ));
         }
     }
+    // A label names a metric of the system or a variable of a sweep (an axis or a coupled
+    // variable), and says something: a typo in a key would otherwise label nothing.
+    for (key, text) in &raw.labels {
+        let metric = system.metrics().iter().any(|x| x.name == key.as_str());
+        let variable = sweeps.iter().any(|sw| {
+            [&sw.quick, &sw.full].iter().any(|pr| {
+                pr.axes.iter().any(|(a, _)| a == key) || pr.coupled.contains_key(key.as_str())
+            })
+        });
+        if !(metric || variable) {
+            return Err(ctx.err(
+                format!("labels.{key}"),
+                format!(
+                    "`{key}` is neither a metric of system `{}` nor a sweep variable",
+                    system.name()
+                ),
+            ));
+        }
+        if text.trim().is_empty() {
+            return Err(ctx.err(format!("labels.{key}"), "an empty label".to_string()));
+        }
+    }
     let claim = Claim {
         file: path.to_path_buf(),
         id: raw.id,
@@ -500,6 +522,7 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
         variants,
         predictions,
         report_metrics: raw.report_metrics,
+        labels: raw.labels,
         discussion: raw.discussion.unwrap_or_default().trim().to_string(),
         spec_hash,
         judged_hash: String::new(),

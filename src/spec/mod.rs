@@ -375,6 +375,9 @@ pub struct Claim {
     pub predictions: Vec<Prediction>,
     /// Extra metrics computed at every judged unit and tabulated (no verdict).
     pub report_metrics: Vec<String>,
+    /// Axis labels of the plots, by metric or sweep variable (each key checked to name
+    /// one); a name without a label is shown in words.
+    pub labels: BTreeMap<String, String>,
     pub discussion: String,
     /// SHA-256 of the file's bytes (hex), for manifests and report headers.
     pub spec_hash: String,

@@ -195,6 +195,11 @@ pub struct RawClaim {
     /// Extra metrics tabulated in the report (no verdict).
     #[serde(default)]
     pub report_metrics: Vec<String>,
+    /// Words (with units) for metrics and sweep variables on the plots' axes, e.g.
+    /// `{test_loss: "test loss (squared error)", n: "training samples n"}`. Optional:
+    /// a name without a label is shown in words (`test_loss` → "test loss").
+    #[serde(default, deserialize_with = "unique_keys")]
+    pub labels: BTreeMap<String, String>,
     #[serde(default)]
     pub discussion: Option<String>,
 }

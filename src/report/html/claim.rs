@@ -69,9 +69,12 @@ pub fn claim_html(o: &ClaimOutcome) -> String {
         }
         h2 { "Plot" }
         p {
-            "One panel per prediction. Negative controls have hollow markers, a dashed fit and "
-            "“(control)” in the legend; the predicted slope (black, dashed) is drawn through "
-            "the main variant's points."
+            "One panel per prediction, titled with its name and verdict. Error bars are two "
+            "standard errors. Fitted predictions show each variant's fitted line, the main "
+            "variant's slope interval (shaded), the predicted slope (black, dashed) through its "
+            "points and the slopes the tolerance allows (grey band); inequalities and events "
+            "their right-hand side or required probability (red, dashed). Negative controls are "
+            "grey, with hollow markers, a dashed fit and “(negative control)” in the legend."
         }
         img.plot src={ (c.id) ".svg" } alt={ "plots of " (c.id) };
         @for s in &rest { (md_block(s)) }

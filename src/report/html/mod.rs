@@ -29,7 +29,7 @@ use super::summary::claim_in_words;
 use super::write_atomic;
 use crate::fit::Verdict;
 use crate::judge::{ClaimOutcome, ControlStatus, PredictionResult, Tally};
-use markdown::{md_block, md_inline};
+use markdown::md_inline;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use std::path::Path;
 
@@ -42,10 +42,11 @@ table{border-collapse:collapse;margin:0.8rem 0;font-size:0.92rem}\
 th,td{border:1px solid #ccc;padding:0.25rem 0.5rem;vertical-align:top;text-align:left}\
 th{background:#f2f2f2}\
 code{background:#f4f4f4;padding:0 0.2rem}\
-img.plot{max-width:100%;height:auto;border:1px solid #ddd}\
+img.plot{width:100%;height:auto;border:1px solid #ddd}\
 nav{margin-bottom:1rem}\
-.holds{background:#d9f2d9}.refuted{background:#f9d0cc}.inconclusive{background:#fcefc7}\
-.out_of_regime{background:#e6e6e6}.caught{background:#d9ecf7}.missed{background:#f7b7b0}\
+.holds{background:#d9f2d9}.refuted{background:#f4a6a0}.inconclusive{background:#fcefc7}\
+.out_of_regime{background:#e6e6e6}.caught{background:#d9ecf7}\
+.missed{background:#d4b3f0;font-weight:bold;outline:2px solid #7b2cbf;outline-offset:-2px}\
 .legend span{display:inline-block;padding:0 0.5rem;margin-right:0.3rem;border:1px solid #ccc}";
 
 /// A whole page: head (title, inline style) and `body`.
@@ -149,6 +150,15 @@ pub fn index_html(
             }
         }
         p { strong { (Tally::of(outcomes).line()) } }
+        @if !scorecards.is_empty() {
+            h2 { "Scorecards" }
+            p { "One page per paper: each numbered result with its combined verdict, then every check behind it." }
+            ul {
+                @for s in scorecards {
+                    li { a href={ (s) ".html" } { (s) } " (" a href={ (s) ".md" } { "Markdown" } ")" }
+                }
+            }
+        }
         h2 { "Claims" }
         table {
             thead { tr { th { "claim" } th { "title" } th { "source" } th { "in plain words" } } }
@@ -168,14 +178,6 @@ pub fn index_html(
                         td { "earlier run: " (k.from.to_string()) }
                         td { "see its page" }
                     }
-                }
-            }
-        }
-        @if !scorecards.is_empty() {
-            h2 { "Scorecards" }
-            ul {
-                @for s in scorecards {
-                    li { a href={ (s) ".html" } { (s) } " (" a href={ (s) ".md" } { "Markdown" } ")" }
                 }
             }
         }
@@ -202,13 +204,58 @@ pub fn index_html(
     page("dpclaims — summary", body)
 }
 
-/// A scorecard page: its Markdown rendered, with a link back to the index.
+/// A scorecard page: its Markdown rendered, verdict cells coloured, with a link back to
+/// the index.
 fn scorecard_html(stem: &str, md: &str) -> String {
     let body = html! {
         nav { a href=(INDEX) { "← all claims" } " · " a href={ (stem) ".md" } { "Markdown" } }
-        (md_block(md))
+        // The colour key under the page's title.
+        @let page = colour_verdict_cells(&markdown::render(md));
+        @let cut = page.find("</h1>").map_or(0, |i| i + "</h1>".len());
+        (PreEscaped(&page[..cut]))
+        (legend())
+        (PreEscaped(&page[cut..]))
     };
     page(stem, body)
+}
+
+/// The CSS class of a scorecard's verdict word (the bold text that opens its cell): a
+/// verdict in the words of its evidence kind (`reproduced`, `consistent`, ...).
+fn word_class(word: &str) -> Option<&'static str> {
+    let w = word.trim_start_matches("ablation: ");
+    if w.starts_with("not reproduced") || w.starts_with("inconsistent") || w.starts_with("refuted")
+    {
+        Some("refuted")
+    } else if w.starts_with("holds") || w.starts_with("consistent") || w.starts_with("reproduced") {
+        Some("holds")
+    } else if w.starts_with("inconclusive") {
+        Some("inconclusive")
+    } else if w.starts_with("out of regime") || w.starts_with("not ") {
+        Some("out_of_regime")
+    } else {
+        None
+    }
+}
+
+/// Rendered scorecard HTML with each table cell that opens with a bold verdict word
+/// (`<td><strong>holds</strong>`) given that verdict's class, as the index colours its
+/// cells.
+fn colour_verdict_cells(html: &str) -> String {
+    const OPEN: &str = "<td><strong>";
+    let mut out = String::with_capacity(html.len() + 256);
+    let mut rest = html;
+    while let Some(i) = rest.find(OPEN) {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + OPEN.len()..];
+        let word = after.split("</strong>").next().unwrap_or("");
+        match word_class(word) {
+            Some(class) => out.push_str(&format!("<td class=\"{class}\"><strong>")),
+            None => out.push_str(OPEN),
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The stems of the `scorecard-*.md` files in `dir`, sorted (none if it cannot be read).
@@ -270,4 +317,67 @@ pub fn write_html(
         &dir.join(INDEX),
         index_html(outcomes, kept, &scorecards).as_bytes(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The background colour of a class in the style sheet.
+    fn background(class: &str) -> &'static str {
+        let rule = CSS
+            .split('.')
+            .find(|r| r.starts_with(&format!("{class}{{")))
+            .unwrap_or_else(|| panic!("no rule for .{class}"));
+        let start = rule.find("background:").expect("a background") + "background:".len();
+        let end = rule[start..].find([';', '}']).expect("end") + start;
+        &rule[start..end]
+    }
+
+    #[test]
+    fn a_refuted_row_and_an_uncaught_control_have_clearly_different_colours() {
+        let (refuted, missed) = (background("refuted"), background("missed"));
+        assert_ne!(refuted, missed);
+        // Not two shades of one hue: red against purple.
+        let rgb = |c: &str| {
+            let v = u32::from_str_radix(c.trim_start_matches('#'), 16).expect("hex colour");
+            [(v >> 16) & 255, (v >> 8) & 255, v & 255].map(|x| x as i32)
+        };
+        let (r, m) = (rgb(refuted), rgb(missed));
+        assert!(r[0] > r[2] + 60, "refuted is red: {refuted}");
+        assert!(m[2] > m[1] + 40, "missed is purple: {missed}");
+    }
+
+    #[test]
+    fn scorecard_verdict_cells_are_coloured_by_verdict() {
+        let md = "| result | verdict |\n|---|---|\n| a | **holds** |\n| b | **not reproduced (on x)** |\n\
+                  | c | **reproduced (on y) (not discriminating)** |\n| d | **out of regime** |\n\
+                  | e | **inconclusive** |\n| f | **not run** |\n| g | plain |\n";
+        let html = scorecard_html("scorecard-x", md);
+        for (class, word) in [
+            ("holds", "holds"),
+            ("refuted", "not reproduced (on x)"),
+            ("holds", "reproduced (on y) (not discriminating)"),
+            ("out_of_regime", "out of regime"),
+            ("inconclusive", "inconclusive"),
+            ("out_of_regime", "not run"),
+        ] {
+            assert!(
+                html.contains(&format!(r#"<td class="{class}"><strong>{word}</strong>"#)),
+                "{word}: {html}"
+            );
+        }
+        assert!(html.contains("<td>plain</td>"));
+        assert!(html.contains(r#"class="legend""#));
+    }
+
+    #[test]
+    fn scorecards_are_listed_before_the_claims_on_the_index() {
+        let html = index_html(&[], &[], &["scorecard-a".to_string()]);
+        let cards = html
+            .find("<h2>Scorecards</h2>")
+            .expect("scorecards section");
+        let claims = html.find("<h2>Claims</h2>").expect("claims section");
+        assert!(cards < claims);
+    }
 }

@@ -181,7 +181,7 @@ pub fn scorecard_markdown(
             let quote = r
                 .quote
                 .as_ref()
-                .map(|q| q.to_string())
+                .map(crate::report::claim_page::quote_md)
                 .unwrap_or_else(|| r.title.clone());
             let evidence = section_detail(sec, r, p, &found, card, claims);
             let regime = p

@@ -2,6 +2,9 @@
 //! "nice" ticks (1, 2, 5 times a power of ten; powers of ten on log axes).
 use super::esc;
 
+/// The narrowest log axis, in decades.
+const MIN_LOG_SPAN: f64 = 0.3;
+
 /// One axis: the data range mapped to a pixel range, on a log10 or linear scale.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Axis {
@@ -40,11 +43,15 @@ impl Axis {
             (lo, hi) = (0.0, 1.0);
         }
         if log {
-            // Whole decades, at least one.
-            lo = lo.floor();
-            hi = hi.ceil();
-            if hi - lo < 1.0 {
-                hi = lo + 1.0;
+            // Fitted to the data: 5% of the span beyond each end (at least 0.03 decade),
+            // and at least 0.3 decade in all, so a narrow range is not a flat line.
+            let pad = ((hi - lo) * 0.05).max(0.03);
+            lo -= pad;
+            hi += pad;
+            if hi - lo < MIN_LOG_SPAN {
+                let mid = (lo + hi) / 2.0;
+                lo = mid - MIN_LOG_SPAN / 2.0;
+                hi = mid + MIN_LOG_SPAN / 2.0;
             }
         } else {
             if hi - lo <= 0.0 {
@@ -52,9 +59,11 @@ impl Axis {
                 lo -= pad;
                 hi += pad;
             }
-            let step = nice_step(hi - lo);
-            lo = (lo / step).floor() * step;
-            hi = (hi / step).ceil() * step;
+            // Fitted to the data, 4% of the span beyond each end, so no point sits on
+            // the frame; ticks at the 1-2-5 steps inside.
+            let pad = (hi - lo) * 0.04;
+            lo -= pad;
+            hi += pad;
         }
         Axis {
             log,
@@ -80,39 +89,73 @@ impl Axis {
         }
     }
 
-    /// Decade ticks (with minor ticks at 2..9 when there are at most 6 decades) for a log
-    /// axis; 1-2-5 steps for a linear axis.
+    /// On a log axis, `10^k` ticks when the range holds three decades or more (with
+    /// minor ticks at 2..9 up to 6 decades), else labelled ticks at 1, 2, 5 times a
+    /// power of ten; on a linear axis, 1-2-5 steps.
     pub(super) fn ticks(&self) -> Vec<Tick> {
         let mut ticks = Vec::new();
         if self.log {
-            let lo = self.lo as i64;
-            let hi = self.hi as i64;
-            let decades = hi - lo;
-            let every = (decades + 7) / 8; // label at most ~8 decades
-            for k in lo..=hi {
-                let labelled = (k - lo) % every.max(1) == 0;
-                ticks.push(Tick {
-                    at: k as f64,
-                    major: true,
-                    label: labelled.then_some(TickLabel::Power(k)),
-                });
-                if decades <= 6 && k < hi {
-                    for m in 2..=9 {
-                        ticks.push(Tick {
-                            at: k as f64 + f64::from(m).log10(),
-                            major: false,
-                            label: None,
-                        });
+            // Decades inside the range carry `10^k` labels when there are three or more;
+            // otherwise 1, 2 and 5 times a power of ten are labelled as plain numbers
+            // (every integer multiple if that still gives fewer than three labels).
+            let inside = |at: f64| at >= self.lo - 1e-9 && at <= self.hi + 1e-9;
+            let (first, last) = (self.lo.floor() as i64, self.hi.ceil() as i64);
+            let decades: Vec<i64> = (first..=last).filter(|&k| inside(k as f64)).collect();
+            let many = decades.len() >= 3;
+            let span = self.hi - self.lo;
+            let every = ((span.ceil() as i64) + 7) / 8; // label at most ~8 decades
+            let candidates = |ms: &[u32]| -> usize {
+                (first..=last)
+                    .flat_map(|k| ms.iter().map(move |&m| k as f64 + f64::from(m).log10()))
+                    .filter(|&at| inside(at))
+                    .count()
+            };
+            let plain: &[u32] = if many {
+                &[]
+            } else if candidates(&[1, 2, 5]) >= 3 {
+                &[1, 2, 5]
+            } else {
+                &[1, 2, 3, 4, 5, 6, 7, 8, 9]
+            };
+            for k in first..=last {
+                if many && inside(k as f64) {
+                    let labelled = (k - decades[0]) % every.max(1) == 0;
+                    ticks.push(Tick {
+                        at: k as f64,
+                        major: true,
+                        label: labelled.then_some(TickLabel::Power(k)),
+                    });
+                }
+                for m in 1..=9u32 {
+                    let at = k as f64 + f64::from(m).log10();
+                    if (many && m == 1) || !inside(at) || (span > 6.0 && m > 1) {
+                        continue;
                     }
+                    let labelled = plain.contains(&m);
+                    ticks.push(Tick {
+                        at,
+                        major: labelled || m == 1,
+                        label: labelled.then(|| TickLabel::Plain(plain_number(m, k))),
+                    });
                 }
             }
         } else {
-            let step = nice_step(self.hi - self.lo);
+            // At least four labelled ticks: the next smaller 1-2-5 step if need be.
+            let mut step = nice_step(self.hi - self.lo);
+            if (self.hi - self.lo) / step < 4.0 {
+                let mag = 10f64.powf(step.log10().floor());
+                step = match (step / mag).round() as i64 {
+                    1 => 0.5 * mag,
+                    2 => mag,
+                    _ => 2.0 * mag,
+                };
+            }
             let decimals = (-step.log10().floor()).max(0.0) as usize;
+            let first = (self.lo / step).ceil();
             // At most 100 ticks, whatever the range (guards against overflowing spans).
-            let n = ((self.hi - self.lo) / step).round().clamp(0.0, 100.0) as i64;
+            let n = ((self.hi / step).floor() - first).clamp(0.0, 100.0) as i64;
             for i in 0..=n {
-                let at = self.lo + i as f64 * step;
+                let at = (first + i as f64) * step;
                 let mut label = format!("{at:.decimals$}");
                 if label.starts_with('-') && label.trim_start_matches(['-', '0', '.']).is_empty() {
                     label.remove(0);
@@ -130,6 +173,16 @@ impl Axis {
     /// Pixel position of a tick (given in axis units).
     pub(super) fn tick_px(&self, at: f64) -> f64 {
         self.px_lo + (at - self.lo) / (self.hi - self.lo) * (self.px_hi - self.px_lo)
+    }
+}
+
+/// `m · 10^k` as a plain decimal number (`200`, `0.05`).
+fn plain_number(m: u32, k: i64) -> String {
+    if k >= 0 {
+        format!("{}{}", m, "0".repeat(k as usize))
+    } else {
+        let decimals = (-k) as usize;
+        format!("{:.decimals$}", f64::from(m) * 10f64.powi(k as i32))
     }
 }
 

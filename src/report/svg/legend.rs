@@ -1,7 +1,7 @@
 //! The legend of a [`LogLogPlot`](super::LogLogPlot), right of the plot area: one row per
 //! series (its marker, hollow for a negative control) and per line (its stroke). The
 //! SVG is made wide enough for the longest label, so no label is clipped at the edge.
-use super::{esc, num, LogLogPlot, PALETTE};
+use super::{esc, num, LogLogPlot};
 use std::fmt::Write as _;
 
 /// Font size of legend labels (px).
@@ -36,6 +36,8 @@ impl LogLogPlot {
             .iter()
             .map(|s| s.label.as_str())
             .chain(self.lines.iter().map(|l| l.label.as_str()))
+            .chain(self.curves.iter().map(|c| c.label.as_str()))
+            .chain(self.bands.iter().map(|b| b.label.as_str()))
     }
 
     /// The box the legend occupies when drawn at `(x, top)`.
@@ -44,7 +46,7 @@ impl LogLogPlot {
             .legend_labels()
             .map(|l| text_width(l, LEGEND_FONT))
             .fold(0.0, f64::max);
-        let rows = self.series.len() + self.lines.len();
+        let rows = self.series.len() + self.lines.len() + self.curves.len() + self.bands.len();
         LegendBox {
             x,
             y: top,
@@ -57,7 +59,7 @@ impl LogLogPlot {
         let _ = writeln!(svg, r#"<g font-size="{LEGEND_FONT}">"#);
         let mut y = top + 8.0;
         for (i, s) in self.series.iter().enumerate() {
-            let colour = PALETTE[i % PALETTE.len()];
+            let colour = self.series_colour_of(i);
             let _ = writeln!(
                 svg,
                 r#"{}<text x="{}" y="{}">{}</text>"#,
@@ -79,6 +81,38 @@ impl LogLogPlot {
                 num(y + 4.0),
                 esc(&l.label),
                 y0 = num(y)
+            );
+            y += ROW;
+        }
+        for c in &self.curves {
+            let _ = writeln!(
+                svg,
+                r#"<line x1="{}" y1="{y0}" x2="{}" y2="{y0}" stroke="{}" stroke-width="{}"{}/><text x="{}" y="{}">{}</text>"#,
+                num(x),
+                num(x + 20.0),
+                c.colour,
+                num(c.width),
+                c.dash
+                    .map(|d| format!(r#" stroke-dasharray="{d}""#))
+                    .unwrap_or_default(),
+                num(x + TEXT_OFFSET),
+                num(y + 4.0),
+                esc(&c.label),
+                y0 = num(y)
+            );
+            y += ROW;
+        }
+        for b in &self.bands {
+            let _ = writeln!(
+                svg,
+                r#"<rect x="{}" y="{}" width="20" height="10" fill="{}" stroke="{}" stroke-width="0.75"/><text x="{}" y="{}">{}</text>"#,
+                num(x),
+                num(y - 5.0),
+                super::tint(b.colour, b.opacity),
+                super::tint(b.colour, (2.0 * b.opacity).min(1.0)),
+                num(x + TEXT_OFFSET),
+                num(y + 4.0),
+                esc(&b.label)
             );
             y += ROW;
         }

@@ -30,14 +30,18 @@ use axis::{tick_text, Axis};
 pub(crate) use legend::text_width;
 use std::fmt::Write as _;
 
+/// The font family every figure names: the one embedded for the PNG and PDF copies
+/// ([`super::export`]), then the generic family for a browser that lacks it.
+pub const FONT_FAMILY: &str = "DejaVu Sans, sans-serif";
+
 /// Width of the SVG in pixels.
-pub const WIDTH: f64 = 640.0;
+pub const WIDTH: f64 = 720.0;
 /// Height of the SVG in pixels.
 pub const HEIGHT: f64 = 420.0;
 
 pub(crate) const MARGIN_LEFT: f64 = 72.0;
 pub(crate) const MARGIN_RIGHT: f64 = 176.0;
-pub(crate) const MARGIN_TOP: f64 = 40.0;
+pub(crate) const MARGIN_TOP: f64 = 52.0;
 pub(crate) const MARGIN_BOTTOM: f64 = 56.0;
 
 /// Colour-blind-safe palette (Okabe & Ito, 2008), then a few extra distinct colours;
@@ -55,6 +59,8 @@ const CURVE_SAMPLES: usize = 64;
 pub struct LogLogPlot {
     /// Title at the top.
     pub title: String,
+    /// A smaller line under the title (empty: none).
+    pub subtitle: String,
     /// Label of the horizontal axis.
     pub x_label: String,
     /// Label of the vertical axis.
@@ -63,6 +69,12 @@ pub struct LogLogPlot {
     pub series: Vec<Series>,
     /// Power-law lines, drawn in order across the x range of the data.
     pub lines: Vec<Line>,
+    /// Shaded regions between two power laws (a tolerance or a confidence band), drawn
+    /// under everything else and clipped to the plot: they do not widen the axes.
+    pub bands: Vec<Band>,
+    /// Polylines through given points (a threshold, a right-hand side), included in the
+    /// axis ranges.
+    pub curves: Vec<Curve>,
     /// Logarithmic x axis (default true).
     pub log_x: bool,
     /// Logarithmic y axis (default true).
@@ -73,10 +85,13 @@ impl Default for LogLogPlot {
     fn default() -> Self {
         LogLogPlot {
             title: String::new(),
+            subtitle: String::new(),
             x_label: String::new(),
             y_label: String::new(),
             series: Vec::new(),
             lines: Vec::new(),
+            bands: Vec::new(),
+            curves: Vec::new(),
             log_x: true,
             log_y: true,
         }
@@ -92,6 +107,37 @@ pub struct Series {
     pub points: Vec<(f64, f64, f64, f64)>,
     /// Hollow markers (a negative control: visibly not the series being judged).
     pub hollow: bool,
+    /// Marker colour; `None`: the palette colour of the series' index.
+    pub colour: Option<&'static str>,
+}
+
+/// The region between two power laws `ln y = intercept + slope · ln x` over the x range
+/// of the data; when both pass through one point it is a bow tie (a range of slopes).
+#[derive(Debug, Clone, Default)]
+pub struct Band {
+    /// Legend label.
+    pub label: String,
+    /// `(slope, intercept)` of the two edges.
+    pub edges: [(f64, f64); 2],
+    /// Colour, drawn as its tint at [`Band::opacity`] over white ([`tint`]).
+    pub colour: &'static str,
+    /// Strength of the tint (0: white, 1: the colour).
+    pub opacity: f64,
+}
+
+/// A polyline through data points `(x, y)` (not extended beyond them).
+#[derive(Debug, Clone, Default)]
+pub struct Curve {
+    /// Legend label.
+    pub label: String,
+    /// Points, in drawing order.
+    pub points: Vec<(f64, f64)>,
+    /// Stroke colour.
+    pub colour: &'static str,
+    /// Dash pattern (`stroke-dasharray`), or none for a solid stroke.
+    pub dash: Option<&'static str>,
+    /// Stroke width (px).
+    pub width: f64,
 }
 
 /// The colour of series `i` (lines of a series take it too).
@@ -132,6 +178,35 @@ pub struct Line {
     pub colour: Option<&'static str>,
     /// A wider stroke (2 px instead of 1.5), drawn last, over the other lines.
     pub bold: bool,
+}
+
+/// `colour` (`#RRGGBB`) mixed with white: `strength` of the colour, the rest white. Bands
+/// are opaque tints rather than `fill-opacity`: svg2pdf writes one graphics state per
+/// translucent shape and lists them in a `HashMap`'s order, so the PDF's bytes would
+/// change from one process to the next ([`super::export`]).
+pub fn tint(colour: &str, strength: f64) -> String {
+    let v = u32::from_str_radix(colour.trim_start_matches('#'), 16).unwrap_or(0);
+    let a = strength.clamp(0.0, 1.0);
+    let mix = |c: u32| (255.0 - a * (255.0 - f64::from(c & 255))).round() as u8;
+    format!("#{:02X}{:02X}{:02X}", mix(v >> 16), mix(v >> 8), mix(v))
+}
+
+/// `text` at the largest font size in `[min, max]` (px) at which its estimated width
+/// ([`text_width`] times `widen`, e.g. for bold) fits `room`; cut with "…" if even `min`
+/// is too large.
+pub(crate) fn fit_text(text: &str, max: f64, min: f64, room: f64, widen: f64) -> (String, f64) {
+    let at = |size: f64, t: &str| text_width(t, size * widen);
+    if at(max, text) <= room {
+        return (text.to_string(), max);
+    }
+    let size = (max * room / at(max, text)).max(min);
+    let size = (size * 2.0).floor() / 2.0;
+    if at(size, text) <= room {
+        return (text.to_string(), size);
+    }
+    let keep = ((room / (0.62 * size * widen)) as usize).saturating_sub(1);
+    let cut: String = text.chars().take(keep).collect();
+    (format!("{}…", cut.trim_end()), size)
 }
 
 /// Formats a coordinate with exactly two decimals, never as `-0.00`.
@@ -196,6 +271,11 @@ impl LogLogPlot {
         (colour, width, dash)
     }
 
+    /// The marker colour of series `i`.
+    pub(crate) fn series_colour_of(&self, i: usize) -> &'static str {
+        self.series[i].colour.unwrap_or(PALETTE[i % PALETTE.len()])
+    }
+
     fn drawable(&self, v: f64, log: bool) -> bool {
         v.is_finite() && (!log || v > 0.0)
     }
@@ -227,7 +307,19 @@ impl LogLogPlot {
 
         // Axis ranges: points and the drawable ends of their error bars; lines are
         // drawn across the x range and included in the y range.
-        let xs: Vec<f64> = kept.iter().flatten().map(|p| p.0).collect();
+        let curve_points: Vec<Vec<(f64, f64)>> = self
+            .curves
+            .iter()
+            .map(|c| {
+                c.points
+                    .iter()
+                    .copied()
+                    .filter(|&(x, y)| self.drawable(x, self.log_x) && self.drawable(y, self.log_y))
+                    .collect()
+            })
+            .collect();
+        let mut xs: Vec<f64> = kept.iter().flatten().map(|p| p.0).collect();
+        xs.extend(curve_points.iter().flatten().map(|p| p.0));
         let x_axis = Axis::new(self.log_x, &xs, plot_left, plot_right);
         let mut ys: Vec<f64> = Vec::new();
         for &(_, y, lo, hi) in kept.iter().flatten() {
@@ -252,6 +344,7 @@ impl LogLogPlot {
             .map(|l| self.line_samples(l, x_min, x_max))
             .collect();
         ys.extend(line_points.iter().flatten().map(|p| p.1));
+        ys.extend(curve_points.iter().flatten().map(|p| p.1));
         let y_axis = Axis::new(self.log_y, &ys, plot_bottom, plot_top);
 
         let width = self.width();
@@ -259,7 +352,7 @@ impl LogLogPlot {
         // `write!` to a String cannot fail; the results are ignored on purpose.
         let _ = writeln!(
             svg,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="{FONT_FAMILY}" font-size="12">"#,
             w = width,
             h = HEIGHT
         );
@@ -293,8 +386,59 @@ impl LogLogPlot {
             (plot_left, plot_right, plot_top, plot_bottom),
         );
 
-        // Lines first, so points are drawn on top; bold lines after the others.
+        // Bands under everything; then curves and lines, so points are drawn on top; bold
+        // lines after the others.
+        let _ = writeln!(svg, r#"<g clip-path="url(#plot-area)">"#);
+        for b in &self.bands {
+            let [lo, hi] = b.edges.map(|(slope, intercept)| {
+                self.line_samples(
+                    &Line {
+                        slope,
+                        intercept,
+                        ..Line::default()
+                    },
+                    x_min,
+                    x_max,
+                )
+            });
+            if lo.len() < 2 || hi.len() < 2 {
+                continue;
+            }
+            let coords: Vec<String> = lo
+                .iter()
+                .chain(hi.iter().rev())
+                .map(|&(x, y)| format!("{},{}", num(x_axis.px(x)), num(y_axis.px(y))))
+                .collect();
+            // Opaque: a later band covers an earlier one, so the edges are drawn too.
+            let _ = writeln!(
+                svg,
+                r#"<polygon points="{}" fill="{}" stroke="{}" stroke-width="0.75"/>"#,
+                coords.join(" "),
+                tint(b.colour, b.opacity),
+                tint(b.colour, (2.0 * b.opacity).min(1.0))
+            );
+        }
+        let _ = writeln!(svg, "</g>");
         let _ = writeln!(svg, r#"<g clip-path="url(#plot-area)" fill="none">"#);
+        for (c, pts) in self.curves.iter().zip(&curve_points) {
+            if pts.len() < 2 {
+                continue;
+            }
+            let coords: Vec<String> = pts
+                .iter()
+                .map(|&(x, y)| format!("{},{}", num(x_axis.px(x)), num(y_axis.px(y))))
+                .collect();
+            let _ = writeln!(
+                svg,
+                r#"<polyline points="{}" stroke="{}" stroke-width="{}"{}/>"#,
+                coords.join(" "),
+                c.colour,
+                num(c.width),
+                c.dash
+                    .map(|d| format!(r#" stroke-dasharray="{d}""#))
+                    .unwrap_or_default()
+            );
+        }
         let order = (0..self.lines.len())
             .filter(|&j| !self.lines[j].bold)
             .chain((0..self.lines.len()).filter(|&j| self.lines[j].bold));
@@ -320,7 +464,7 @@ impl LogLogPlot {
         // and a point on the frame (e.g. x = 100 on a decade axis) stays whole.
         let _ = writeln!(svg, "<g>");
         for (i, pts) in kept.iter().enumerate() {
-            let colour = PALETTE[i % PALETTE.len()];
+            let colour = self.series_colour_of(i);
             let hollow = self.series[i].hollow;
             for &(x, y, lo, hi) in pts {
                 let px = x_axis.px(x);
@@ -459,14 +603,29 @@ impl LogLogPlot {
                 );
             }
         }
+        // The title fits the figure's width: a smaller font (down to 10 px), then cut.
+        let room = self.width() - 8.0;
+        let (title, size) = fit_text(&self.title, 14.0, 10.0, room, 15.5 / 14.0);
         let _ = writeln!(
             svg,
-            r#"<text x="{}" y="{}" text-anchor="middle" font-size="14" font-weight="bold">{}</text>"#,
-            // Centred over the plot area, unless that would cut the title on the left.
-            num(((left + right) / 2.0).max(text_width(&self.title, 15.5) / 2.0 + 4.0)),
-            num(24.0),
-            esc(&self.title)
+            r#"<text x="{}" y="{}" text-anchor="middle" font-size="{}" font-weight="bold">{}</text>"#,
+            // Centred over the plot area, unless that would cut the title at an edge.
+            num(((left + right) / 2.0)
+                .max(text_width(&title, size * 15.5 / 14.0) / 2.0 + 4.0)
+                .min(self.width() - text_width(&title, size * 15.5 / 14.0) / 2.0 - 4.0)),
+            num(22.0),
+            num(size),
+            esc(&title)
         );
+        if !self.subtitle.is_empty() {
+            let _ = writeln!(
+                svg,
+                r##"<text x="{}" y="{}" text-anchor="middle" font-size="11" fill="#555">{}</text>"##,
+                num(((left + right) / 2.0).max(text_width(&self.subtitle, 11.0) / 2.0 + 4.0)),
+                num(40.0),
+                esc(&self.subtitle)
+            );
+        }
         let _ = writeln!(
             svg,
             r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
@@ -507,6 +666,7 @@ mod tests {
                     label: "measured".into(),
                     points: points.clone(),
                     hollow: false,
+                    colour: None,
                 },
                 Series {
                     label: "baseline".into(),
@@ -515,6 +675,7 @@ mod tests {
                         .map(|p| (p.0, 2.0 * p.1, 2.0 * p.2, 2.0 * p.3))
                         .collect(),
                     hollow: true,
+                    colour: None,
                 },
             ],
             lines: vec![
@@ -551,8 +712,19 @@ mod tests {
         assert!(a.contains("excess risk &lt;DP-GD&gt; &amp; friends"));
         assert!(a.contains("stroke-dasharray"));
         assert!(!a.contains("<desc>"));
-        // Decade labels 10^1 .. 10^3 on x.
-        assert!(a.contains(r#"10<tspan dy="-6" font-size="9">1</tspan>"#));
+        // x spans 10..320, a decade and a half: plain 1-2-5 labels, no powers.
+        for label in [">20</text>", ">50</text>", ">100</text>", ">200</text>"] {
+            assert!(a.contains(label), "missing x label {label}");
+        }
+        assert!(!a.contains("tspan"));
+        // Three decades or more: `10^k` labels.
+        let mut wide = plot.clone();
+        wide.series[0].points.push((1e4, 1e-2, 1e-2, 1e-2));
+        let w = wide.render();
+        assert!(
+            w.contains(r#"10<tspan dy="-6" font-size="9">2</tspan>"#),
+            "{w}"
+        );
         assert!(!a.contains("NaN") && !a.contains("inf"));
     }
 
@@ -582,6 +754,7 @@ mod tests {
                 label: "one".into(),
                 points: vec![(5.0, 5.0, 5.0, 5.0)],
                 hollow: false,
+                colour: None,
             }],
             lines: vec![Line {
                 label: "flat".into(),
@@ -635,6 +808,51 @@ mod tests {
             (sample().width() - WIDTH).abs() < 1e-9,
             "short labels keep the width"
         );
+    }
+
+    #[test]
+    fn bands_and_curves_are_drawn_and_in_the_legend() {
+        let mut plot = sample();
+        plot.bands.push(Band {
+            label: "predicted ± tolerance".into(),
+            edges: [(-0.6, 3f64.ln()), (-0.4, 3f64.ln())],
+            colour: "#999999",
+            opacity: 0.3,
+        });
+        plot.curves.push(Curve {
+            label: "threshold".into(),
+            points: vec![(10.0, 0.5), (320.0, 0.5)],
+            colour: "#B2182B",
+            dash: Some("6 3"),
+            width: 2.0,
+        });
+        let svg = plot.render();
+        assert!(
+            svg.contains(r##"<polygon points=""##)
+                && svg.contains(r##"fill="#E0E0E0" stroke="#C2C2C2""##),
+            "{svg}"
+        );
+        assert!(
+            !svg.contains("opacity"),
+            "opaque tints only (deterministic PDF)"
+        );
+        assert_eq!(tint("#0072B2", 0.0), "#FFFFFF");
+        assert_eq!(tint("#0072B2", 1.0), "#0072B2");
+        assert!(svg.contains(r##"stroke="#B2182B" stroke-width="2.00" stroke-dasharray="6 3""##));
+        assert!(svg.contains(">predicted ± tolerance</text>") && svg.contains(">threshold</text>"));
+        assert!(svg.contains(&format!(r#"font-family="{FONT_FAMILY}""#)));
+    }
+
+    #[test]
+    fn a_long_title_is_shrunk_then_cut_to_the_figure() {
+        let (t, size) = fit_text("short", 14.0, 10.0, 600.0, 1.0);
+        assert_eq!((t.as_str(), size), ("short", 14.0));
+        let long = "x".repeat(80);
+        let (t, size) = fit_text(&long, 14.0, 10.0, 600.0, 1.0);
+        assert!((10.0..14.0).contains(&size) && t == long);
+        let (t, size) = fit_text(&"x".repeat(200), 14.0, 10.0, 600.0, 1.0);
+        assert!((size - 10.0).abs() < 1e-9 && t.ends_with('…'));
+        assert!(text_width(&t, size) <= 600.0);
     }
 
     #[test]
