@@ -134,7 +134,12 @@ fn validate(root: &Value, schema: &Value, v: &Value, at: &str, errors: &mut Vec<
                     errors.push(format!(
                         "{at}: {k} matched {n} of {}: {}",
                         passing.len(),
-                        passing.iter().flatten().cloned().collect::<Vec<_>>().join("; ")
+                        passing
+                            .iter()
+                            .flatten()
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join("; ")
                     ));
                 }
             }
@@ -187,7 +192,10 @@ fn specs_the_loader_rejects_for_their_structure_the_schema_rejects_too() {
     let bad = [
         // An unknown field at the top level, in a sweep, in a prediction.
         good.replace("statement: \"s\"\n", "statement: \"s\"\ncolour: blue\n"),
-        good.replace("replicates: 1}\n    full", "replicates: 1, replicate: 2}\n    full"),
+        good.replace(
+            "replicates: 1}\n    full",
+            "replicates: 1, replicate: 2}\n    full",
+        ),
         good.replace("    op: \"<=\"\n", "    op: \"<=\"\n    tolerence: 0.1\n"),
         // Wrong types.
         good.replace("replicates: 1}\n    full", "replicates: many}\n    full"),
@@ -203,7 +211,10 @@ fn specs_the_loader_rejects_for_their_structure_the_schema_rejects_too() {
         assert!(spec != good);
         let loaded = dpclaims::spec::claim_from_bytes(Path::new("bad.yaml"), spec.as_bytes());
         assert!(loaded.is_err(), "the loader accepts:\n{spec}");
-        assert!(!schema_errors(spec).is_empty(), "the schema accepts:\n{spec}");
+        assert!(
+            !schema_errors(spec).is_empty(),
+            "the schema accepts:\n{spec}"
+        );
     }
 }
 

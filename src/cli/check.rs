@@ -18,6 +18,9 @@ pub struct CheckArgs {
 
 pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
     let paths = if a.paths.is_empty() {
+        if !Path::new("claims").is_dir() {
+            anyhow::bail!("no claims/ here: pass claim files or ids");
+        }
         vec![PathBuf::from("claims")]
     } else {
         resolve(&a.paths)?

@@ -74,7 +74,7 @@ pub fn check_paths(paths: &[PathBuf]) -> CheckReport {
     let mut report = CheckReport::default();
     let mut files = Vec::new();
     for p in paths {
-        match super::load::spec_files(p) {
+        match super::read::spec_files(p) {
             Ok(v) => files.extend(v),
             Err(e) => report.errors.push(unlocated(e)),
         }
@@ -93,10 +93,7 @@ pub fn check_paths(paths: &[PathBuf]) -> CheckReport {
                 report.errors.push(Diagnostic {
                     file: f.display().to_string(),
                     field: "id".into(),
-                    message: format!(
-                        "duplicate claim id `{id}` (also in {})",
-                        first.display()
-                    ),
+                    message: format!("duplicate claim id `{id}` (also in {})", first.display()),
                     line: at.map(|a| a.0),
                     column: at.map(|a| a.1),
                 });
@@ -146,7 +143,7 @@ pub fn check_bytes(path: &Path, bytes: &[u8]) -> (Option<String>, Vec<Diagnostic
         line: at.map(|a| a.0),
         column: at.map(|a| a.1),
     };
-    let text = match super::load::spec_text(bytes) {
+    let text = match super::read::spec_text(bytes) {
         Ok(t) => t,
         Err(m) => return (None, vec![diag("(file)", m, None)]),
     };
@@ -241,7 +238,11 @@ pub fn check_bytes(path: &Path, bytes: &[u8]) -> (Option<String>, Vec<Diagnostic
     }
     let Some(raw_claim) = raw_claim else {
         if out.is_empty() {
-            out.push(diag("(top level)", "the spec could not be read".into(), None));
+            out.push(diag(
+                "(top level)",
+                "the spec could not be read".into(),
+                None,
+            ));
         }
         return (id, in_text_order(with_slip_hints(out)));
     };
@@ -442,8 +443,8 @@ fn repair(v: &mut Value, path: &[Seg], field: &str, message: &str, allowed: &[St
                 // the next rounds, silently: they are below the repaired path).
                 let (m, _) = split_location(&m);
                 let same = f == field && m == message;
-                let still_wrong =
-                    parse_path(&f).as_slice() == path && matches!(Problem::of(&m), Problem::Invalid);
+                let still_wrong = parse_path(&f).as_slice() == path
+                    && matches!(Problem::of(&m), Problem::Invalid);
                 !(same || still_wrong)
             }
         };

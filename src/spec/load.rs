@@ -1,6 +1,6 @@
-//! Reading claim files and validating them into [`Claim`]s: the top-level fields,
-//! data, sweeps, options and variants here; predictions in [`super::predictions`];
-//! every sweep point in [`super::points`].
+//! Validating raw claims into [`Claim`]s (files are read in [`super::read`]): the
+//! top-level fields, data, sweeps, options and variants here; predictions in
+//! [`super::predictions`]; every sweep point in [`super::points`].
 use super::points::check_points;
 use super::predictions::{assumptions, check_roles, prediction};
 use super::raw::{self, RawClaim, RawProfile, RawTarget};
@@ -8,137 +8,7 @@ use super::*;
 use crate::data::InputDist;
 use crate::systems::{self, System};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-
-/// The spec files of a directory (its `*.yaml` and `*.yml` files, sorted by name), or the
-/// file itself.
-pub fn spec_files(p: &Path) -> Result<Vec<PathBuf>, SpecError> {
-    if !p.is_dir() {
-        return Ok(vec![p.to_path_buf()]);
-    }
-    let rd = std::fs::read_dir(p).map_err(|e| SpecError {
-        file: p.display().to_string(),
-        field: "(directory)".into(),
-        message: e.to_string(),
-    })?;
-    let mut v: Vec<PathBuf> = rd
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|f| f.extension().is_some_and(|x| x == "yaml" || x == "yml"))
-        // Hidden files and editor lock files (`.#a.yaml`, `#a.yaml#`, `.a.yaml`):
-        // not claims.
-        .filter(|f| {
-            f.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| !n.starts_with('.') && !n.starts_with('#'))
-        })
-        .collect();
-    if v.is_empty() {
-        // A run of nothing would "succeed" with 0 claims: almost always a wrong
-        // directory.
-        return Err(SpecError {
-            file: p.display().to_string(),
-            field: "(directory)".into(),
-            message: format!(
-                "no claim specs in {} (no *.yaml or *.yml file)",
-                p.display()
-            ),
-        });
-    }
-    v.sort();
-    Ok(v)
-}
-
-/// Loads and validates every `*.yaml` file of a directory (sorted by file name), or the
-/// given files.
-pub fn load_claims(paths: &[PathBuf]) -> Result<Vec<Claim>, SpecError> {
-    let mut files = Vec::new();
-    for p in paths {
-        files.extend(spec_files(p)?);
-    }
-    let mut claims = Vec::new();
-    let mut ids = BTreeSet::new();
-    for f in files {
-        let c = load_claim(&f)?;
-        if !ids.insert(c.id.clone()) {
-            return Err(SpecError {
-                file: f.display().to_string(),
-                field: "id".into(),
-                message: format!("duplicate claim id `{}`", c.id),
-            });
-        }
-        claims.push(c);
-    }
-    Ok(claims)
-}
-
-/// Reads and validates one claim file.
-pub fn load_claim(path: &Path) -> Result<Claim, SpecError> {
-    let file = path.display().to_string();
-    let err = |message: String| SpecError {
-        file: file.clone(),
-        field: "(file)".into(),
-        message,
-    };
-    // Not a FIFO, device or directory; at most 16 MiB (crate::fsio::InputKind::Spec).
-    let bytes =
-        crate::fsio::read(path, crate::fsio::InputKind::Spec).map_err(|e| err(e.to_string()))?;
-    claim_from_bytes(path, &bytes)
-}
-
-/// Validates the bytes of a claim file (`path` names it in errors and is recorded as its
-/// file): what [`load_claim`] does once the file is read. Any bytes give a claim or a
-/// [`SpecError`], never a panic (the fuzz target `fuzz/fuzz_targets/spec_load.rs`).
-pub fn claim_from_bytes(path: &Path, bytes: &[u8]) -> Result<Claim, SpecError> {
-    let file = path.display().to_string();
-    let err = |message: String| SpecError {
-        file: file.clone(),
-        field: "(file)".into(),
-        message,
-    };
-    let text = spec_text(bytes).map_err(err)?;
-    crate::fsio::yaml::alias_budget(text).map_err(|message| SpecError {
-        file: file.clone(),
-        field: "(top level)".into(),
-        message,
-    })?;
-    let raw: RawClaim = raw::claim_from_yaml(text).map_err(|(field, message)| SpecError {
-        file: file.clone(),
-        field,
-        message,
-    })?;
-    let sha = |b: &[u8]| {
-        use sha2::{Digest, Sha256};
-        Sha256::digest(b)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    };
-    let mut judged = raw::without_discussion(text).unwrap_or_else(|| text.to_string());
-    let mut claim = validate(raw, path, sha(bytes))?;
-    // An external claim's rows also depend on the protocol code, which the build's
-    // verdict hash leaves out (build.rs, `EXTERNAL`).
-    if claim.system.name() == crate::systems::external::NAME {
-        judged.push_str("\n# external protocol ");
-        judged.push_str(crate::build_id::EXTERNAL_HASH);
-    }
-    claim.judged_hash = sha(judged.as_bytes());
-    Ok(claim)
-}
-
-/// The text of a spec file: UTF-8, a leading byte-order mark dropped (editors on some
-/// systems write one; it is not part of the YAML). The spec hash stays the hash of the
-/// file's bytes.
-pub(super) fn spec_text(bytes: &[u8]) -> Result<&str, String> {
-    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    std::str::from_utf8(body).map_err(|e| {
-        let utf16 = bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF");
-        format!(
-            "the file is not UTF-8 (invalid byte at offset {}{}); save it as UTF-8",
-            e.valid_up_to() + (bytes.len() - body.len()),
-            if utf16 { ", it looks like UTF-16" } else { "" }
-        )
-    })
-}
+use std::path::Path;
 
 /// The validation's context: the file named in errors, and the errors collected so far
 /// ([`validate_all`] goes on after an error where what follows does not depend on it).
@@ -311,7 +181,7 @@ fn check_option(
 }
 
 /// Validates a raw claim: its first error ([`validate_all`] collects them all).
-fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, SpecError> {
+pub(super) fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, SpecError> {
     let (claim, mut errors) = validate_all(raw, path, spec_hash);
     match claim {
         Some(c) if errors.is_empty() => Ok(c),
@@ -329,7 +199,7 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
 }
 
 /// Validates a raw claim, collecting every error in the order the checks run (so the
-/// first is the one [`load_claim`] reports): after an error the validation goes on with
+/// first is the one [`super::load_claim`] reports): after an error the validation goes on with
 /// what does not depend on the failed part (a failed sweep's predictions are skipped, a
 /// failed prediction is left out of the later checks). The claim is `None` when an error
 /// stops everything after it (an unknown system); with errors it is partial.
@@ -350,7 +220,9 @@ pub(super) fn validate_all(
 fn validate_into(ctx: &Ctx, raw: RawClaim, path: &Path, spec_hash: String) -> Option<Claim> {
     ctx.keep(super::names::claim_id(&raw.id).map_err(|m| ctx.err("id", m)));
     let system: &'static dyn System = if raw.system == systems::external::NAME {
-        super::external::system(ctx, &raw, path).map_err(|e| ctx.report(e)).ok()?
+        super::external::system(ctx, &raw, path)
+            .map_err(|e| ctx.report(e))
+            .ok()?
     } else {
         ctx.keep(super::external::refuse_for_builtin(ctx, &raw));
         let Some(s) = systems::by_name(&raw.system) else {
@@ -432,7 +304,11 @@ fn validate_into(ctx: &Ctx, raw: RawClaim, path: &Path, spec_hash: String) -> Op
                 ),
             ));
         }
-        let quick = ctx.keep(sweep_profile(ctx, &format!("sweeps.{name}.quick"), &s.quick));
+        let quick = ctx.keep(sweep_profile(
+            ctx,
+            &format!("sweeps.{name}.quick"),
+            &s.quick,
+        ));
         let full = ctx.keep(sweep_profile(ctx, &format!("sweeps.{name}.full"), &s.full));
         match (quick, full) {
             (Some(quick), Some(full)) if ok => sweeps.push(Sweep {
@@ -504,7 +380,13 @@ fn validate_into(ctx: &Ctx, raw: RawClaim, path: &Path, spec_hash: String) -> Op
         }
         let mut options = raw.options.clone();
         for (k, val) in &v.options {
-            ctx.keep(check_option(ctx, &format!("{field}.options"), system, k, val));
+            ctx.keep(check_option(
+                ctx,
+                &format!("{field}.options"),
+                system,
+                k,
+                val,
+            ));
             options.insert(k.clone(), val.clone());
         }
         for o in system.options() {
@@ -523,7 +405,12 @@ fn validate_into(ctx: &Ctx, raw: RawClaim, path: &Path, spec_hash: String) -> Op
             }
             None => base_data.clone(),
         };
-        let findings = ctx.keep(super::provenance::findings(ctx, &field, system, &v.findings));
+        let findings = ctx.keep(super::provenance::findings(
+            ctx,
+            &field,
+            system,
+            &v.findings,
+        ));
         let errata = ctx.keep(super::provenance::errata(ctx, &field, system, &v.errata));
         let (Some(data), Some(findings), Some(errata)) = (data, findings, errata) else {
             continue;
@@ -556,8 +443,9 @@ fn validate_into(ctx: &Ctx, raw: RawClaim, path: &Path, spec_hash: String) -> Op
             format!("system `{}` needs a target", system.name()),
         ));
     }
-    let assumptions =
-        ctx.keep(assumptions(ctx, "assumptions", &raw.assumptions)).unwrap_or_default();
+    let assumptions = ctx
+        .keep(assumptions(ctx, "assumptions", &raw.assumptions))
+        .unwrap_or_default();
     // Predictions.
     if raw.predictions.is_empty() {
         ctx.report(ctx.err("predictions", "at least one prediction is needed"));

@@ -105,7 +105,7 @@ impl JsonSchema for RawPrediction {
         "Prediction".into()
     }
     fn json_schema(g: &mut SchemaGenerator) -> Schema {
-        let kinds = vec![
+        let kinds = [
             kind_schema::<RawFit>(g, "exponent"),
             kind_schema::<RawFit>(g, "rate_at_most"),
             kind_schema::<RawEvent>(g, "event"),
