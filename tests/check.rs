@@ -280,3 +280,11 @@ fn check_agrees_with_the_loader_on_the_fuzz_corpus() {
     }
     assert!(n >= 10);
 }
+
+#[test]
+fn without_claims_here_check_asks_for_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = check(dir.path(), &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(err.contains("no claims/ here"), "{err}");
+}
