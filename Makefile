@@ -10,7 +10,7 @@ BIN := $(or $(CARGO_TARGET_DIR),target)/release/dpclaims
 # Extra flags of `make run`, e.g. RUN_FLAGS="--junit target/dpclaims-junit.xml" in CI.
 RUN_FLAGS ?=
 
-.PHONY: deps build test run faults report fig2 bench lint fmt clean audit-report privacy-report fuzz stability
+.PHONY: deps build test run faults report fig2 bench lint fmt clean audit-report privacy-report fuzz stability schema
 
 deps:
 	@if dpkg -s libopenblas-dev liblapack-dev >/dev/null 2>&1; then \
@@ -130,3 +130,9 @@ fmt:
 
 clean:
 	$(CARGO) clean
+
+# docs/claim.schema.json: the JSON Schema of the spec format, generated from the loader's
+# types (tests/schema.rs fails when the committed file is stale).
+schema:
+	$(CARGO) build --release --locked
+	$(BIN) schema > docs/claim.schema.json

@@ -53,7 +53,7 @@ pub fn completions(a: &CompletionsArgs) -> anyhow::Result<ExitCode> {
 /// them the scripts offer the claim ids of `claims/*.yaml` in the current directory
 /// besides file names (clap_complete 4.6 writes static scripts: the ids are listed by
 /// the shell function when completing, not by the binary).
-const CLAIM_COMMANDS: [&str; 4] = ["run", "plan", "list", "stability"];
+const CLAIM_COMMANDS: [&str; 5] = ["run", "plan", "list", "stability", "check"];
 
 /// The options of [`CLAIM_COMMANDS`] that take a value: after them bash completes the
 /// value as clap's script does, not a claim id.
@@ -134,7 +134,7 @@ _dpclaims_with_claim_ids() {{
 fn zsh_claim_ids(script: &str) -> String {
     let helper = r#"
 # Claim ids (the stems of claims/*.yaml in the current directory) or file names: the
-# claim arguments of `dpclaims run`, `plan`, `list` and `stability`.
+# claim arguments of `dpclaims run`, `plan`, `list`, `stability` and `check`.
 _dpclaims_claim_ids() {
     local -a ids
     ids=(claims/*.yaml(N:t:r))

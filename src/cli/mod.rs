@@ -11,6 +11,7 @@ mod accept;
 mod advise;
 mod audit_null;
 mod cache;
+mod check;
 mod completions;
 mod conclude;
 mod demo;
@@ -49,6 +50,13 @@ struct Cli {
 enum Command {
     /// List the claims: ids, titles, sources.
     List(run::ListArgs),
+    /// Check claim specs without running them: every error of every spec at once, with
+    /// its file, field and line (exit 2 if any; default: claims/).
+    Check(check::CheckArgs),
+    /// Print the JSON Schema of the spec format (docs/claim.schema.json:
+    /// `dpclaims schema > docs/claim.schema.json`, or `make schema`).
+    #[command(hide = true)]
+    Schema,
     /// Scaffold a claim spec that runs as written (claims/<id>.yaml): every field
     /// commented, a sweep, a main variant, a negative control and a prediction.
     New(new::NewArgs),
@@ -147,6 +155,11 @@ fn dispatch() -> ExitCode {
     }
     let result = match &cli.command {
         Command::List(a) => run::list(a),
+        Command::Check(a) => check::run(a),
+        Command::Schema => {
+            println!("{}", crate::spec::schema::claim_schema_json());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::New(a) => new::run(a),
         Command::Plan(a) => plan::run(a),
         Command::Run(a) => run::run(a),

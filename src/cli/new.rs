@@ -61,7 +61,7 @@ pub fn run(a: &NewArgs) -> anyhow::Result<ExitCode> {
             path.display()
         );
     }
-    let text = scaffold(&a.id, t, system);
+    let text = format!("{}{}", schema_line(&path), scaffold(&a.id, t, system));
     // The scaffold must load as written: a template out of step with its system is a
     // bug of dpclaims, never a file left for the user to repair.
     crate::spec::claim_from_bytes(&path, text.as_bytes()).map_err(|e| {
@@ -81,6 +81,30 @@ pub fn run(a: &NewArgs) -> anyhow::Result<ExitCode> {
     println!("  dpclaims plan {shown}    # what it costs, without running it");
     println!("  dpclaims run {shown}     # run it, judge it, write its reports");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The first line of a scaffold: where editors with a YAML language server find the
+/// spec's JSON Schema (`docs/claim.schema.json` of the current directory), relative to
+/// the new file. A comment: the loader ignores it.
+fn schema_line(path: &Path) -> String {
+    const SCHEMA: &str = "docs/claim.schema.json";
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let up: Option<usize> = dir
+        .components()
+        .map(|c| match c {
+            std::path::Component::Normal(_) => Some(1),
+            std::path::Component::CurDir => Some(0),
+            _ => None,
+        })
+        .sum();
+    let target = match up {
+        Some(n) => format!("{}{SCHEMA}", "../".repeat(n)),
+        // An absolute or `..` path: the schema's absolute path.
+        None => std::env::current_dir()
+            .map(|d| d.join(SCHEMA).display().to_string())
+            .unwrap_or_else(|_| SCHEMA.to_string()),
+    };
+    format!("# yaml-language-server: $schema={target}\n")
 }
 
 fn out_path(a: &NewArgs) -> PathBuf {

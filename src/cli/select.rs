@@ -68,7 +68,7 @@ pub fn resolve(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-fn looks_like_id(p: &Path) -> bool {
+pub(super) fn looks_like_id(p: &Path) -> bool {
     let s = p.to_string_lossy();
     !s.is_empty()
         && !s.contains('/')

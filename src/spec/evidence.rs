@@ -94,7 +94,7 @@ impl fmt::Display for Evidence {
 }
 
 /// The paper's own words and where they stand.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Quote {
     pub text: String,
@@ -109,7 +109,7 @@ impl fmt::Display for Quote {
 }
 
 /// One change of a variant from the algorithm as printed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Deviation {
     pub change: String,
@@ -122,7 +122,7 @@ pub struct Deviation {
 
 /// A number that a finding or an erratum quotes from the run: the mean of `metric` over
 /// the replicates at the point whose variables include `at`, within `rel_tol` of `value`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QuotedNumber {
     pub metric: String,
@@ -193,7 +193,7 @@ impl<'de> Deserialize<'de> for RawFinding {
     }
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, Debug, Clone, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawQuotedFinding {
     pub text: String,
@@ -201,7 +201,7 @@ pub struct RawQuotedFinding {
     pub quotes: Vec<QuotedNumber>,
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, Debug, Clone, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawErratum {
     pub sentence: Quote,
@@ -213,7 +213,7 @@ pub struct RawErratum {
     pub quotes: Vec<QuotedNumber>,
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, Debug, Clone, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawConfirmation {
     pub method: String,

@@ -1,6 +1,6 @@
-//! Reading claim files and validating them into [`Claim`]s: the top-level fields,
-//! data, sweeps, options and variants here; predictions in [`super::predictions`];
-//! every sweep point in [`super::points`].
+//! Validating raw claims into [`Claim`]s (files are read in [`super::read`]): the
+//! top-level fields, data, sweeps, options and variants here; predictions in
+//! [`super::predictions`]; every sweep point in [`super::points`].
 use super::points::check_points;
 use super::predictions::{assumptions, check_roles, prediction};
 use super::raw::{self, RawClaim, RawProfile, RawTarget};
@@ -8,138 +8,31 @@ use super::*;
 use crate::data::InputDist;
 use crate::systems::{self, System};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// Loads and validates every `*.yaml` file of a directory (sorted by file name), or the
-/// given files.
-pub fn load_claims(paths: &[PathBuf]) -> Result<Vec<Claim>, SpecError> {
-    let mut files = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            let rd = std::fs::read_dir(p).map_err(|e| SpecError {
-                file: p.display().to_string(),
-                field: "(directory)".into(),
-                message: e.to_string(),
-            })?;
-            let mut v: Vec<PathBuf> = rd
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| f.extension().is_some_and(|x| x == "yaml" || x == "yml"))
-                // Hidden files and editor lock files (`.#a.yaml`, `#a.yaml#`, `.a.yaml`):
-                // not claims.
-                .filter(|f| {
-                    f.file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| !n.starts_with('.') && !n.starts_with('#'))
-                })
-                .collect();
-            if v.is_empty() {
-                // A run of nothing would "succeed" with 0 claims: almost always a wrong
-                // directory.
-                return Err(SpecError {
-                    file: p.display().to_string(),
-                    field: "(directory)".into(),
-                    message: format!(
-                        "no claim specs in {} (no *.yaml or *.yml file)",
-                        p.display()
-                    ),
-                });
-            }
-            v.sort();
-            files.extend(v);
-        } else {
-            files.push(p.clone());
-        }
-    }
-    let mut claims = Vec::new();
-    let mut ids = BTreeSet::new();
-    for f in files {
-        let c = load_claim(&f)?;
-        if !ids.insert(c.id.clone()) {
-            return Err(SpecError {
-                file: f.display().to_string(),
-                field: "id".into(),
-                message: format!("duplicate claim id `{}`", c.id),
-            });
-        }
-        claims.push(c);
-    }
-    Ok(claims)
-}
-
-/// Reads and validates one claim file.
-pub fn load_claim(path: &Path) -> Result<Claim, SpecError> {
-    let file = path.display().to_string();
-    let err = |message: String| SpecError {
-        file: file.clone(),
-        field: "(file)".into(),
-        message,
-    };
-    // Not a FIFO, device or directory; at most 16 MiB (crate::fsio::InputKind::Spec).
-    let bytes =
-        crate::fsio::read(path, crate::fsio::InputKind::Spec).map_err(|e| err(e.to_string()))?;
-    claim_from_bytes(path, &bytes)
-}
-
-/// Validates the bytes of a claim file (`path` names it in errors and is recorded as its
-/// file): what [`load_claim`] does once the file is read. Any bytes give a claim or a
-/// [`SpecError`], never a panic (the fuzz target `fuzz/fuzz_targets/spec_load.rs`).
-pub fn claim_from_bytes(path: &Path, bytes: &[u8]) -> Result<Claim, SpecError> {
-    let file = path.display().to_string();
-    let err = |message: String| SpecError {
-        file: file.clone(),
-        field: "(file)".into(),
-        message,
-    };
-    let text = spec_text(bytes).map_err(err)?;
-    crate::fsio::yaml::alias_budget(text).map_err(|message| SpecError {
-        file: file.clone(),
-        field: "(top level)".into(),
-        message,
-    })?;
-    let raw: RawClaim = raw::claim_from_yaml(text).map_err(|(field, message)| SpecError {
-        file: file.clone(),
-        field,
-        message,
-    })?;
-    let sha = |b: &[u8]| {
-        use sha2::{Digest, Sha256};
-        Sha256::digest(b)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    };
-    let mut judged = raw::without_discussion(text).unwrap_or_else(|| text.to_string());
-    let mut claim = validate(raw, path, sha(bytes))?;
-    // An external claim's rows also depend on the protocol code, which the build's
-    // verdict hash leaves out (build.rs, `EXTERNAL`).
-    if claim.system.name() == crate::systems::external::NAME {
-        judged.push_str("\n# external protocol ");
-        judged.push_str(crate::build_id::EXTERNAL_HASH);
-    }
-    claim.judged_hash = sha(judged.as_bytes());
-    Ok(claim)
-}
-
-/// The text of a spec file: UTF-8, a leading byte-order mark dropped (editors on some
-/// systems write one; it is not part of the YAML). The spec hash stays the hash of the
-/// file's bytes.
-fn spec_text(bytes: &[u8]) -> Result<&str, String> {
-    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    std::str::from_utf8(body).map_err(|e| {
-        let utf16 = bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF");
-        format!(
-            "the file is not UTF-8 (invalid byte at offset {}{}); save it as UTF-8",
-            e.valid_up_to() + (bytes.len() - body.len()),
-            if utf16 { ", it looks like UTF-16" } else { "" }
-        )
-    })
-}
-
+/// The validation's context: the file named in errors, and the errors collected so far
+/// ([`validate_all`] goes on after an error where what follows does not depend on it).
 pub(super) struct Ctx<'a> {
     file: &'a str,
+    errors: std::cell::RefCell<Vec<SpecError>>,
 }
 
 impl Ctx<'_> {
+    /// Records an error and goes on.
+    pub(super) fn report(&self, e: SpecError) {
+        self.errors.borrow_mut().push(e);
+    }
+    /// Records the error of a result, if any, and gives its value.
+    pub(super) fn keep<T>(&self, r: Result<T, SpecError>) -> Option<T> {
+        match r {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.report(e);
+                None
+            }
+        }
+    }
+
     pub(super) fn err(&self, field: impl Into<String>, message: impl Into<String>) -> SpecError {
         SpecError {
             file: self.file.to_string(),
@@ -287,16 +180,53 @@ fn check_option(
     }
 }
 
-fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, SpecError> {
+/// Validates a raw claim: its first error ([`validate_all`] collects them all).
+pub(super) fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, SpecError> {
+    let (claim, mut errors) = validate_all(raw, path, spec_hash);
+    match claim {
+        Some(c) if errors.is_empty() => Ok(c),
+        _ => Err(if errors.is_empty() {
+            // Unreachable: a claim is withheld only with an error.
+            SpecError {
+                file: path.display().to_string(),
+                field: "(file)".into(),
+                message: "invalid spec".into(),
+            }
+        } else {
+            errors.swap_remove(0)
+        }),
+    }
+}
+
+/// Validates a raw claim, collecting every error in the order the checks run (so the
+/// first is the one [`super::load_claim`] reports): after an error the validation goes on with
+/// what does not depend on the failed part (a failed sweep's predictions are skipped, a
+/// failed prediction is left out of the later checks). The claim is `None` when an error
+/// stops everything after it (an unknown system); with errors it is partial.
+pub(super) fn validate_all(
+    raw: RawClaim,
+    path: &Path,
+    spec_hash: String,
+) -> (Option<Claim>, Vec<SpecError>) {
     let file = path.display().to_string();
-    let ctx = Ctx { file: &file };
-    super::names::claim_id(&raw.id).map_err(|m| ctx.err("id", m))?;
+    let ctx = Ctx {
+        file: &file,
+        errors: Default::default(),
+    };
+    let claim = validate_into(&ctx, raw, path, spec_hash);
+    (claim, ctx.errors.into_inner())
+}
+
+fn validate_into(ctx: &Ctx, raw: RawClaim, path: &Path, spec_hash: String) -> Option<Claim> {
+    ctx.keep(super::names::claim_id(&raw.id).map_err(|m| ctx.err("id", m)));
     let system: &'static dyn System = if raw.system == systems::external::NAME {
-        super::external::system(&ctx, &raw, path)?
+        super::external::system(ctx, &raw, path)
+            .map_err(|e| ctx.report(e))
+            .ok()?
     } else {
-        super::external::refuse_for_builtin(&ctx, &raw)?;
-        systems::by_name(&raw.system).ok_or_else(|| {
-            ctx.err(
+        ctx.keep(super::external::refuse_for_builtin(ctx, &raw));
+        let Some(s) = systems::by_name(&raw.system) else {
+            ctx.report(ctx.err(
                 "system",
                 format!(
                     "unknown system `{}` (known: {}, {})",
@@ -308,19 +238,21 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
                         .join(", "),
                     systems::external::NAME
                 ),
-            )
-        })?
+            ));
+            return None;
+        };
+        s
     };
     let external = raw.system == systems::external::NAME;
-    // For an external core, `model` and `adjacency` are descriptive and optional.
-    let required = |field: &str, v: &Option<String>| match v {
-        Some(v) => Ok(v.clone()),
-        None if external => Ok("not_applicable".to_string()),
-        None => Err(ctx.err(field, format!("missing field `{field}`"))),
+    // `model` is fixed by the system: it may be left out (then it is the system's), and
+    // when given it must say the same. For an external core it is descriptive.
+    let model = match &raw.model {
+        Some(m) => m.clone(),
+        None if external => "not_applicable".to_string(),
+        None => system.model().to_string(),
     };
-    let model = required("model", &raw.model)?;
     if !external && model != system.model() {
-        return Err(ctx.err(
+        ctx.report(ctx.err(
             "model",
             format!(
                 "system `{}` simulates model `{}`, not `{}`",
@@ -330,26 +262,40 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
             ),
         ));
     }
-    let adjacency = required("adjacency", &raw.adjacency)?;
+    // `adjacency` is a reading of the paper, not fixed by the system (DESIGN 3: explicit
+    // in every spec of a built-in system; optional for `system: external`).
+    let adjacency = match &raw.adjacency {
+        Some(v) => v.clone(),
+        None if external => "not_applicable".to_string(),
+        None => {
+            ctx.report(ctx.err("adjacency", "missing field `adjacency`"));
+            "not_applicable".to_string()
+        }
+    };
     if !["replace_one", "add_remove", "not_applicable"].contains(&adjacency.as_str()) {
-        return Err(ctx.err(
+        ctx.report(ctx.err(
             "adjacency",
             "must be replace_one (sensitivity 2C/n of the clipped mean), add_remove (C/n) or not_applicable",
         ));
     }
     for (k, v) in &raw.options {
-        check_option(&ctx, "options", system, k, v)?;
+        ctx.keep(check_option(ctx, "options", system, k, v));
     }
-    let base_data = data_spec(&ctx, "data", &raw.data)?;
+    let base_data = ctx.keep(data_spec(ctx, "data", &raw.data));
     // Sweeps.
     if raw.sweeps.is_empty() {
-        return Err(ctx.err("sweeps", "at least one sweep is needed"));
+        ctx.report(ctx.err("sweeps", "at least one sweep is needed"));
     }
     let mut sweeps = Vec::new();
+    // Sweeps with an error: the predictions on them are not checked further.
+    let mut bad_sweeps = BTreeSet::new();
     for (name, s) in &raw.sweeps {
-        super::names::name(name).map_err(|m| ctx.err(format!("sweeps.{name}"), m))?;
+        let mut ok = ctx
+            .keep(super::names::name(name).map_err(|m| ctx.err(format!("sweeps.{name}"), m)))
+            .is_some();
         if s.full.replicates < s.quick.replicates {
-            return Err(ctx.err(
+            ok = false;
+            ctx.report(ctx.err(
                 format!("sweeps.{name}.full.replicates"),
                 format!(
                     "{} at the full profile, fewer than the quick profile's {}: the paper-scale \
@@ -358,41 +304,89 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
                 ),
             ));
         }
-        sweeps.push(Sweep {
-            name: name.clone(),
-            quick: sweep_profile(&ctx, &format!("sweeps.{name}.quick"), &s.quick)?,
-            full: sweep_profile(&ctx, &format!("sweeps.{name}.full"), &s.full)?,
-        });
+        let quick = ctx.keep(sweep_profile(
+            ctx,
+            &format!("sweeps.{name}.quick"),
+            &s.quick,
+        ));
+        let full = ctx.keep(sweep_profile(ctx, &format!("sweeps.{name}.full"), &s.full));
+        match (quick, full) {
+            (Some(quick), Some(full)) if ok => sweeps.push(Sweep {
+                name: name.clone(),
+                quick,
+                full,
+            }),
+            _ => {
+                bad_sweeps.insert(name.clone());
+            }
+        }
     }
     let registry = match &raw.paper {
-        Some(paper) => Some(super::registry::find(path, paper).map_err(|m| ctx.err("paper", m))?),
+        Some(paper) => {
+            ctx.keep(super::registry::find(path, paper).map_err(|m| ctx.err("paper", m)))
+        }
         None => None,
     };
     // Variants.
     if raw.variants.is_empty() {
-        return Err(ctx.err("variants", "at least one variant is needed"));
+        ctx.report(ctx.err("variants", "at least one variant is needed"));
     }
+    // A variant may override a parameter of `params` or any documented parameter of its
+    // system (its `params()`), except a sweep variable (the axis value would win).
+    let sweep_vars: BTreeSet<&String> = raw
+        .sweeps
+        .values()
+        .flat_map(|s| [&s.quick, &s.full])
+        .flat_map(|p| p.axes.keys().chain(p.coupled.keys()))
+        .collect();
     let mut variants: Vec<Variant> = Vec::new();
     for (i, v) in raw.variants.iter().enumerate() {
         let field = format!("variants[{i}]");
-        super::names::name(&v.name).map_err(|m| ctx.err(format!("{field}.name"), m))?;
+        let errors_before = ctx.errors.borrow().len();
+        ctx.keep(super::names::name(&v.name).map_err(|m| ctx.err(format!("{field}.name"), m)));
         if variants.iter().any(|w| w.name == v.name) {
-            return Err(ctx.err(
+            ctx.report(ctx.err(
                 format!("{field}.name"),
                 format!("duplicate variant name `{}`", v.name),
             ));
         }
         for k in v.params.keys() {
-            if !raw.params.contains_key(k) {
-                return Err(ctx.err(
+            if raw.params.contains_key(k) {
+                continue;
+            }
+            let documented = system.params().iter().any(|p| p.name == k.as_str());
+            if !documented {
+                ctx.report(ctx.err(
                     format!("{field}.params.{k}"),
-                    "a variant may only override a parameter defined in `params`",
+                    format!(
+                        "a variant may only override a parameter defined in `params` or a \
+                         parameter of system `{}` (known: {})",
+                        system.name(),
+                        system
+                            .params()
+                            .iter()
+                            .map(|p| p.name)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            } else if sweep_vars.contains(k) {
+                ctx.report(ctx.err(
+                    format!("{field}.params.{k}"),
+                    "is a sweep variable (an axis or coupled): its sweep value would win over \
+                     the variant's",
                 ));
             }
         }
         let mut options = raw.options.clone();
         for (k, val) in &v.options {
-            check_option(&ctx, &format!("{field}.options"), system, k, val)?;
+            ctx.keep(check_option(
+                ctx,
+                &format!("{field}.options"),
+                system,
+                k,
+                val,
+            ));
             options.insert(k.clone(), val.clone());
         }
         for o in system.options() {
@@ -407,10 +401,23 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
                     target: d.target.clone().or(raw.data.target.clone()),
                     label_noise: d.label_noise.or(raw.data.label_noise),
                 };
-                data_spec(&ctx, &format!("{field}.data"), &merged)?
+                ctx.keep(data_spec(ctx, &format!("{field}.data"), &merged))
             }
             None => base_data.clone(),
         };
+        let findings = ctx.keep(super::provenance::findings(
+            ctx,
+            &field,
+            system,
+            &v.findings,
+        ));
+        let errata = ctx.keep(super::provenance::errata(ctx, &field, system, &v.errata));
+        let (Some(data), Some(findings), Some(errata)) = (data, findings, errata) else {
+            continue;
+        };
+        if ctx.errors.borrow().len() > errors_before {
+            continue;
+        }
         variants.push(Variant {
             name: v.name.clone(),
             description: v.description.clone(),
@@ -419,49 +426,58 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
             options,
             data,
             caught_by: v.caught_by.clone(),
-            findings: super::provenance::findings(&ctx, &field, system, &v.findings)?,
-            errata: super::provenance::errata(&ctx, &field, system, &v.errata)?,
+            findings,
+            errata,
             deviations: v.deviations.clone(),
         });
     }
-    if !variants.iter().any(|v| v.negative_control) {
-        return Err(ctx.err(
+    if !raw.variants.iter().any(|v| v.negative_control) {
+        ctx.report(ctx.err(
             "variants",
             "every claim carries at least one negative control (a variant with negative_control: true)",
         ));
     }
-    if system.needs_target() {
-        for v in &variants {
-            if v.data.target == TargetSpec::None {
-                return Err(ctx.err(
-                    "data.target",
-                    format!("system `{}` needs a target", system.name()),
-                ));
-            }
-        }
+    if system.needs_target() && variants.iter().any(|v| v.data.target == TargetSpec::None) {
+        ctx.report(ctx.err(
+            "data.target",
+            format!("system `{}` needs a target", system.name()),
+        ));
     }
-    let assumptions = assumptions(&ctx, "assumptions", &raw.assumptions)?;
+    let assumptions = ctx
+        .keep(assumptions(ctx, "assumptions", &raw.assumptions))
+        .unwrap_or_default();
     // Predictions.
     if raw.predictions.is_empty() {
-        return Err(ctx.err("predictions", "at least one prediction is needed"));
+        ctx.report(ctx.err("predictions", "at least one prediction is needed"));
     }
+    let all_names: Vec<String> = raw
+        .predictions
+        .iter()
+        .map(|p| p.common().name.clone())
+        .collect();
     let mut predictions: Vec<Prediction> = Vec::new();
     for (i, p) in raw.predictions.into_iter().enumerate() {
         let field = format!("predictions[{i}]");
-        let p = prediction(
-            &ctx,
+        if bad_sweeps.contains(p.common().sweep) {
+            continue;
+        }
+        let Some(p) = ctx.keep(prediction(
+            ctx,
             &field,
             p,
             system,
             &sweeps,
             &assumptions,
             registry.as_ref(),
-        )?;
+        )) else {
+            continue;
+        };
         if predictions.iter().any(|q| q.name == p.name) {
-            return Err(ctx.err(
+            ctx.report(ctx.err(
                 format!("{field}.name"),
                 format!("duplicate prediction name `{}`", p.name),
             ));
+            continue;
         }
         predictions.push(p);
     }
@@ -470,11 +486,16 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
             p.source = raw.source.equation.clone();
         }
     }
-    check_roles(&ctx, &variants, &predictions)?;
-    super::provenance::check_variants(&ctx, system, &variants, &mut predictions)?;
+    ctx.keep(check_roles(ctx, &variants, &predictions, &all_names));
+    ctx.keep(super::provenance::check_variants(
+        ctx,
+        system,
+        &variants,
+        &mut predictions,
+    ));
     for (i, m) in raw.report_metrics.iter().enumerate() {
         if !system.metrics().iter().any(|x| x.name == m.as_str()) {
-            return Err(ctx.err(
+            ctx.report(ctx.err(
                 format!("report_metrics[{i}]"),
                 format!("unknown metric `{m}` for system `{}`", system.name()),
             ));
@@ -527,6 +548,6 @@ fn validate(raw: RawClaim, path: &Path, spec_hash: String) -> Result<Claim, Spec
         spec_hash,
         judged_hash: String::new(),
     };
-    check_points(&ctx, &claim)?;
-    Ok(claim)
+    check_points(ctx, &claim);
+    Some(claim)
 }

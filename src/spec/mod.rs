@@ -9,22 +9,27 @@
 //! vacuous. There is no expected verdict: a verdict comes from the prediction and the
 //! measurement only. The engine only ever sees a validated [`Claim`].
 pub mod assumption;
+pub mod check;
 pub mod echo;
 pub mod evidence;
 pub mod expr;
 mod external;
 mod load;
+pub mod locate;
 pub mod names;
 mod points;
 mod predictions;
 mod provenance;
 pub mod raw;
+mod read;
 pub mod registry;
+pub mod schema;
 
 pub use assumption::{Assumption, Violation};
 pub use evidence::{Deviation, Erratum, Evidence, Finding, Quote, QuotedNumber};
 pub use external::MAX_TIMEOUT_S as EXTERNAL_MAX_TIMEOUT_S;
-pub use load::{claim_from_bytes, load_claim, load_claims, MAX_SWEEP_POINTS};
+pub use load::MAX_SWEEP_POINTS;
+pub use read::{claim_from_bytes, load_claim, load_claims, spec_files};
 
 use crate::data::InputDist;
 use crate::systems::{ParamKind, System};

@@ -8,8 +8,15 @@ use std::collections::BTreeSet;
 /// Evaluates every point of every sweep, variant and profile: unknown symbols, cycles,
 /// non-finite values and the system's parameter constraints are reported here, before
 /// anything runs.
-pub(super) fn check_points(ctx: &Ctx, claim: &Claim) -> Result<(), SpecError> {
+pub(super) fn check_points(ctx: &Ctx, claim: &Claim) {
+    if let Err(e) = check_points_first(ctx, claim) {
+        ctx.report(e);
+    }
+}
+
+fn check_points_first(ctx: &Ctx, claim: &Claim) -> Result<(), SpecError> {
     // Unknown symbols, with the field that uses them.
+    let mut symbols_bad = false;
     for sweep in &claim.sweeps {
         for (pname, prof) in [("quick", &sweep.quick), ("full", &sweep.full)] {
             let mut defined: BTreeSet<String> = claim.params.keys().cloned().collect();
@@ -48,10 +55,12 @@ pub(super) fn check_points(ctx: &Ctx, claim: &Claim) -> Result<(), SpecError> {
                                 let metric =
                                     claim.system.metrics().iter().any(|m| m.name == s.as_str());
                                 if !metric && !defined.contains(&s) {
-                                    return Err(ctx.err(
+                                    symbols_bad = true;
+                                    ctx.report(ctx.err(
                                         format!("predictions[{i}].predicted_value_of"),
                                         format!("unknown symbol `{s}` in `{e}` (neither a variable nor a metric of system `{}`)", claim.system.name()),
                                     ));
+                                    break;
                                 }
                             }
                         }
@@ -65,10 +74,12 @@ pub(super) fn check_points(ctx: &Ctx, claim: &Claim) -> Result<(), SpecError> {
                     for s in a.variables() {
                         let metric = claim.system.metrics().iter().any(|m| m.name == s.as_str());
                         if !defined.contains(&s) && !metric {
-                            return Err(ctx.err(
+                            symbols_bad = true;
+                            ctx.report(ctx.err(
                                 format!("predictions[{i}].assumptions[{j}]"),
                                 format!("unknown symbol `{s}` in `{}`", a.text),
                             ));
+                            break;
                         }
                     }
                 }
@@ -76,9 +87,16 @@ pub(super) fn check_points(ctx: &Ctx, claim: &Claim) -> Result<(), SpecError> {
             for (field, e) in exprs {
                 for s in e.variables() {
                     if !defined.contains(&s) {
-                        return Err(ctx.err(field, format!("unknown symbol `{s}` in `{e}`")));
+                        symbols_bad = true;
+                        ctx.report(ctx.err(field, format!("unknown symbol `{s}` in `{e}`")));
+                        break;
                     }
                 }
+            }
+            // Unknown symbols reported (all of them, above): the values cannot be
+            // evaluated.
+            if symbols_bad {
+                return Ok(());
             }
             for pinfo in claim.system.params() {
                 if !pinfo.optional && !defined.contains(pinfo.name) {

@@ -299,12 +299,15 @@ pub(super) fn check_roles(
     ctx: &Ctx,
     variants: &[Variant],
     predictions: &[Prediction],
+    all_names: &[String],
 ) -> Result<(), SpecError> {
-    let known = |n: &String| predictions.iter().any(|p| &p.name == n);
+    // Every prediction of the spec counts as known, also one that failed validation (its
+    // own error is reported; naming it is not a second error).
+    let known = |n: &String| all_names.contains(n) || predictions.iter().any(|p| &p.name == n);
     let names = || {
-        predictions
+        all_names
             .iter()
-            .map(|p| p.name.as_str())
+            .map(String::as_str)
             .collect::<Vec<_>>()
             .join(", ")
     };

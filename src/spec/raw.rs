@@ -156,7 +156,7 @@ where
     d.deserialize_map(Unique(std::marker::PhantomData))
 }
 
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Debug, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawClaim {
     pub id: String,
@@ -168,7 +168,9 @@ pub struct RawClaim {
     /// `hypotheses:` the predictions reference with `under`.
     #[serde(default)]
     pub paper: Option<String>,
-    /// Required for the built-in systems; optional for `system: external`.
+    /// The model the system simulates. Fixed by the system, so it may be left out (it is
+    /// then the system's); when given it must be the system's. Descriptive for
+    /// `system: external`.
     #[serde(default)]
     pub model: Option<String>,
     /// replace_one | add_remove | not_applicable (DESIGN 3: explicit in every spec of a
@@ -236,14 +238,14 @@ impl<'de> Deserialize<'de> for RawAssumption {
     }
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, Debug, Clone, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSourcedAssumption {
     pub require: String,
     pub source: String,
 }
 
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Debug, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSource {
     pub paper: String,
@@ -252,7 +254,7 @@ pub struct RawSource {
 }
 
 /// The `external:` block of a claim (`system: external`).
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, Debug, Clone, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawExternal {
     /// Program and arguments, run in the spec file's directory.
@@ -264,13 +266,13 @@ pub struct RawExternal {
 }
 
 /// A variant's own core (`external: {command: [...]}`), e.g. a faulty copy.
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, Debug, Clone, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawVariantExternal {
     pub command: Vec<String>,
 }
 
-#[derive(Deserialize, Debug, Default, Clone)]
+#[derive(Deserialize, Debug, Default, Clone, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawData {
     #[serde(default)]
@@ -281,21 +283,21 @@ pub struct RawData {
     pub label_noise: Option<f64>,
 }
 
-#[derive(Deserialize, Debug, Clone)]
+#[derive(Deserialize, Debug, Clone, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum RawTarget {
     Name(String),
     SingleIndex { single_index: Vec<f64> },
 }
 
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Debug, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSweep {
     pub quick: RawProfile,
     pub full: RawProfile,
 }
 
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Debug, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawProfile {
     #[serde(deserialize_with = "unique_keys")]
@@ -305,7 +307,7 @@ pub struct RawProfile {
     pub replicates: usize,
 }
 
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Debug, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawVariant {
     pub name: String,
@@ -433,7 +435,7 @@ impl RawPrediction {
     }
 }
 
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Debug, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawFit {
     /// Names the prediction (for `caught_by` and `findings`); unique in the file.
@@ -446,9 +448,12 @@ pub struct RawFit {
     /// Hypotheses of this prediction only, added to the claim's `assumptions`.
     #[serde(default)]
     pub assumptions: Vec<RawAssumption>,
+    /// Removed (rejected on load): not in the schema.
     #[serde(default)]
+    #[schemars(skip)]
     pub expected: Option<IgnoredAny>,
     #[serde(default)]
+    #[schemars(skip)]
     pub expected_full: Option<IgnoredAny>,
     #[serde(default)]
     pub evidence: Option<String>,
@@ -479,7 +484,7 @@ pub struct RawFit {
     pub bootstrap: Option<usize>,
 }
 
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Debug, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawEvent {
     /// Names the prediction (for `caught_by` and `findings`); unique in the file.
@@ -492,9 +497,12 @@ pub struct RawEvent {
     /// Hypotheses of this prediction only, added to the claim's `assumptions`.
     #[serde(default)]
     pub assumptions: Vec<RawAssumption>,
+    /// Removed (rejected on load): not in the schema.
     #[serde(default)]
+    #[schemars(skip)]
     pub expected: Option<IgnoredAny>,
     #[serde(default)]
+    #[schemars(skip)]
     pub expected_full: Option<IgnoredAny>,
     #[serde(default)]
     pub evidence: Option<String>,
@@ -511,7 +519,7 @@ pub struct RawEvent {
     pub confidence: Option<f64>,
 }
 
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Debug, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawInequality {
     /// Names the prediction (for `caught_by` and `findings`); unique in the file.
@@ -524,9 +532,12 @@ pub struct RawInequality {
     /// Hypotheses of this prediction only, added to the claim's `assumptions`.
     #[serde(default)]
     pub assumptions: Vec<RawAssumption>,
+    /// Removed (rejected on load): not in the schema.
     #[serde(default)]
+    #[schemars(skip)]
     pub expected: Option<IgnoredAny>,
     #[serde(default)]
+    #[schemars(skip)]
     pub expected_full: Option<IgnoredAny>,
     #[serde(default)]
     pub evidence: Option<String>,
@@ -548,7 +559,7 @@ pub struct RawInequality {
     pub confidence: Option<f64>,
 }
 
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Debug, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawBound {
     pub name: String,
@@ -558,9 +569,12 @@ pub struct RawBound {
     pub source: Option<String>,
     #[serde(default)]
     pub assumptions: Vec<RawAssumption>,
+    /// Removed (rejected on load): not in the schema.
     #[serde(default)]
+    #[schemars(skip)]
     pub expected: Option<IgnoredAny>,
     #[serde(default)]
+    #[schemars(skip)]
     pub expected_full: Option<IgnoredAny>,
     #[serde(default)]
     pub evidence: Option<String>,
