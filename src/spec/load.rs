@@ -511,7 +511,7 @@ fn validate_into(ctx: &Ctx, raw: RawClaim, path: &Path, spec_hash: String) -> Op
             })
         });
         if !(metric || variable) {
-            return Err(ctx.err(
+            ctx.report(ctx.err(
                 format!("labels.{key}"),
                 format!(
                     "`{key}` is neither a metric of system `{}` nor a sweep variable",
@@ -520,7 +520,7 @@ fn validate_into(ctx: &Ctx, raw: RawClaim, path: &Path, spec_hash: String) -> Op
             ));
         }
         if text.trim().is_empty() {
-            return Err(ctx.err(format!("labels.{key}"), "an empty label".to_string()));
+            ctx.report(ctx.err(format!("labels.{key}"), "an empty label".to_string()));
         }
     }
     let claim = Claim {

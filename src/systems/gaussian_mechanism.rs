@@ -187,7 +187,7 @@ impl System for GaussianMechanism {
         if u.wants(&["empirical_sigma"]) {
             // The mechanism draws no data, so its noise is its only stream: taken from
             // the unit's seed path directly, not through the recipe's choice between a
-            // noise and a data stream (which the `shared-rng` fault turns to the data).
+            // noise and a data stream (a recipe may seed the noise like the data).
             let mut rng = u.seeds.child("noise").rng();
             let n = samples as usize;
             let (mut sum, mut sum2) = (0.0, 0.0);
