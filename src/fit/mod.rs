@@ -15,6 +15,7 @@
 
 pub mod binomial;
 pub mod power_law;
+pub mod sequence;
 pub mod two_sample;
 pub mod verdict;
 
@@ -145,6 +146,9 @@ pub enum FitError {
     /// checks above; kept so that no input can panic).
     #[error("distribution error: {0}")]
     Distribution(String),
+    /// A confidence sequence's input is unusable (too few or non-finite values).
+    #[error("{0}")]
+    Sequence(String),
 }
 
 /// Formats a number for tables: 4 significant digits, scientific when far from 1.
