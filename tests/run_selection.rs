@@ -61,6 +61,33 @@ fn a_claim_id_runs_its_file_and_a_typo_suggests_the_nearest_id() {
     );
 }
 
+/// An id is found by the `id:` fields alone: a broken spec elsewhere in claims/ does
+/// not stop the run of the claim asked for (it did when ids were resolved by loading
+/// every spec), and running the broken one still names its error.
+#[test]
+fn a_broken_spec_elsewhere_does_not_stop_a_run_by_id() {
+    let d = tree();
+    std::fs::write(
+        d.path().join("claims/broken.yaml"),
+        "id: broken\ntitle: [unclosed\n",
+    )
+    .unwrap();
+    let o = run(
+        d.path(),
+        &[
+            "run",
+            "tiny-fail",
+            "--no-reports",
+            "--no-baseline",
+            "--no-cache",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let o = run(d.path(), &["run", "broken", "--no-baseline", "--no-cache"]);
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(err(&o).contains("broken.yaml"), "{}", err(&o));
+}
+
 #[test]
 fn a_subset_writes_under_target_and_the_whole_directory_to_reports() {
     let d = tree();

@@ -23,7 +23,7 @@ pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
         }
         vec![PathBuf::from("claims")]
     } else {
-        resolve(&a.paths)?
+        super::select::resolve(&a.paths)?
     };
     let report = check_paths(&paths);
     if a.json {
@@ -64,51 +64,4 @@ fn json(r: &CheckReport) -> String {
         "errors": r.errors,
     })
     .to_string()
-}
-
-/// Paths as given; a claim id that is not a path is `claims/<id>.yaml`, or the spec of
-/// claims/ whose `id:` it is. Unlike `run`'s resolution this reads only the ids, so a
-/// broken spec elsewhere in claims/ does not stop the check of the one asked for.
-fn resolve(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for p in paths {
-        if p.exists() || !super::select::looks_like_id(p) {
-            out.push(p.clone());
-            continue;
-        }
-        let id = p.to_string_lossy().into_owned();
-        let direct = Path::new("claims").join(format!("{id}.yaml"));
-        if direct.is_file() {
-            out.push(direct);
-            continue;
-        }
-        let files = crate::spec::spec_files(Path::new("claims")).map_err(|_| {
-            anyhow::anyhow!(
-                "`{id}` is neither a file nor a claim id: no claims/ here (pass claim files, \
-                 directories or the ids of claims in ./claims/)"
-            )
-        })?;
-        let mut ids = Vec::new();
-        for f in files {
-            let text = std::fs::read_to_string(&f).unwrap_or_default();
-            let found = serde_yaml::from_str::<serde_yaml::Value>(&text)
-                .ok()
-                .and_then(|v| v.get("id").and_then(|i| i.as_str()).map(str::to_string));
-            if let Some(found) = found {
-                ids.push((found, f));
-            }
-        }
-        match ids.iter().find(|(i, _)| *i == id) {
-            Some((_, f)) => out.push(f.clone()),
-            None => {
-                let near = super::select::nearest(&id, ids.iter().map(|(i, _)| i.as_str()));
-                anyhow::bail!(
-                    "`{id}` is neither a file nor the id of a claim in claims/{}",
-                    near.map(|n| format!(" (did you mean `{n}`?)"))
-                        .unwrap_or_default()
-                );
-            }
-        }
-    }
-    Ok(out)
 }

@@ -29,9 +29,11 @@ pub struct SelectArgs {
 
 /// A path argument that does not exist and looks like a claim id is the claim of that
 /// id in `claims/` (its file `claims/<id>.yaml`, or any spec there with that `id:`).
+/// Only the `id:` fields of claims/ are read to find it, so a broken spec elsewhere in
+/// claims/ does not stop a run (or a check) of the one asked for.
 pub fn resolve(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
-    let mut catalogue: Option<Vec<Claim>> = None;
+    let mut catalogue: Option<Vec<(String, PathBuf)>> = None;
     for p in paths {
         if p.exists() || !looks_like_id(p) {
             out.push(p.clone());
@@ -43,20 +45,23 @@ pub fn resolve(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
             out.push(direct);
             continue;
         }
-        if !Path::new("claims").is_dir() {
-            anyhow::bail!(
-                "`{id}` is neither a file nor a claim id: no claims/ here (pass claim files, \
-                 directories or the ids of claims in ./claims/)"
-            );
-        }
         if catalogue.is_none() {
-            catalogue = Some(spec::load_claims(&[PathBuf::from("claims")])?);
+            let none = || {
+                anyhow::anyhow!(
+                    "`{id}` is neither a file nor a claim id: no claims/ here (pass claim files, \
+                     directories or the ids of claims in ./claims/)"
+                )
+            };
+            if !Path::new("claims").is_dir() {
+                return Err(none());
+            }
+            catalogue = Some(ids_in_claims().map_err(|_| none())?);
         }
         let all = catalogue.as_deref().unwrap_or_default();
-        match all.iter().find(|c| c.id == id) {
-            Some(c) => out.push(c.file.clone()),
+        match all.iter().find(|(i, _)| *i == id) {
+            Some((_, f)) => out.push(f.clone()),
             None => {
-                let near = nearest(&id, all.iter().map(|c| c.id.as_str()));
+                let near = nearest(&id, all.iter().map(|(i, _)| i.as_str()));
                 anyhow::bail!(
                     "`{id}` is neither a file nor the id of a claim in claims/{}",
                     near.map(|n| format!(" (did you mean `{n}`?)"))
@@ -66,6 +71,25 @@ pub fn resolve(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
         }
     }
     Ok(out)
+}
+
+/// The `id:` of every spec in claims/ with its file (specs whose id cannot be read are
+/// left out: they are reported when they are loaded).
+fn ids_in_claims() -> Result<Vec<(String, PathBuf)>, spec::SpecError> {
+    let mut ids = Vec::new();
+    for f in spec::spec_files(Path::new("claims"))? {
+        let text = crate::fsio::read(&f, crate::fsio::InputKind::Spec)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .unwrap_or_default();
+        let found = serde_yaml::from_str::<serde_yaml::Value>(&text)
+            .ok()
+            .and_then(|v| v.get("id").and_then(|i| i.as_str()).map(str::to_string));
+        if let Some(found) = found {
+            ids.push((found, f));
+        }
+    }
+    Ok(ids)
 }
 
 pub(super) fn looks_like_id(p: &Path) -> bool {
