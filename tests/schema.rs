@@ -222,6 +222,24 @@ fn specs_the_loader_rejects_for_their_structure_the_schema_rejects_too() {
 fn the_scaffold_names_the_schema_and_validates_against_it() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("claims")).unwrap();
+    // Outside a checkout (no docs/claim.schema.json) the scaffold says how to get one
+    // rather than pointing at nothing.
+    let o = crate::util::dpclaims_in(dir.path(), &["new", "elsewhere"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(dir.path().join("claims/elsewhere.yaml")).unwrap();
+    assert!(
+        text.starts_with(
+            "# Editor completion and validation: `dpclaims schema > claim.schema.json`"
+        ),
+        "{text}"
+    );
+    std::fs::remove_file(dir.path().join("claims/elsewhere.yaml")).unwrap();
+    std::fs::create_dir(dir.path().join("docs")).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/claim.schema.json"),
+        dir.path().join("docs/claim.schema.json"),
+    )
+    .unwrap();
     let o = crate::util::dpclaims_in(dir.path(), &["new", "mine"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(dir.path().join("claims/mine.yaml")).unwrap();

@@ -54,8 +54,7 @@ enum Command {
     /// its file, field and line (exit 2 if any; default: claims/).
     Check(check::CheckArgs),
     /// Print the JSON Schema of the spec format (docs/claim.schema.json:
-    /// `dpclaims schema > docs/claim.schema.json`, or `make schema`).
-    #[command(hide = true)]
+    /// `dpclaims schema > docs/claim.schema.json`, or `make schema`), for editors.
     Schema,
     /// Scaffold a claim spec that runs as written (claims/<id>.yaml): every field
     /// commented, a sweep, a main variant, a negative control and a prediction.

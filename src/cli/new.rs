@@ -85,9 +85,16 @@ pub fn run(a: &NewArgs) -> anyhow::Result<ExitCode> {
 
 /// The first line of a scaffold: where editors with a YAML language server find the
 /// spec's JSON Schema (`docs/claim.schema.json` of the current directory), relative to
-/// the new file. A comment: the loader ignores it.
+/// the new file. A comment: the loader ignores it. Outside a dpclaims checkout (no
+/// `docs/claim.schema.json` here) the line would point at nothing, so the scaffold says
+/// how to get the schema instead.
 fn schema_line(path: &Path) -> String {
     const SCHEMA: &str = "docs/claim.schema.json";
+    if !Path::new(SCHEMA).is_file() {
+        return "# Editor completion and validation: `dpclaims schema > claim.schema.json`, then a \
+                first line\n# `# yaml-language-server: $schema=<path to claim.schema.json>`.\n"
+            .to_string();
+    }
     let dir = path.parent().unwrap_or(Path::new(""));
     let up: Option<usize> = dir
         .components()
