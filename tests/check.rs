@@ -288,3 +288,28 @@ fn without_claims_here_check_asks_for_paths() {
     assert_eq!(code, 2, "{out}");
     assert!(err.contains("no claims/ here"), "{err}");
 }
+
+/// Two independent mistakes of one prediction (an unknown metric and an unknown
+/// operator) are both reported: the prediction's checks go on after the first.
+#[test]
+fn two_mistakes_of_one_prediction_are_both_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = GOOD
+        .replace("metric: exact_epsilon", "metric: exact_epsilonn")
+        .replace("op: \"<=\"", "op: \"=<\"");
+    std::fs::write(dir.path().join("bad.yaml"), &spec).unwrap();
+    let (code, out, err) = check(dir.path(), &["bad.yaml"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        out.contains("predictions[0].metric: unknown metric `exact_epsilonn`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("predictions[0].op: unknown operator `=<`"),
+        "{out}"
+    );
+    assert!(out.contains("2 errors in 1 of 1 spec file"), "{out}");
+    // The loader's single error is still the first of them.
+    let e = dpclaims::spec::claim_from_bytes(Path::new("bad.yaml"), spec.as_bytes()).unwrap_err();
+    assert!(e.to_string().contains("unknown metric"), "{e}");
+}

@@ -24,13 +24,24 @@ pub(super) fn prediction(
              and explain a refuted main variant in its `findings` (see claims/README.md)",
         ));
     }
-    super::names::name(common.name).map_err(|m| ctx.err(format!("{field}.name"), m))?;
+    // Independent mistakes of one prediction are all reported (`dpclaims check`): each
+    // is noted here and the prediction fails at the end with every one, in check order.
+    let errs = std::cell::RefCell::new(Vec::<SpecError>::new());
+    let note = |e: SpecError| errs.borrow_mut().push(e);
+    // An error that stops this prediction: the noted ones are reported first.
+    let fail = |e: SpecError| -> SpecError {
+        errs.take().into_iter().for_each(|x| ctx.report(x));
+        e
+    };
+    if let Err(m) = super::names::name(common.name) {
+        note(ctx.err(format!("{field}.name"), m));
+    }
     if !system
         .metrics()
         .iter()
         .any(|m| m.name == common.metric.as_str())
     {
-        return Err(ctx.err(
+        note(ctx.err(
             format!("{field}.metric"),
             format!(
                 "unknown metric `{}` for system `{}` (known: {})",
@@ -50,7 +61,7 @@ pub(super) fn prediction(
         .iter()
         .find(|m| m.name == common.metric.as_str() && system.self_checks().contains(&m.name))
     {
-        return Err(ctx.err(
+        note(ctx.err(
             format!("{field}.metric"),
             format!(
                 "`{}` is computed by the same code that set the quantity it is compared with \
@@ -59,29 +70,25 @@ pub(super) fn prediction(
             ),
         ));
     }
-    let sweep = sweeps
-        .iter()
-        .find(|s| &s.name == common.sweep)
-        .ok_or_else(|| {
-            ctx.err(
-                format!("{field}.sweep"),
-                format!("unknown sweep `{}`", common.sweep),
-            )
-        })?;
+    let Some(sweep) = sweeps.iter().find(|s| &s.name == common.sweep) else {
+        return Err(fail(ctx.err(
+            format!("{field}.sweep"),
+            format!("unknown sweep `{}`", common.sweep),
+        )));
+    };
     let mut all_assumptions = claim_assumptions.to_vec();
-    all_assumptions.extend(assumptions(
-        ctx,
-        &format!("{field}.assumptions"),
-        common.assumptions,
-    )?);
-    let prov = super::provenance::prediction(ctx, field, &common, registry, &all_assumptions)?;
+    all_assumptions.extend(
+        assumptions(ctx, &format!("{field}.assumptions"), common.assumptions).map_err(&fail)?,
+    );
+    let prov = super::provenance::prediction(ctx, field, &common, registry, &all_assumptions)
+        .map_err(&fail)?;
     all_assumptions.extend(prov.hypotheses.iter().cloned());
     let fit_spec = |f: &raw::RawFit| -> Result<FitSpec, SpecError> {
         let is_var = |prof: &SweepProfile| {
             prof.axes.iter().any(|(k, _)| k == &f.x) || prof.coupled.contains_key(&f.x)
         };
         if !(is_var(&sweep.quick) && is_var(&sweep.full)) {
-            return Err(ctx.err(
+            note(ctx.err(
                 format!("{field}.x"),
                 format!(
                     "`{}` is not an axis or coupled variable of sweep `{}` at both profiles",
@@ -89,37 +96,47 @@ pub(super) fn prediction(
                 ),
             ));
         }
-        let predicted =
-            match (&f.predicted, &f.predicted_rate_of, &f.predicted_value_of) {
-                (Some(v), None, None) if v.is_finite() => Predicted::Value(*v),
-                (None, Some(_), None) => return Err(ctx.err(
+        let predicted = match (&f.predicted, &f.predicted_rate_of, &f.predicted_value_of) {
+            (Some(v), None, None) if v.is_finite() => Some(Predicted::Value(*v)),
+            (None, Some(_), None) => {
+                note(ctx.err(
                     format!("{field}.predicted_rate_of"),
                     "was removed: the local slope of a bound with its constants set to 1 is not \
                      what an O() statement asserts. Judge the bound by its implied constant \
                      (`kind: bound`), each term's exponent on the quantity that isolates it \
                      (`exponent`), or a finite-size form (`predicted_value_of`)",
-                )),
-                (None, None, Some(e)) => Predicted::ValueOf(e.clone()),
-                _ => return Err(ctx.err(
+                ));
+                None
+            }
+            (None, None, Some(e)) => Some(Predicted::ValueOf(e.clone())),
+            _ => {
+                note(ctx.err(
                     format!("{field}.predicted"),
-                    "give exactly one of `predicted` (a number) or `predicted_value_of` (an exact \
-                 finite-size value)",
-                )),
-            };
-        if !(f.tolerance.is_finite() && f.tolerance >= 0.0) {
-            return Err(ctx.err(format!("{field}.tolerance"), "must be finite and >= 0"));
+                    "give exactly one of `predicted` (a number) or `predicted_value_of` (an \
+                     exact finite-size value)",
+                ));
+                None
+            }
+        };
+        let tolerance_ok = f.tolerance.is_finite() && f.tolerance >= 0.0;
+        if !tolerance_ok {
+            note(ctx.err(format!("{field}.tolerance"), "must be finite and >= 0"));
         }
         let tolerance_reason = match &f.tolerance_reason {
             Some(r) if !r.trim().is_empty() => r.trim().to_string(),
-            _ => return Err(ctx.err(
-                format!("{field}.tolerance_reason"),
-                "every tolerance needs a one-line reason (CI width, a known log correction, ...)",
-            )),
+            _ => {
+                note(ctx.err(
+                    format!("{field}.tolerance_reason"),
+                    "every tolerance needs a one-line reason (CI width, a known log correction, \
+                     ...)",
+                ));
+                String::new()
+            }
         };
-        if let Predicted::Value(v) = predicted {
+        if let (Some(Predicted::Value(v)), true) = (&predicted, tolerance_ok) {
             let rate = matches!(p, RawPrediction::RateAtMost(_));
-            if vacuous(rate, v, f.tolerance) {
-                return Err(ctx.err(
+            if vacuous(rate, *v, f.tolerance) {
+                note(ctx.err(
                     format!("{field}.tolerance"),
                     format!(
                         "tolerance {} makes the prediction vacuous: it admits a zero slope \
@@ -131,19 +148,22 @@ pub(super) fn prediction(
         }
         let confidence = f.confidence.unwrap_or(crate::fit::DEFAULT_CONFIDENCE);
         if !(confidence > 0.0 && confidence < 1.0) {
-            return Err(ctx.err(format!("{field}.confidence"), "must be in (0, 1)"));
+            note(ctx.err(format!("{field}.confidence"), "must be in (0, 1)"));
         }
-        for prof in [&sweep.quick, &sweep.full] {
-            if prof.axes.iter().map(|(_, v)| v.len()).product::<usize>() < 3 {
-                return Err(ctx.err(
-                    format!("{field}.sweep"),
-                    "a fit needs at least 3 sweep points",
-                ));
-            }
+        if [&sweep.quick, &sweep.full]
+            .iter()
+            .any(|prof| prof.axes.iter().map(|(_, v)| v.len()).product::<usize>() < 3)
+        {
+            note(ctx.err(
+                format!("{field}.sweep"),
+                "a fit needs at least 3 sweep points",
+            ));
         }
+        // With an error noted the prediction fails at the end (`finish`); the value here
+        // only lets the other checks run.
         Ok(FitSpec {
             x: f.x.clone(),
-            predicted,
+            predicted: predicted.unwrap_or(Predicted::Value(0.0)),
             tolerance: f.tolerance,
             divide_by: f.divide_by.clone(),
             confidence,
@@ -159,10 +179,10 @@ pub(super) fn prediction(
                 "upper" => true,
                 "lower" => false,
                 o => {
-                    return Err(ctx.err(
+                    return Err(fail(ctx.err(
                         format!("{field}.direction"),
                         format!("unknown direction `{o}` (upper: O(), O~(); lower: Omega())"),
-                    ))
+                    )))
                 }
             };
             let raw_fit = raw::RawFit {
@@ -197,11 +217,13 @@ pub(super) fn prediction(
             alpha, confidence, ..
         }) => {
             if !(*alpha > 0.0 && *alpha < 1.0) {
-                return Err(ctx.err(format!("{field}.alpha"), "must be in (0, 1)"));
+                return Err(fail(ctx.err(format!("{field}.alpha"), "must be in (0, 1)")));
             }
             let confidence = confidence.unwrap_or(crate::fit::DEFAULT_CONFIDENCE);
             if !(confidence > 0.0 && confidence < 1.0) {
-                return Err(ctx.err(format!("{field}.confidence"), "must be in (0, 1)"));
+                return Err(fail(
+                    ctx.err(format!("{field}.confidence"), "must be in (0, 1)"),
+                ));
             }
             PredictionKind::Event {
                 alpha: *alpha,
@@ -221,30 +243,32 @@ pub(super) fn prediction(
                 ">=" => CmpOp::Ge,
                 ">" => CmpOp::Gt,
                 o => {
-                    return Err(ctx.err(
+                    return Err(fail(ctx.err(
                         format!("{field}.op"),
                         format!("unknown operator `{o}` (use <=, <, >=, >)"),
-                    ))
+                    )))
                 }
             };
             let over = match (over.as_deref(), confidence) {
                 (None | Some("runs"), None) => InequalityOver::Runs,
-                (None | Some("runs"), Some(_)) => return Err(ctx.err(
+                (None | Some("runs"), Some(_)) => return Err(fail(ctx.err(
                     format!("{field}.confidence"),
                     "only meaningful with `over: means` (a check over every run has no interval)",
-                )),
+                ))),
                 (Some("means"), c) => {
                     let confidence = c.unwrap_or(crate::fit::DEFAULT_CONFIDENCE);
                     if !(confidence > 0.0 && confidence < 1.0) {
-                        return Err(ctx.err(format!("{field}.confidence"), "must be in (0, 1)"));
+                        return Err(fail(
+                            ctx.err(format!("{field}.confidence"), "must be in (0, 1)"),
+                        ));
                     }
                     InequalityOver::Means { confidence }
                 }
                 (Some(o), _) => {
-                    return Err(ctx.err(
+                    return Err(fail(ctx.err(
                         format!("{field}.over"),
                         format!("unknown value `{o}` (use runs or means)"),
-                    ))
+                    )))
                 }
             };
             PredictionKind::Inequality {
@@ -254,6 +278,12 @@ pub(super) fn prediction(
             }
         }
     };
+    // Every noted mistake of this prediction: reported, the last one as its error.
+    let noted = errs.take();
+    if let Some((last, rest)) = noted.split_last() {
+        rest.iter().cloned().for_each(|e| ctx.report(e));
+        return Err(last.clone());
+    }
     let common = p.common();
     let extra_metrics = all_assumptions
         .iter()
