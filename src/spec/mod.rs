@@ -386,9 +386,10 @@ pub struct Claim {
     pub discussion: String,
     /// SHA-256 of the file's bytes (hex), for manifests and report headers.
     pub spec_hash: String,
-    /// SHA-256 (hex) of the spec without its `discussion`: everything that decides the
-    /// claim's verdicts. A discussion revised after measuring keeps it, so the stored
-    /// verdict rows of `dpclaims stability` stay usable; any other edit changes it.
+    /// SHA-256 (hex) of the spec without its `discussion` and `labels`: everything that
+    /// decides the claim's verdicts. A discussion revised after measuring, or axis words
+    /// added, keep it, so the stored verdict rows of `dpclaims stability` stay usable;
+    /// any other edit changes it.
     pub judged_hash: String,
 }
 

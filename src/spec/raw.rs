@@ -50,12 +50,15 @@ pub fn claim_from_yaml(text: &str) -> Result<RawClaim, (String, String)> {
     })
 }
 
-/// The spec re-serialised without its top-level `discussion` (`None` when the text is
-/// not a YAML mapping): the part of a spec that decides its verdicts
-/// ([`super::Claim::judged_hash`]).
+/// The spec re-serialised without its top-level `discussion` and `labels` (`None` when
+/// the text is not a YAML mapping): the part of a spec that decides its verdicts
+/// ([`super::Claim::judged_hash`]). Prose and axis words decide no verdict, so editing
+/// them keeps the stored stability rows usable.
 pub fn without_discussion(text: &str) -> Option<String> {
     let mut v: serde_yaml::Value = serde_yaml::from_str(text).ok()?;
-    v.as_mapping_mut()?.remove("discussion");
+    let m = v.as_mapping_mut()?;
+    m.remove("discussion");
+    m.remove("labels");
     serde_yaml::to_string(&v).ok()
 }
 
