@@ -34,6 +34,18 @@ pub(super) struct Template {
 /// The placeholder quote of every `evidence: statement` scaffold.
 const QUOTE: &str = r#"quote: {text: "TODO: the paper's sentence, word for word", where: "TODO: Sec. ?, Eq. ? (line)"}"#;
 
+/// The prediction of both Gaussian scaffolds: the exact epsilon of the calibrated
+/// mechanism at most the claimed one, at every point of the grid.
+const EXACT_EPSILON_GRID: &str = r#"  - kind: inequality
+    name: exact-epsilon-grid
+    evidence: statement
+    QUOTE
+    metric: exact_epsilon
+    sweep: grid
+    op: "<="                       # <= | < | >= | >
+    rhs: "epsilon"                 # an expression of the point's variables
+"#;
+
 /// Every system `dpclaims new` scaffolds (`external` runs a program of the user's:
 /// docs/external-cores.md).
 pub(super) fn all() -> [Template; 8] {
@@ -143,15 +155,7 @@ fn gaussian_calibration() -> Template {
     description: "sigma = sqrt(eta T)/eps: the sqrt(8 ln(1/delta)) factor dropped, too little noise for the claimed eps"
     options: {calibration: inverse_epsilon}
 "#,
-        prediction: r#"  - kind: inequality
-    name: exact-epsilon-grid
-    evidence: statement
-    QUOTE
-    metric: exact_epsilon
-    sweep: grid
-    op: "<="                       # <= | < | >= | >
-    rhs: "epsilon"                 # an expression of the point's variables
-"#,
+        prediction: EXACT_EPSILON_GRID,
         report_metric: "slack_ratio",
     }
 }
@@ -190,15 +194,7 @@ fn gaussian_mechanism() -> Template {
     description: "half the calibrated sigma: too little noise for the claimed epsilon"
     params: {noise_scale: 0.5}
 "#,
-        prediction: r#"  - kind: inequality
-    name: exact-epsilon-grid
-    evidence: statement
-    QUOTE
-    metric: exact_epsilon
-    sweep: grid
-    op: "<="                       # <= | < | >= | >
-    rhs: "epsilon"                 # an expression of the point's variables
-"#,
+        prediction: EXACT_EPSILON_GRID,
         report_metric: "sigma",
     }
 }

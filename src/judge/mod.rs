@@ -352,15 +352,7 @@ fn main_rules(
 /// The numbers of a verdict row in words, for a problem line: "measured 1.32, interval
 /// [1.21, 1.43], predicted 2 ± 0.25" (what is known), else the row's note.
 fn measured(res: &PredictionResult) -> String {
-    fn num(v: f64) -> String {
-        if v == 0.0 || (1e-3..1e4).contains(&v.abs()) {
-            let s = format!("{v:.4}");
-            let s = s.trim_end_matches('0').trim_end_matches('.');
-            s.to_string()
-        } else {
-            format!("{v:.3e}")
-        }
-    }
+    use crate::fit::fmt_num as num;
     let mut parts = Vec::new();
     if let Some(e) = res.estimate {
         parts.push(format!("measured {}", num(e)));

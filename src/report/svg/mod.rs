@@ -210,6 +210,14 @@ pub(crate) fn fit_text(text: &str, max: f64, min: f64, room: f64, widen: f64) ->
 }
 
 /// Formats a coordinate with exactly two decimals, never as `-0.00`.
+/// The `points` attribute of a polyline through `pts` (data coordinates).
+fn polyline_points(pts: &[(f64, f64)], x_axis: &Axis, y_axis: &Axis) -> String {
+    pts.iter()
+        .map(|&(x, y)| format!("{},{}", num(x_axis.px(x)), num(y_axis.px(y))))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 pub(crate) fn num(v: f64) -> String {
     let s = format!("{v:.2}");
     if s == "-0.00" {
@@ -424,19 +432,16 @@ impl LogLogPlot {
             if pts.len() < 2 {
                 continue;
             }
-            let coords: Vec<String> = pts
-                .iter()
-                .map(|&(x, y)| format!("{},{}", num(x_axis.px(x)), num(y_axis.px(y))))
-                .collect();
+            let dash = c
+                .dash
+                .map(|d| format!(r#" stroke-dasharray="{d}""#))
+                .unwrap_or_default();
+            let points = polyline_points(pts, &x_axis, &y_axis);
             let _ = writeln!(
                 svg,
-                r#"<polyline points="{}" stroke="{}" stroke-width="{}"{}/>"#,
-                coords.join(" "),
+                r#"<polyline points="{points}" stroke="{}" stroke-width="{}"{dash}/>"#,
                 c.colour,
                 num(c.width),
-                c.dash
-                    .map(|d| format!(r#" stroke-dasharray="{d}""#))
-                    .unwrap_or_default()
             );
         }
         let order = (0..self.lines.len())
@@ -448,14 +453,10 @@ impl LogLogPlot {
                 continue;
             }
             let (colour, width, dash) = self.line_style(j);
-            let coords: Vec<String> = pts
-                .iter()
-                .map(|&(x, y)| format!("{},{}", num(x_axis.px(x)), num(y_axis.px(y))))
-                .collect();
+            let points = polyline_points(pts, &x_axis, &y_axis);
             let _ = writeln!(
                 svg,
-                r#"<polyline points="{}" stroke="{colour}" stroke-width="{width}"{dash}/>"#,
-                coords.join(" ")
+                r#"<polyline points="{points}" stroke="{colour}" stroke-width="{width}"{dash}/>"#,
             );
         }
         let _ = writeln!(svg, "</g>");
