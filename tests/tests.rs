@@ -40,6 +40,7 @@ mod rf_tuned;
 mod run_selection;
 mod schema;
 mod scorecards;
+mod sequential;
 mod shard_tamper;
 mod sharding;
 mod spec_errors;

@@ -22,6 +22,7 @@ pub mod evidence;
 pub mod kinds;
 pub mod power;
 pub mod regime;
+pub mod sequential;
 
 use crate::fit::Verdict;
 use crate::rng::SeedPath;
@@ -118,6 +119,9 @@ pub struct PredictionResult {
     pub erratum: Option<ErratumStatus>,
     /// What the row could detect, and what would resolve it ([`power`]).
     pub power: String,
+    /// Replicates a point the row was judged on (its stopping look, for a sequential
+    /// sweep: [`sequential`]).
+    pub replicates: usize,
     /// A bound whose ratio grows significantly on a main variant: the trend, stated
     /// instead of a refutation.
     pub trend: Option<String>,
@@ -194,7 +198,15 @@ pub fn judge(
                 .child("bootstrap")
                 .child(pi)
                 .child(&variant.name);
-            let mut res = kinds::evaluate(p, used, &boot_seed).map_err(err)?;
+            // A sequential sweep's looks share the row's level ([`sequential`]).
+            let looks = claim
+                .sweep(&p.sweep)
+                .profile(profile)
+                .replicates
+                .looks()
+                .len();
+            let judged_as = sequential::at_looks(p, looks);
+            let mut res = kinds::evaluate(&judged_as, used, &boot_seed).map_err(err)?;
             res.prediction = pi;
             res.variant = variant.name.clone();
             res.negative_control = variant.negative_control;
@@ -220,6 +232,7 @@ pub fn judge(
                 .min()
                 .unwrap_or(0);
             res.power = power::describe(p, &res, reps);
+            res.replicates = reps;
             if variant.negative_control {
                 if res.verdict == Verdict::Refuted {
                     res.control = Some(ControlStatus::Caught);
@@ -237,10 +250,7 @@ pub fn judge(
             results.push(res);
         }
     }
-    evidence::mark_discriminating(&mut results);
-    for r in results.iter_mut() {
-        r.word = evidence::word(r, &claim.predictions[r.prediction].proxy);
-    }
+    finish(claim, &mut results);
     Ok(ClaimOutcome {
         claim: claim.clone(),
         profile,
@@ -248,6 +258,19 @@ pub fn judge(
         points,
         results,
     })
+}
+
+/// What depends on several rows of a claim: whether a holds could have failed (its
+/// prediction catches a control) and the verdict words. Run again on the rows a
+/// sequential run kept, each from its own stopping look.
+pub fn finish(claim: &Claim, results: &mut [PredictionResult]) {
+    for r in results.iter_mut() {
+        r.discriminating = None;
+    }
+    evidence::mark_discriminating(results);
+    for r in results.iter_mut() {
+        r.word = evidence::word(r, &claim.predictions[r.prediction].proxy);
+    }
 }
 
 /// A bound (O(), Omega()) on a main variant is never refuted by finite data: a ratio
@@ -423,6 +446,7 @@ impl PredictionResult {
             discriminating: None,
             erratum: None,
             power: String::new(),
+            replicates: 0,
             trend: None,
             detail: Detail::default(),
             prediction: pi,

@@ -182,12 +182,12 @@ pub fn estimate_claim(claim: &Claim, profile: Profile, threads: usize) -> ClaimE
     for ((sweep, vi), metrics) in &needs {
         let prof = claim.sweep(sweep).profile(profile);
         let variant = &claim.variants[*vi];
-        let reps = prof.replicates as f64;
+        let reps = prof.replicates.max as f64;
         let mut g = Group {
             sweep: sweep.clone(),
             variant: *vi,
             points: 0,
-            replicates: prof.replicates,
+            replicates: prof.replicates.max,
             cpu_seconds: 0.0,
             max_unit: (f64::NEG_INFINITY, 0),
             max_bytes: (f64::NEG_INFINITY, 0),
@@ -225,7 +225,7 @@ pub fn estimate_claim(claim: &Claim, profile: Profile, threads: usize) -> ClaimE
         let prof = claim.sweep(&p.sweep).profile(profile);
         let points: f64 = prof.axes.iter().map(|(_, v)| v.len() as f64).product();
         let judged = claim.variants.iter().filter(|v| p.judges(v)).count() as f64;
-        let draws = f.bootstrap as f64 * points * prof.replicates as f64;
+        let draws = f.bootstrap as f64 * points * prof.replicates.max as f64;
         let extra = match f.predicted {
             Predicted::Value(_) => 0.0,
             _ => points * 1e-5,

@@ -60,7 +60,7 @@ pub fn unit_count(claim: &Claim, profile: Profile) -> usize {
             let prof = claim.sweep(sweep).profile(profile);
             prof.axes
                 .iter()
-                .fold(prof.replicates, |n, (_, v)| n.saturating_mul(v.len()))
+                .fold(prof.replicates.max, |n, (_, v)| n.saturating_mul(v.len()))
         })
         .fold(0usize, usize::saturating_add)
 }
@@ -87,12 +87,25 @@ fn needs(claim: &Claim, profile: Profile) -> BTreeMap<(String, usize), BTreeSet<
     m
 }
 
-fn plan_keys(claim: &Claim, profile: Profile) -> Vec<PlannedKey> {
+/// A group of units: a sweep and a variant (index) that some prediction judges. Its
+/// points run the same number of replicates; a sequential run grows it look by look.
+pub type Group = (String, usize);
+
+/// Every group of a claim at a profile, in plan order.
+pub fn groups(claim: &Claim, profile: Profile) -> Vec<Group> {
+    needs(claim, profile).into_keys().collect()
+}
+
+/// The replicates `range(group)` of every group's points.
+type Ranges<'a> = &'a dyn Fn(&Group) -> std::ops::Range<usize>;
+
+fn plan_keys(claim: &Claim, profile: Profile, range: Ranges) -> Vec<PlannedKey> {
     let mut keys = Vec::new();
-    for ((sweep, vi), _) in needs(claim, profile) {
+    for (group, _) in needs(claim, profile) {
+        let (sweep, vi) = group.clone();
         let prof = claim.sweep(&sweep).profile(profile);
         for (pi, pt) in prof.axis_points().into_iter().enumerate() {
-            for r in 0..prof.replicates {
+            for r in range(&group) {
                 keys.push((
                     UnitKey {
                         sweep: sweep.clone(),
@@ -109,11 +122,30 @@ fn plan_keys(claim: &Claim, profile: Profile) -> Vec<PlannedKey> {
     keys
 }
 
+/// Every unit of a claim at its groups' maximum replicates, in plan order.
 pub(crate) fn plan(claim: &Claim, profile: Profile, seed: u64) -> Result<Vec<Planned>, RunError> {
+    plan_ranges(claim, profile, seed, &|g| {
+        0..max_replicates(claim, profile, g)
+    })
+}
+
+/// The most replicates of a group (its sweep's `replicates.max` at the profile).
+pub fn max_replicates(claim: &Claim, profile: Profile, g: &Group) -> usize {
+    claim.sweep(&g.0).profile(profile).replicates.max
+}
+
+/// The units of replicates `range(group)` of every group, in plan order (a sequential
+/// run's next batch: [`crate::execute`]).
+pub(crate) fn plan_ranges(
+    claim: &Claim,
+    profile: Profile,
+    seed: u64,
+    range: Ranges,
+) -> Result<Vec<Planned>, RunError> {
     let needs = needs(claim, profile);
     let root = SeedPath::new(seed).child(&claim.id);
     let mut out = Vec::new();
-    for (key, vi, pt) in plan_keys(claim, profile) {
+    for (key, vi, pt) in plan_keys(claim, profile, range) {
         let prof = claim.sweep(&key.sweep).profile(profile);
         let label = point_label(&pt);
         let vars = claim
@@ -168,7 +200,7 @@ impl UnitPlan {
 /// Every unit of a claim in plan order (the order of [`UnitValues`]).
 pub fn planned_units(claim: &Claim, profile: Profile) -> Vec<UnitPlan> {
     let needs = needs(claim, profile);
-    plan_keys(claim, profile)
+    plan_keys(claim, profile, &|g| 0..max_replicates(claim, profile, g))
         .into_iter()
         .map(|(key, vi, pt)| UnitPlan {
             metrics: needs[&(key.sweep.clone(), vi)].clone(),

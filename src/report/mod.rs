@@ -100,6 +100,7 @@ pub fn run_json(
                     "implied_constant": r.detail.implied_constant.map(|(c, (a, b))| vec![c, a, b]),
                     "trend": r.trend,
                     "power": r.power,
+                    "replicates": r.replicates,
                     "regime": r.regime,
                     "control": r.control,
                     "finding": r.finding,

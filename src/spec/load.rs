@@ -130,8 +130,24 @@ fn sweep_profile(ctx: &Ctx, field: &str, raw: &RawProfile) -> Result<SweepProfil
         }
         axes.push((k.clone(), v.clone()));
     }
-    if raw.replicates == 0 {
+    let (min, max) = raw.replicates.range();
+    if min == 0 {
         return Err(ctx.err(format!("{field}.replicates"), "must be at least 1"));
+    }
+    if max < min {
+        return Err(ctx.err(
+            format!("{field}.replicates.max"),
+            format!("{max} is below min {min}"),
+        ));
+    }
+    if max > super::MAX_REPLICATES {
+        return Err(ctx.err(
+            format!("{field}.replicates"),
+            format!(
+                "{max} is more than {} replicates a point",
+                super::MAX_REPLICATES
+            ),
+        ));
     }
     for k in raw.coupled.keys() {
         if raw.axes.contains_key(k) {
@@ -144,7 +160,7 @@ fn sweep_profile(ctx: &Ctx, field: &str, raw: &RawProfile) -> Result<SweepProfil
     Ok(SweepProfile {
         axes,
         coupled: raw.coupled.clone(),
-        replicates: raw.replicates,
+        replicates: super::Replicates { min, max },
     })
 }
 
@@ -293,14 +309,15 @@ fn validate_into(ctx: &Ctx, raw: RawClaim, path: &Path, spec_hash: String) -> Op
         let mut ok = ctx
             .keep(super::names::name(name).map_err(|m| ctx.err(format!("sweeps.{name}"), m)))
             .is_some();
-        if s.full.replicates < s.quick.replicates {
+        let (full, quick) = (s.full.replicates.range(), s.quick.replicates.range());
+        if full.1 < quick.1 {
             ok = false;
             ctx.report(ctx.err(
                 format!("sweeps.{name}.full.replicates"),
                 format!(
-                    "{} at the full profile, fewer than the quick profile's {}: the paper-scale \
-                     profile may not have less power than CI's",
-                    s.full.replicates, s.quick.replicates
+                    "at most {} at the full profile, fewer than the quick profile's {}: the \
+                     paper-scale profile may not have less power than CI's",
+                    full.1, quick.1
                 ),
             ));
         }

@@ -1,0 +1,149 @@
+//! Sequential verdicts (issue 34): a sweep with `replicates: {min, max}` draws replicates
+//! look by look, and a row stops at the first look that decides it
+//! (`dpclaims::judge::sequential`).
+use dpclaims::execute;
+use dpclaims::judge::ClaimOutcome;
+use dpclaims::spec::{self, Claim, Profile, Replicates};
+use dpclaims::train::Recipe;
+use std::path::Path;
+
+const DEMO: &str = include_str!("data/sequential-demo.yaml");
+
+fn load(text: &str) -> Result<Claim, String> {
+    spec::claim_from_bytes(Path::new("sequential-demo.yaml"), text.as_bytes())
+        .map_err(|e| e.to_string())
+}
+
+fn row<'a>(
+    o: &'a ClaimOutcome,
+    prediction: &str,
+    variant: &str,
+) -> &'a dpclaims::judge::PredictionResult {
+    o.results
+        .iter()
+        .find(|r| r.prediction_name == prediction && r.variant == variant)
+        .unwrap_or_else(|| panic!("no row {prediction}/{variant}"))
+}
+
+/// Replicates drawn at the first point of a group.
+fn drawn(o: &ClaimOutcome, variant: &str) -> usize {
+    o.points
+        .iter()
+        .find(|p| p.variant == variant)
+        .map(|p| p.metrics["empirical_sigma"].len())
+        .unwrap()
+}
+
+#[test]
+fn looks_double_from_min_and_end_at_max() {
+    let r = |min, max| Replicates { min, max }.looks();
+    assert_eq!(r(8, 8), vec![8]);
+    assert_eq!(r(8, 96), vec![8, 16, 32, 64, 96]);
+    assert_eq!(r(2, 64), vec![2, 4, 8, 16, 32, 64]);
+    assert_eq!(r(5, 6), vec![5, 6]);
+    assert_eq!(Replicates { min: 8, max: 96 }.next_look(16), Some(32));
+    assert_eq!(Replicates { min: 8, max: 96 }.next_look(96), None);
+}
+
+#[test]
+fn a_row_stops_at_the_first_look_that_decides_it_and_its_group_grows_only_for_the_undecided() {
+    let claim = load(DEMO).unwrap();
+    let o = execute::run_claim(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
+    let loose = row(&o, "loose", "classic");
+    let tight = row(&o, "tight", "classic");
+    let control = row(&o, "loose", "flat-noise");
+    // The wide tolerance decides at an early look (4 replicates: at 2 the 6-look level
+    // leaves its interval too wide); the narrow one needs later looks, and the group
+    // draws exactly as many as it does.
+    assert_eq!(loose.verdict.as_str(), "holds");
+    assert_eq!(loose.replicates, 4, "{}", loose.power);
+    assert_eq!(tight.verdict.as_str(), "holds");
+    assert!(tight.replicates > 4, "tight decided at {}", tight.replicates);
+    assert_eq!(drawn(&o, "classic"), tight.replicates);
+    // The control is caught at the first look: nothing more is drawn for it.
+    assert_eq!(control.verdict.as_str(), "refuted");
+    assert_eq!(control.replicates, 2);
+    assert_eq!(drawn(&o, "flat-noise"), 2);
+    // A row judged at k looks is judged at level 1 - (1 - c)/k: wider than one look.
+    let n = loose.replicates.to_string();
+    let fixed = load(&DEMO.replace("{min: 2, max: 64}", &n)).unwrap();
+    let f = execute::run_claim(&fixed, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
+    let (a, b) = (loose.ci.unwrap(), row(&f, "loose", "classic").ci.unwrap());
+    assert_eq!(
+        loose.estimate.unwrap().to_bits(),
+        row(&f, "loose", "classic").estimate.unwrap().to_bits()
+    );
+    assert!(a.1 - a.0 > b.1 - b.0, "{a:?} not wider than {b:?}");
+}
+
+/// A row never decided runs to `max` and stays inconclusive there (with its power).
+#[test]
+fn an_undecidable_row_runs_to_max() {
+    let text = DEMO
+        .replace("tolerance: 0.04", "tolerance: 0.002")
+        .replace("max: 64", "max: 16");
+    let claim = load(&text).unwrap();
+    let o = execute::run_claim(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
+    let tight = row(&o, "tight", "classic");
+    assert_eq!(tight.verdict.as_str(), "inconclusive");
+    assert_eq!(tight.replicates, 16);
+    assert_eq!(drawn(&o, "classic"), 16);
+}
+
+/// The looks read only unit values: judging the values of every unit up to `max` (a
+/// sharded run's merge) gives the run's outcome bit for bit, and so does a run on one
+/// thread.
+#[test]
+fn judging_all_units_up_to_max_equals_the_sequential_run() {
+    let claim = load(DEMO).unwrap();
+    let o = execute::run_claim(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
+    let all = execute::run_units(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
+    let j = execute::judge(&claim, Profile::Quick, 0, &all).unwrap();
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap()
+        .install(|| execute::run_claim(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap());
+    let key = |o: &ClaimOutcome| {
+        o.results
+            .iter()
+            .map(|r| {
+                (
+                    r.prediction_name.clone(),
+                    r.variant.clone(),
+                    r.verdict,
+                    r.replicates,
+                    r.estimate.map(f64::to_bits),
+                    r.ci.map(|(a, b)| (a.to_bits(), b.to_bits())),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(key(&o), key(&j));
+    assert_eq!(key(&o), key(&one));
+    assert_eq!(o.points.len(), j.points.len());
+    for (a, b) in o.points.iter().zip(&j.points) {
+        assert_eq!(a.metrics, b.metrics);
+    }
+}
+
+#[test]
+fn a_schedule_is_checked_at_load() {
+    let e = load(&DEMO.replacen("{min: 2, max: 64}", "{min: 8, max: 4}", 1)).unwrap_err();
+    assert!(
+        e.contains("replicates.max") && e.contains("below min 8"),
+        "{e}"
+    );
+    let e = load(&DEMO.replacen("{min: 2, max: 64}", "{min: 0, max: 4}", 1)).unwrap_err();
+    assert!(e.contains("at least 1"), "{e}");
+    // The full profile never has fewer replicates than the quick one.
+    let e = load(&DEMO.replacen("{min: 2, max: 64}", "{min: 2, max: 128}", 1)).unwrap_err();
+    assert!(e.contains("fewer than the quick profile's 128"), "{e}");
+    let e = load(&DEMO.replacen("{min: 2, max: 64}", "{min: 2, most: 64}", 1)).unwrap_err();
+    assert!(e.contains("unknown field `most`"), "{e}");
+    let e = load(&DEMO.replacen("{min: 2, max: 64}", "many", 1)).unwrap_err();
+    assert!(
+        e.contains("a count of replicates (`24`) or a sequential range"),
+        "{e}"
+    );
+}
