@@ -24,8 +24,9 @@ fn write(dir: &Path, name: &str, text: &[u8]) -> String {
     f.display().to_string()
 }
 
-/// `text` with its first two `replicates: N` (the first sweep's quick and full profiles:
-/// the full one may not have fewer) set to `value`.
+/// `text` with its first two `replicates:` values (the first sweep's quick and full
+/// profiles: the full one may not have fewer; a count or `{min, max}`, with any comment
+/// after it) set to `value`.
 fn first_replicates(text: &str, value: &str) -> String {
     let set = |text: &str, from: usize| {
         let i = from
@@ -33,7 +34,7 @@ fn first_replicates(text: &str, value: &str) -> String {
                 .find("replicates: ")
                 .expect("a replicates field")
             + "replicates: ".len();
-        let j = i + text[i..].find(|c: char| !c.is_ascii_digit()).unwrap_or(0);
+        let j = i + text[i..].find('\n').unwrap_or(text.len() - i);
         (
             format!("{}{value}{}", &text[..i], &text[j..]),
             i + value.len(),

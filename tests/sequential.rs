@@ -58,7 +58,11 @@ fn a_row_stops_at_the_first_look_that_decides_it_and_its_group_grows_only_for_th
     assert_eq!(loose.verdict.as_str(), "holds");
     assert_eq!(loose.replicates, 4, "{}", loose.power);
     assert_eq!(tight.verdict.as_str(), "holds");
-    assert!(tight.replicates > 4, "tight decided at {}", tight.replicates);
+    assert!(
+        tight.replicates > 4,
+        "tight decided at {}",
+        tight.replicates
+    );
     assert_eq!(drawn(&o, "classic"), tight.replicates);
     // The control is caught at the first look: nothing more is drawn for it.
     assert_eq!(control.verdict.as_str(), "refuted");

@@ -182,6 +182,10 @@ pub(super) fn print_verdicts(o: &ClaimOutcome) {
             }
         }
     }
+    let spent = o.spent();
+    if spent.units < spent.max_units || !spent.at_max.is_empty() {
+        eprintln!("    {}", spent.words());
+    }
 }
 
 /// Writes the reports (unless `no_reports`), prints the conclusion or the JSON

@@ -18,8 +18,65 @@ pub struct PlanArgs {
     /// Print one JSON document on stdout.
     #[arg(long)]
     pub json: bool,
+    /// A report directory whose verdicts.json gives the expected work of sequential
+    /// sweeps: the replicates each row of that run stopped at.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub last: PathBuf,
     #[command(flatten)]
     pub budget: BudgetArgs,
+}
+
+/// (claim id, sweep, variant) -> replicates a point drawn in the recorded run: the most
+/// any row of the group stopped at (a group draws until its last row is decided).
+type Drawn = std::collections::BTreeMap<(String, String, String), usize>;
+
+/// What the recorded run in `dir` drew, at `profile` (empty when there is none, or it
+/// is of another profile or unreadable: the expected work is then not stated).
+fn last_run(dir: &std::path::Path, profile: Profile, claims: &[spec::Claim]) -> Drawn {
+    let mut out = Drawn::new();
+    let Ok(bytes) = std::fs::read(dir.join("verdicts.json")) else {
+        return out;
+    };
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return out;
+    };
+    if v["profile"].as_str() != Some(&profile.to_string()) {
+        return out;
+    }
+    for c in v["claims"].as_array().into_iter().flatten() {
+        let id = c["id"].as_str().unwrap_or_default();
+        let Some(claim) = claims.iter().find(|k| k.id == id) else {
+            continue;
+        };
+        for r in c["results"].as_array().into_iter().flatten() {
+            let (Some(p), Some(var), Some(n)) = (
+                r["prediction"].as_str(),
+                r["variant"].as_str(),
+                r["replicates"].as_u64(),
+            ) else {
+                continue;
+            };
+            let Some(pred) = claim.predictions.iter().find(|q| q.name == p) else {
+                continue;
+            };
+            let e = out
+                .entry((id.to_string(), pred.sweep.clone(), var.to_string()))
+                .or_insert(0);
+            *e = (*e).max(n as usize);
+        }
+    }
+    out
+}
+
+/// Expected CPU seconds of a claim from a recorded run: each group's share at the
+/// replicates it drew then (`None` when the record lacks a group).
+fn expected_cpu(e: &ClaimEstimate, drawn: &Drawn) -> Option<f64> {
+    let mut cpu = e.cpu_seconds - e.groups.iter().map(|g| g.cpu_seconds).sum::<f64>();
+    for g in &e.groups {
+        let n = *drawn.get(&(e.claim.clone(), g.sweep.clone(), g.variant.clone()))?;
+        cpu += g.cpu_seconds * n.min(g.max) as f64 / g.max.max(1) as f64;
+    }
+    Some(cpu)
 }
 
 pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
@@ -30,6 +87,8 @@ pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
         .map(|c| estimate::estimate_claim(c, a.profile, limits.threads))
         .collect();
     let verdict = estimate::check(&est, &limits, 1.0, 1.0);
+    let drawn = last_run(&a.last, a.profile, &claims);
+    let expected: Vec<Option<f64>> = est.iter().map(|e| expected_cpu(e, &drawn)).collect();
     if a.json {
         println!(
             "{}",
@@ -39,19 +98,44 @@ pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
                 "limits": {"max_hours": limits.max_seconds / 3600.0,
                            "max_memory_gb": limits.max_bytes / 1e9},
                 "claims": est,
+                "expected_cpu_seconds_from_last_run": expected,
                 "total_wall_hours": est.iter().map(|e| e.wall_seconds).sum::<f64>() / 3600.0,
                 "refused": verdict.as_ref().err().map(|e| e.to_string()),
             }))?
         );
     } else {
-        for e in &est {
+        for (e, x) in est.iter().zip(&expected) {
             println!("{}", claim_line(e));
             println!(
                 "{:<28} work: {}: {}",
                 "", e.work_driver.field, e.work_driver.detail
             );
+            if e.first_look_units < e.units {
+                println!(
+                    "{:<28} sequential: cpu {} if every row decides at its first look, {} if every group runs to its maximum{}",
+                    "",
+                    duration(e.first_look_cpu_seconds),
+                    duration(e.cpu_seconds),
+                    x.map(|c| format!("; expected {} (the replicates of the run in {})", duration(c), a.last.display()))
+                        .unwrap_or_default()
+                );
+            }
         }
         let total: f64 = est.iter().map(|e| e.wall_seconds).sum();
+        let first: f64 = est.iter().map(|e| e.first_look_cpu_seconds).sum();
+        let worst: f64 = est.iter().map(|e| e.cpu_seconds).sum();
+        let exp: Option<f64> = expected.iter().copied().sum();
+        println!(
+            "work (cpu, one thread): {} if every row decides at its first look, {} worst case{}",
+            duration(first),
+            duration(worst),
+            exp.map(|c| format!(
+                ", {} expected from the run in {}",
+                duration(c),
+                a.last.display()
+            ))
+            .unwrap_or_default()
+        );
         println!(
             "{} claims, profile {}: wall {} on {} threads (limit {}), largest claim memory {} (limit {})",
             est.len(),

@@ -23,6 +23,7 @@ pub mod kinds;
 pub mod power;
 pub mod regime;
 pub mod sequential;
+mod tally;
 
 use crate::fit::Verdict;
 use crate::rng::SeedPath;
@@ -33,6 +34,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 pub use kinds::{fit_records, ResolvedFit};
+pub use tally::{Counts, Tally};
 
 /// One sweep point of one variant: its label and every resolved variable.
 #[derive(Clone, Debug, Serialize)]
@@ -153,6 +155,67 @@ impl ClaimOutcome {
                     .map(|p| problem_line(&self.claim.id, &r.prediction_name, &r.variant, p))
             })
             .collect()
+    }
+}
+
+/// Replicates a claim's run drew, against its worst case (every group at `max`).
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Spent {
+    /// Units drawn (point x replicate, summed over the groups).
+    pub units: usize,
+    /// Units at every group's `max`.
+    pub max_units: usize,
+    /// "prediction / variant" of each row of a sequential sweep still undecided at its
+    /// `max` (it spent all it could).
+    pub at_max: Vec<String>,
+}
+
+impl Spent {
+    /// "sequential: drew 1234 of 4560 units (27%); rows at their maximum: a / b".
+    pub fn words(&self) -> String {
+        let mut w = format!(
+            "sequential: drew {} of {} units ({}%)",
+            self.units,
+            self.max_units,
+            (100 * self.units)
+                .checked_div(self.max_units)
+                .unwrap_or(100)
+        );
+        if !self.at_max.is_empty() {
+            w.push_str(&format!(
+                "; rows at their maximum: {}",
+                self.at_max.join(", ")
+            ));
+        }
+        w
+    }
+}
+
+impl ClaimOutcome {
+    /// What this run drew ([`Spent`]).
+    pub fn spent(&self) -> Spent {
+        let mut s = Spent::default();
+        for r in &self.points {
+            let reps = r.metrics.values().map(Vec::len).max().unwrap_or(0);
+            s.units += reps;
+            s.max_units += self
+                .claim
+                .sweep(&r.sweep)
+                .profile(self.profile)
+                .replicates
+                .max;
+        }
+        for r in &self.results {
+            let sched = self.claim.sweep(&r.sweep).profile(self.profile).replicates;
+            if sched.min < sched.max
+                && r.replicates >= sched.max
+                && r.verdict == Verdict::Inconclusive
+            {
+                s.at_max
+                    .push(format!("{} / {}", r.prediction_name, r.variant));
+            }
+        }
+        s
     }
 }
 
@@ -451,152 +514,5 @@ impl PredictionResult {
             detail: Detail::default(),
             prediction: pi,
         }
-    }
-}
-
-/// Counts of one evidence kind's main-variant verdicts.
-#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
-pub struct Counts {
-    /// holds / consistent / reproduced / passed (for statements, consequences and
-    /// proxies: only those whose prediction catches a control).
-    pub positive: usize,
-    /// A `holds` whose prediction catches no control: it could not have failed.
-    pub not_discriminating: usize,
-    /// refuted / inconsistent / not reproduced / failed.
-    pub negative: usize,
-    pub inconclusive: usize,
-    pub out_of_regime: usize,
-}
-
-impl Counts {
-    fn add(&mut self, r: &PredictionResult) {
-        match r.verdict {
-            Verdict::Holds if r.discriminating == Some(false) => self.not_discriminating += 1,
-            Verdict::Holds => self.positive += 1,
-            Verdict::Refuted => self.negative += 1,
-            Verdict::Inconclusive => self.inconclusive += 1,
-            Verdict::OutOfRegime => self.out_of_regime += 1,
-        }
-    }
-}
-
-/// Counts over a run, by evidence kind (only statements are verdicts about the paper),
-/// ablations apart, negative controls caught, and every problem.
-#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
-pub struct Tally {
-    /// Statements of the paper on the printed algorithm.
-    pub statements: Counts,
-    /// Refuted statements whose erratum is confirmed (among `statements.negative`).
-    pub errata_confirmed: usize,
-    pub consequences: Counts,
-    pub proxies: Counts,
-    pub self_checks: Counts,
-    /// Rows of variants that change the printed algorithm (shown, not counted).
-    pub ablations: usize,
-    pub controls: usize,
-    pub controls_caught: usize,
-    /// Every reason the run fails, one line each.
-    pub problems: Vec<String>,
-}
-
-impl Tally {
-    pub fn of(outcomes: &[ClaimOutcome]) -> Tally {
-        let mut t = Tally::default();
-        for o in outcomes {
-            for r in &o.results {
-                if r.negative_control {
-                    t.controls += 1;
-                    if r.control == Some(ControlStatus::Caught) {
-                        t.controls_caught += 1;
-                    }
-                    continue;
-                }
-                if r.ablation {
-                    t.ablations += 1;
-                    continue;
-                }
-                match r.evidence {
-                    Evidence::Statement => {
-                        t.statements.add(r);
-                        if r.erratum.as_ref().is_some_and(|e| e.confirmed) {
-                            t.errata_confirmed += 1;
-                        }
-                    }
-                    Evidence::Consequence => t.consequences.add(r),
-                    Evidence::Proxy => t.proxies.add(r),
-                    Evidence::SelfCheck => t.self_checks.add(r),
-                }
-            }
-            t.problems.extend(o.problems());
-        }
-        t
-    }
-
-    /// True when nothing fails the run on the verdicts' side (the baseline is separate).
-    pub fn ok(&self) -> bool {
-        self.problems.is_empty()
-    }
-
-    /// "paper: 3 hold, 1 refuted (1 erratum confirmed), ...; consequences: ...; proxies:
-    /// ...; self-checks: k/n passed; ablations: m rows; negative controls k/k caught".
-    pub fn line(&self) -> String {
-        let st = &self.statements;
-        let mut s = format!("paper: {} hold", st.positive);
-        if st.not_discriminating > 0 {
-            s.push_str(&format!(" (+{} not discriminating)", st.not_discriminating));
-        }
-        s.push_str(&format!(", {} refuted", st.negative));
-        if st.negative > 0 {
-            let unconfirmed = st.negative - self.errata_confirmed;
-            s.push_str(&format!(" ({} errata confirmed", self.errata_confirmed));
-            if unconfirmed > 0 {
-                s.push_str(&format!(", {unconfirmed} UNCONFIRMED"));
-            }
-            s.push(')');
-        }
-        s.push_str(&format!(
-            ", {} inconclusive, {} out of regime",
-            st.inconclusive, st.out_of_regime
-        ));
-        let part = |name: &str, c: &Counts, pos: &str, neg: &str| {
-            let mut p = format!("; {name}: {} {pos}", c.positive);
-            if c.not_discriminating > 0 {
-                p.push_str(&format!(" (+{} not discriminating)", c.not_discriminating));
-            }
-            p.push_str(&format!(
-                ", {} {neg}, {} inconclusive, {} out of regime",
-                c.negative, c.inconclusive, c.out_of_regime
-            ));
-            p
-        };
-        s.push_str(&part(
-            "consequences",
-            &self.consequences,
-            "consistent",
-            "inconsistent",
-        ));
-        s.push_str(&part(
-            "proxies",
-            &self.proxies,
-            "reproduced",
-            "not reproduced",
-        ));
-        let sc = &self.self_checks;
-        let judged = sc.positive + sc.negative + sc.inconclusive + sc.out_of_regime;
-        s.push_str(&format!("; self-checks: {}/{judged} passed", sc.positive));
-        if sc.negative > 0 {
-            s.push_str(&format!(" ({} FAILED)", sc.negative));
-        }
-        if self.ablations > 0 {
-            s.push_str(&format!(
-                "; ablations: {} rows (not counted)",
-                self.ablations
-            ));
-        }
-        s.push_str(&format!(
-            "; negative controls {}/{} caught",
-            self.controls_caught, self.controls
-        ));
-        s
     }
 }

@@ -59,9 +59,26 @@ pub struct ClaimEstimate {
     /// Bytes at the claim's peak: concurrent units, bookkeeping, bootstrap.
     pub memory_bytes: f64,
     pub threads: usize,
+    /// Units and CPU seconds when every row decides at its first look (sequential
+    /// sweeps draw `min`; the fields above are the worst case, every group at `max`).
+    pub first_look_units: f64,
+    pub first_look_cpu_seconds: f64,
+    /// Each group's share at its worst case, for an expected work from a recorded run.
+    pub groups: Vec<GroupWork>,
     /// What drives the work and the memory.
     pub work_driver: Driver,
     pub memory_driver: Driver,
+}
+
+/// One group's (sweep, variant) replicates and CPU seconds at `max`.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct GroupWork {
+    pub sweep: String,
+    pub variant: String,
+    pub points: usize,
+    pub min: usize,
+    pub max: usize,
+    pub cpu_seconds: f64,
 }
 
 /// A number as written in a message: shortest form, scientific when large.
@@ -380,9 +397,33 @@ pub fn estimate_claim(claim: &Claim, profile: Profile, threads: usize) -> ClaimE
             }
         }
     };
+    let first = |g: &Group| {
+        let r = claim.sweep(&g.sweep).profile(profile).replicates;
+        r.min as f64 / r.max.max(1) as f64
+    };
+    let first_look_units = groups.iter().map(|g| units_of(g) * first(g)).sum();
+    let first_look_cpu_seconds =
+        groups.iter().map(|g| g.cpu_seconds * first(g)).sum::<f64>() + fit_cpu;
+    let group_work = groups
+        .iter()
+        .map(|g| {
+            let r = claim.sweep(&g.sweep).profile(profile).replicates;
+            GroupWork {
+                sweep: g.sweep.clone(),
+                variant: claim.variants[g.variant].name.clone(),
+                points: g.points,
+                min: r.min,
+                max: r.max,
+                cpu_seconds: g.cpu_seconds,
+            }
+        })
+        .collect();
     ClaimEstimate {
         claim: claim.id.clone(),
         profile,
+        first_look_units,
+        first_look_cpu_seconds,
+        groups: group_work,
         units,
         cpu_seconds,
         wall_seconds,

@@ -202,10 +202,39 @@ pub fn summary_markdown_listed(outcomes: &[ClaimOutcome], listed: &[Listed]) -> 
         );
     }
     let _ = writeln!(s, "{}\n", Tally::of(outcomes).line());
+    s.push_str(&spent_paragraph(outcomes));
     s.push_str(&listed_claims_table(listed, true));
     let _ = writeln!(s, "\n## Every verdict\n");
     s.push_str(&listed_verdicts_table(listed, true));
     s
+}
+
+/// The replicates this run drew under sequential stopping, per claim with a sequential
+/// sweep (empty when none has one).
+fn spent_paragraph(outcomes: &[ClaimOutcome]) -> String {
+    let rows: Vec<String> = outcomes
+        .iter()
+        .filter(|o| {
+            o.claim
+                .sweeps
+                .iter()
+                .any(|sw| sw.profile(o.profile).replicates.looks().len() > 1)
+        })
+        .map(|o| format!("* `{}`: {}", o.claim.id, o.spent().words()))
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let (units, max): (usize, usize) = outcomes.iter().fold((0, 0), |(u, m), o| {
+        let s = o.spent();
+        (u + s.units, m + s.max_units)
+    });
+    format!(
+        "Replicates: a sweep with `replicates: {{min, max}}` draws them look by look and a row \
+         stops at the first look that decides it (docs/design/sequential-verdicts.md). This \
+         run drew {units} of at most {max} units.\n\n{}\n\n",
+        rows.join("\n")
+    )
 }
 
 /// A claim id as a table cell: a link to its page when `links` (SUMMARY.md sits next to

@@ -140,15 +140,6 @@ fn sweep_profile(ctx: &Ctx, field: &str, raw: &RawProfile) -> Result<SweepProfil
             format!("{max} is below min {min}"),
         ));
     }
-    if max > super::MAX_REPLICATES {
-        return Err(ctx.err(
-            format!("{field}.replicates"),
-            format!(
-                "{max} is more than {} replicates a point",
-                super::MAX_REPLICATES
-            ),
-        ));
-    }
     for k in raw.coupled.keys() {
         if raw.axes.contains_key(k) {
             return Err(ctx.err(

@@ -23,6 +23,7 @@ mod provenance;
 pub mod raw;
 mod read;
 pub mod registry;
+pub mod replicates;
 pub mod schema;
 
 pub use assumption::{Assumption, Violation};
@@ -30,6 +31,7 @@ pub use evidence::{Deviation, Erratum, Evidence, Finding, Quote, QuotedNumber};
 pub use external::MAX_TIMEOUT_S as EXTERNAL_MAX_TIMEOUT_S;
 pub use load::MAX_SWEEP_POINTS;
 pub use read::{claim_from_bytes, load_claim, load_claims, spec_files};
+pub use replicates::Replicates;
 
 use crate::data::InputDist;
 use crate::systems::{ParamKind, System};
@@ -104,55 +106,6 @@ pub struct SweepProfile {
     pub axes: Vec<(String, Vec<f64>)>,
     pub coupled: BTreeMap<String, Expr>,
     pub replicates: Replicates,
-}
-
-/// The most replicates a point may have (a bound on a spec's work, checked at load).
-pub const MAX_REPLICATES: usize = 100_000;
-
-/// Replicates of one sweep at one profile: a fixed count (`min == max`) or a sequential
-/// schedule. Sequential rows are looked at after `min`, `2 min`, `4 min`, ... replicates
-/// and at `max` ([`Replicates::looks`]); every look's intervals are at level
-/// `1 - (1 - confidence) / looks` (Bonferroni over the looks, so that the chance that
-/// any look's interval misses is at most the row's `1 - confidence`, whatever the
-/// stopping rule: [`crate::judge::sequential`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Replicates {
-    pub min: usize,
-    pub max: usize,
-}
-
-impl Replicates {
-    /// A fixed count.
-    pub fn fixed(n: usize) -> Replicates {
-        Replicates { min: n, max: n }
-    }
-
-    /// The replicate counts at which a row is looked at: `min`, doubling, capped at and
-    /// ending with `max` (one look for a fixed count).
-    pub fn looks(&self) -> Vec<usize> {
-        let mut v = vec![self.min];
-        let mut n = self.min;
-        while n < self.max {
-            n = n.saturating_mul(2).min(self.max);
-            v.push(n);
-        }
-        v
-    }
-
-    /// The look after `n` replicates (`None` at or past `max`).
-    pub fn next_look(&self, n: usize) -> Option<usize> {
-        self.looks().into_iter().find(|&l| l > n)
-    }
-}
-
-impl std::fmt::Display for Replicates {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.min == self.max {
-            write!(f, "{}", self.max)
-        } else {
-            write!(f, "{} to {} (sequential)", self.min, self.max)
-        }
-    }
 }
 
 impl SweepProfile {

@@ -307,66 +307,7 @@ pub struct RawProfile {
     pub axes: BTreeMap<String, Vec<f64>>,
     #[serde(default, deserialize_with = "unique_keys")]
     pub coupled: BTreeMap<String, Expr>,
-    pub replicates: RawReplicates,
-}
-
-/// `replicates: 24` (a fixed count) or `replicates: {min: 8, max: 96}` (sequential: a
-/// row draws replicates in batches from `min` and stops when decided, at most `max`).
-#[derive(Debug, Clone, Copy, schemars::JsonSchema)]
-#[schemars(untagged)]
-pub enum RawReplicates {
-    Fixed(usize),
-    Sequential(RawReplicateRange),
-}
-
-/// By hand rather than `#[serde(untagged)]`, whose only error is "data did not match any
-/// variant": a wrong key or type is named.
-impl<'de> Deserialize<'de> for RawReplicates {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = RawReplicates;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str(
-                    "a count of replicates (`24`) or a sequential range (`{min: 8, max: 96}`)",
-                )
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<RawReplicates, E> {
-                usize::try_from(v)
-                    .map(RawReplicates::Fixed)
-                    .map_err(|_| E::custom(format!("{v} replicates is too many")))
-            }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<RawReplicates, E> {
-                Err(E::invalid_value(serde::de::Unexpected::Signed(v), &self))
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                map: A,
-            ) -> Result<RawReplicates, A::Error> {
-                RawReplicateRange::deserialize(serde::de::value::MapAccessDeserializer::new(map))
-                    .map(RawReplicates::Sequential)
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// `{min, max}`: replicates a point at the first look and at the last.
-#[derive(Deserialize, Debug, Clone, Copy, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawReplicateRange {
-    pub min: usize,
-    pub max: usize,
-}
-
-impl RawReplicates {
-    /// (min, max); a fixed count is both.
-    pub fn range(self) -> (usize, usize) {
-        match self {
-            RawReplicates::Fixed(n) => (n, n),
-            RawReplicates::Sequential(r) => (r.min, r.max),
-        }
-    }
+    pub replicates: super::replicates::RawReplicates,
 }
 
 #[derive(Deserialize, Debug, schemars::JsonSchema)]
