@@ -194,6 +194,30 @@ pub fn result_line(r: &PredictionResult) -> String {
     }
 }
 
+/// For a claim with a sequential sweep: what it drew and the replicates a point each
+/// row was judged on (its stopping look).
+fn stopping_looks(o: &ClaimOutcome) -> String {
+    let sequential = o
+        .claim
+        .sweeps
+        .iter()
+        .any(|sw| sw.profile(o.profile).replicates.looks().len() > 1);
+    if !sequential {
+        return String::new();
+    }
+    let rows: Vec<String> = o
+        .results
+        .iter()
+        .filter(|r| r.replicates > 0)
+        .map(|r| format!("`{}` / `{}` {}", r.prediction_name, r.variant, r.replicates))
+        .collect();
+    format!(
+        "* {}. Replicates a point each row was judged on (its first deciding look): {}.\n",
+        o.spent().words(),
+        rows.join(", ")
+    )
+}
+
 /// `reports/<id>.md`.
 pub fn claim_markdown(o: &ClaimOutcome) -> String {
     let c = &o.claim;
@@ -404,6 +428,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
             prof.replicates
         );
     }
+    s.push_str(&stopping_looks(o));
     let _ = writeln!(s, "\n## Sweep tables (mean ± sd over replicates)\n");
     let mut groups: Vec<(String, String)> = o
         .points
