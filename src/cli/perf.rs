@@ -51,15 +51,16 @@ pub fn run(a: &PerfArgs) -> anyhow::Result<ExitCode> {
     let report = crate::perf::measure(&sizes, &seed, a.quick)?;
     let mut md = crate::report::bench::markdown(&report) + &criterion;
     if let Some(path) = &a.markdown {
-        // The fault matrix's section is `dpclaims faults`'s measurement: kept as it is.
+        // The fault matrix's and the suite's sections are measured elsewhere: kept.
         let old = match crate::fsio::read_string(path, crate::fsio::InputKind::Report) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(e) => anyhow::bail!("reading {}: {e}", path.display()),
         };
-        let h = crate::report::bench::FAULTS_HEADING;
-        if let Some(faults) = crate::report::bench::section(&old, h) {
-            md = crate::report::bench::replace_section(&md, h, faults);
+        for h in crate::report::bench::KEPT_HEADINGS {
+            if let Some(kept) = crate::report::bench::section(&old, h) {
+                md = crate::report::bench::replace_section(&md, h, kept);
+            }
         }
         crate::report::write_atomic(path, md.as_bytes())
             .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
