@@ -151,19 +151,9 @@ pub enum FitError {
     Sequence(String),
 }
 
-/// Formats a number for tables: 4 significant digits, scientific when far from 1.
+/// Formats a number for tables: 4 significant digits, scientific when far from 1, a
+/// value below the round-off floor as `<1e-12` ([`crate::report::number::table`], the
+/// one formatter of report numbers).
 pub fn fmt_num(v: f64) -> String {
-    if v.is_nan() {
-        return "NaN".into();
-    }
-    if v == 0.0 {
-        return "0".into();
-    }
-    let a = v.abs();
-    if (1e-3..1e5).contains(&a) {
-        let digits = (3 - a.log10().floor() as i32).max(0) as usize;
-        format!("{v:.digits$}")
-    } else {
-        format!("{v:.3e}")
-    }
+    crate::report::number::table(v)
 }

@@ -138,6 +138,17 @@ pub(super) fn verdict_cell(r: &PredictionResult) -> String {
 
 /// The one-line description of a prediction result (used in Markdown and SUMMARY).
 pub fn result_line(r: &PredictionResult) -> String {
+    // The judge's texts (a trend, a regime's worst case) carry fixed decimals: rounded.
+    super::number::in_text(&result_line_raw(r)).into_owned()
+}
+
+/// The regime cell of a result: which points were inside the hypotheses (the judge's
+/// words, long decimals rounded by [`judged`]).
+pub fn regime_line(r: &PredictionResult) -> String {
+    judged(&r.regime.summary()).into_owned()
+}
+
+fn result_line_raw(r: &PredictionResult) -> String {
     match r.kind {
         "bound" => {
             let c = r
@@ -192,6 +203,13 @@ pub fn result_line(r: &PredictionResult) -> String {
             fmt_opt(r.estimate)
         ),
     }
+}
+
+/// A text the judge wrote (a violation, a finding, a problem), its long decimals
+/// rounded to 6 significant digits ([`super::number::in_text`]): their last digits are
+/// the machine's.
+pub(super) fn judged(s: &str) -> std::borrow::Cow<'_, str> {
+    super::number::in_text(s)
 }
 
 /// `reports/<id>.md`.
@@ -295,7 +313,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
                 ""
             },
             result_line(r),
-            r.regime.summary(),
+            regime_line(r),
             verdict_cell(r)
         );
     }
@@ -303,7 +321,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
     if !problems.is_empty() {
         let _ = writeln!(s, "\n**This claim fails the run:**\n");
         for p in &problems {
-            let _ = writeln!(s, "* {p}");
+            let _ = writeln!(s, "* {}", judged(p));
         }
     }
     let errata: Vec<&PredictionResult> = o.results.iter().filter(|r| r.erratum.is_some()).collect();
@@ -327,7 +345,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
                     } else {
                         format!(" Reading needed: {}.", e.reading)
                     },
-                    st.how
+                    judged(&st.how)
                 );
             }
         }
@@ -343,7 +361,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
                 r.prediction_name,
                 r.variant,
                 r.word,
-                r.finding.as_deref().unwrap_or("").trim()
+                judged(r.finding.as_deref().unwrap_or("").trim())
             );
         }
     }
@@ -352,7 +370,11 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
         let _ = writeln!(
             s,
             "* `{}` / `{}` ({}, {}): {}",
-            r.prediction_name, r.variant, r.evidence, r.word, r.power
+            r.prediction_name,
+            r.variant,
+            r.evidence,
+            r.word,
+            judged(&r.power)
         );
     }
     let _ = writeln!(s, "\n## Variants\n");
@@ -453,7 +475,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
             r.variant,
             result_line(r),
             r.verdict,
-            r.regime.summary()
+            regime_line(r)
         );
         if let (Some(se), Some(r2)) = (r.detail.stderr, r.detail.r2) {
             let _ = writeln!(
@@ -484,7 +506,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
             );
         }
         for v in r.detail.violations.iter().take(200) {
-            let _ = writeln!(s, "  - {v}");
+            let _ = writeln!(s, "  - {}", judged(v));
         }
         if r.detail.violations.len() > 200 {
             let _ = writeln!(s, "  - … and {} more", r.detail.violations.len() - 200);
