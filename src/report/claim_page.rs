@@ -523,7 +523,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
     let _ = writeln!(s, "\n## What was measured\n");
     let _ = writeln!(
         s,
-        "At the `{}` profile with master seed {}, {} simulation units ({} sweep points across {} variants) were run; every number above comes from them (raw values in `{}.csv`, plot in `{}.svg`). {}.",
+        "At the `{}` profile with master seed {}, {} simulation units ({} sweep points across {} variants) were run; every number above comes from them (every replicate's value in `{}.csv`, to 6 significant digits, below 1e-12 written 1e-12; plot in `{}.svg`). {}.",
         o.profile,
         o.seed,
         units,

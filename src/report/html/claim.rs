@@ -37,7 +37,7 @@ pub fn claim_html(o: &ClaimOutcome) -> String {
     let body = html! {
         nav {
             a href=(INDEX) { "← all claims" } " · as Markdown: "
-            a href={ (c.id) ".md" } { (c.id) ".md" } " · raw values: "
+            a href={ (c.id) ".md" } { (c.id) ".md" } " · values: "
             a href={ (c.id) ".csv" } { (c.id) ".csv" } " · plot: "
             a href={ (c.id) ".svg" } { (c.id) ".svg" }
         }
