@@ -10,7 +10,7 @@ BIN := $(or $(CARGO_TARGET_DIR),target)/release/dpclaims
 # Extra flags of `make run`, e.g. RUN_FLAGS="--junit target/dpclaims-junit.xml" in CI.
 RUN_FLAGS ?=
 
-.PHONY: deps build test run faults report fig2 bench lint fmt clean audit-report privacy-report fuzz stability schema
+.PHONY: deps build test run reproduce faults report fig2 bench lint fmt clean audit-report privacy-report fuzz stability schema
 
 deps:
 	@if dpkg -s libopenblas-dev liblapack-dev >/dev/null 2>&1; then \
@@ -64,6 +64,30 @@ test: deps
 
 run: build
 	$(BIN) run --profile quick --out reports $(RUN_FLAGS)
+
+# The report bytes do not depend on the machine's BLAS kernels (issue 34, item 4;
+# docs/user-guide.md, "Reports"). First the committed verdicts are judged again from the
+# committed CSVs (tests/report_numbers.rs); then the quick suite run as `make run` runs it, but with
+# OpenBLAS forced to its generic kernels (OPENBLAS_CORETYPE=Prescott, safe on every
+# x86-64; the one place that sets it) and without the result cache (every unit computed
+# again), into $(REPRO_DIR); then every file it wrote (raw/ aside: the raw f64, not
+# committed) must be byte-identical to the committed one in reports/. About as long as a
+# cold `make run`.
+REPRO_DIR := $(or $(CARGO_TARGET_DIR),target)/reproduce
+reproduce: build
+	@# First: every committed verdict follows from the committed (rounded) CSVs.
+	$(TEST_ENV) $(CARGO) test --release --locked --test tests -- --ignored every_verdict_recomputes_from_the_committed_csv
+	rm -rf $(REPRO_DIR)
+	OPENBLAS_CORETYPE=Prescott $(BIN) run --profile quick --out $(REPRO_DIR) --no-cache $(RUN_FLAGS)
+	@cd $(REPRO_DIR) && files=0; differ=0; \
+	for f in $$(find . -type f -not -path './raw/*' | sed 's|^\./||' | sort); do \
+	  files=$$((files + 1)); \
+	  if ! cmp -s "$$f" "$(CURDIR)/reports/$$f"; then \
+	    differ=$$((differ + 1)); echo "reproduce: reports/$$f differs from $(REPRO_DIR)/$$f"; \
+	  fi; \
+	done; \
+	echo "reproduce: $$files files written with OPENBLAS_CORETYPE=Prescott, $$differ differ from reports/"; \
+	[ "$$files" -gt 0 ] && [ "$$differ" -eq 0 ]
 
 # The fault matrix (reports/FAULTS.md): the suite once per injected fault of the core.
 faults: build

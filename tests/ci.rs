@@ -686,6 +686,14 @@ fn the_github_workflow_runs_make_test_and_make_run_with_junit() {
             .expect(".ci/run: make run --require-baseline"),
     );
     assert!(t < r);
+    // Then the reports as committed, and the same bytes with the generic kernels.
+    let d = ci
+        .find("\ngit diff --exit-code --stat -- reports/\n")
+        .expect(".ci/run: git diff of reports/");
+    let p = ci
+        .find("\nmake reproduce")
+        .expect(".ci/run: make reproduce");
+    assert!(r < d && d < p);
 }
 
 /// Off a terminal (a CI log) a long run is visibly alive: a plain `progress:` line at

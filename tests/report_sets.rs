@@ -8,25 +8,13 @@ use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-/// The files of a report set, name -> bytes, without those other commands wrote.
+/// The files of a report set (its `raw/` too), path -> bytes, without those other
+/// commands wrote.
 fn set_of(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut f = files_no_dirs(dir);
+    let mut f = files(dir);
     f.remove("BENCH.md");
+    f.remove("full/SUMMARY.md");
     f
-}
-
-fn files_no_dirs(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .map(|p| {
-            (
-                p.file_name().unwrap().to_string_lossy().into_owned(),
-                std::fs::read(&p).unwrap(),
-            )
-        })
-        .collect()
 }
 
 /// `reports/` as the complete run A left it, plus files of other commands.
@@ -37,7 +25,9 @@ fn reset_to(dir: &Path, a: &Path) {
     }
     std::fs::create_dir_all(r.join("full")).unwrap();
     for (name, bytes) in files(a) {
-        std::fs::write(r.join(name), bytes).unwrap();
+        let to = r.join(name);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::write(to, bytes).unwrap();
     }
     std::fs::write(r.join("BENCH.md"), "bench").unwrap();
     std::fs::write(r.join("full/SUMMARY.md"), "full").unwrap();

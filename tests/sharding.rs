@@ -134,18 +134,22 @@ pub(crate) fn run_shard(dir: &Path, i: usize, n: usize, partials: &str, extra: &
     out
 }
 
-/// Every file of a directory, name -> bytes.
+/// Every file of a directory and of its subdirectories (a report set's `raw/`), path
+/// relative to `dir` -> bytes.
 pub(crate) fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let p = e.unwrap().path();
-            (
-                p.file_name().unwrap().to_string_lossy().into_owned(),
-                std::fs::read(&p).unwrap(),
-            )
-        })
-        .collect()
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if p.is_dir() {
+            for (sub, bytes) in files(&p) {
+                out.insert(format!("{name}/{sub}"), bytes);
+            }
+        } else {
+            out.insert(name, std::fs::read(&p).unwrap());
+        }
+    }
+    out
 }
 
 fn assert_same_reports(a: &Path, b: &Path) {

@@ -282,17 +282,9 @@ fn reports_are_byte_identical_across_runs_and_thread_counts() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| {
-                let e = e.unwrap();
-                (
-                    e.file_name().to_string_lossy().into_owned(),
-                    std::fs::read(e.path()).unwrap(),
-                )
-            })
-            .collect();
-        files.sort();
+        // Every file, `raw/` (the unrounded values) too.
+        let files: Vec<(String, Vec<u8>)> =
+            crate::sharding::files(dir.path()).into_iter().collect();
         files
     };
     let a = run("1");
@@ -302,8 +294,8 @@ fn reports_are_byte_identical_across_runs_and_thread_counts() {
         a.iter()
             .filter(|(name, _)| !name.starts_with("scorecard-"))
             .count(),
-        11,
-        "4 files per claim + SUMMARY.md + verdicts.json + index.html"
+        13,
+        "5 files per claim (raw/<id>.csv too) + SUMMARY.md + verdicts.json + index.html"
     );
     assert!(a.iter().any(|(name, _)| name.starts_with("scorecard-")));
     assert_eq!(a, b);

@@ -35,6 +35,7 @@ mod properties_io;
 mod quickstart;
 mod rdp_independent;
 mod reduced;
+mod report_numbers;
 mod report_sets;
 mod rf_tuned;
 mod run_selection;

@@ -49,7 +49,7 @@ impl Case<'_> {
                 "{}: {}; {}",
                 r.verdict,
                 result_line(r),
-                r.regime.summary()
+                super::regime_line(r)
             )),
             _ => None,
         }

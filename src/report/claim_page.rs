@@ -138,6 +138,17 @@ pub(super) fn verdict_cell(r: &PredictionResult) -> String {
 
 /// The one-line description of a prediction result (used in Markdown and SUMMARY).
 pub fn result_line(r: &PredictionResult) -> String {
+    // The judge's texts (a trend, a regime's worst case) carry fixed decimals: rounded.
+    super::number::in_text(&result_line_raw(r)).into_owned()
+}
+
+/// The regime cell of a result: which points were inside the hypotheses (the judge's
+/// words, long decimals rounded by [`judged`]).
+pub fn regime_line(r: &PredictionResult) -> String {
+    judged(&r.regime.summary()).into_owned()
+}
+
+fn result_line_raw(r: &PredictionResult) -> String {
     match r.kind {
         "bound" => {
             let c = r
@@ -216,6 +227,13 @@ fn stopping_looks(o: &ClaimOutcome) -> String {
         o.spent().words(),
         rows.join(", ")
     )
+}
+
+/// A text the judge wrote (a violation, a finding, a problem), its long decimals
+/// rounded to 6 significant digits ([`super::number::in_text`]): their last digits are
+/// the machine's.
+pub(super) fn judged(s: &str) -> std::borrow::Cow<'_, str> {
+    super::number::in_text(s)
 }
 
 /// `reports/<id>.md`.
@@ -319,7 +337,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
                 ""
             },
             result_line(r),
-            r.regime.summary(),
+            regime_line(r),
             verdict_cell(r)
         );
     }
@@ -327,7 +345,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
     if !problems.is_empty() {
         let _ = writeln!(s, "\n**This claim fails the run:**\n");
         for p in &problems {
-            let _ = writeln!(s, "* {p}");
+            let _ = writeln!(s, "* {}", judged(p));
         }
     }
     let errata: Vec<&PredictionResult> = o.results.iter().filter(|r| r.erratum.is_some()).collect();
@@ -351,7 +369,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
                     } else {
                         format!(" Reading needed: {}.", e.reading)
                     },
-                    st.how
+                    judged(&st.how)
                 );
             }
         }
@@ -367,7 +385,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
                 r.prediction_name,
                 r.variant,
                 r.word,
-                r.finding.as_deref().unwrap_or("").trim()
+                judged(r.finding.as_deref().unwrap_or("").trim())
             );
         }
     }
@@ -376,7 +394,11 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
         let _ = writeln!(
             s,
             "* `{}` / `{}` ({}, {}): {}",
-            r.prediction_name, r.variant, r.evidence, r.word, r.power
+            r.prediction_name,
+            r.variant,
+            r.evidence,
+            r.word,
+            judged(&r.power)
         );
     }
     let _ = writeln!(s, "\n## Variants\n");
@@ -478,7 +500,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
             r.variant,
             result_line(r),
             r.verdict,
-            r.regime.summary()
+            regime_line(r)
         );
         if let (Some(se), Some(r2)) = (r.detail.stderr, r.detail.r2) {
             let _ = writeln!(
@@ -509,7 +531,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
             );
         }
         for v in r.detail.violations.iter().take(200) {
-            let _ = writeln!(s, "  - {v}");
+            let _ = writeln!(s, "  - {}", judged(v));
         }
         if r.detail.violations.len() > 200 {
             let _ = writeln!(s, "  - … and {} more", r.detail.violations.len() - 200);
@@ -526,7 +548,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
     let _ = writeln!(s, "\n## What was measured\n");
     let _ = writeln!(
         s,
-        "At the `{}` profile with master seed {}, {} simulation units ({} sweep points across {} variants) were run; every number above comes from them (raw values in `{}.csv`, plot in `{}.svg`). {}.",
+        "At the `{}` profile with master seed {}, {} simulation units ({} sweep points across {} variants) were run; every number above comes from them (every replicate's value in `{}.csv`, to 6 significant digits, below 1e-12 written 1e-12; plot in `{}.svg`). {}.",
         o.profile,
         o.seed,
         units,

@@ -1,4 +1,8 @@
-//! `reports/<id>.csv`: every replicate's raw metric value.
+//! `reports/<id>.csv`: every replicate's metric value, to 6 significant digits
+//! ([`super::number::data`]: the bytes do not depend on the machine's BLAS kernels), and
+//! `<out>/raw/<id>.csv` ([`claim_csv_raw`]): the same rows with the raw `f64`, for
+//! debugging (not committed). The `vars` column is written exactly in both: the point's
+//! coordinates come from the spec, not from a kernel, and name the point.
 //!
 //! Hand-written rather than the `csv` crate: the rows are a fixed set of names and
 //! numbers, the crate's quoting (`Necessary`) would drop the quotes this format has
@@ -24,8 +28,19 @@ fn quoted(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
 }
 
-/// `reports/<id>.csv`: one row per (sweep, variant, point, replicate, metric).
+/// `reports/<id>.csv`: one row per (sweep, variant, point, replicate, metric), the
+/// value to 6 significant digits ([`super::number::data`]).
 pub fn claim_csv(o: &ClaimOutcome) -> String {
+    csv_with(o, super::number::data)
+}
+
+/// `<out>/raw/<id>.csv`: the rows of [`claim_csv`] with the raw `f64` (the shortest
+/// decimal that reads back to the same bits).
+pub fn claim_csv_raw(o: &ClaimOutcome) -> String {
+    csv_with(o, |v| v.to_string())
+}
+
+fn csv_with(o: &ClaimOutcome, value: impl Fn(f64) -> String) -> String {
     let mut s = String::from("claim,sweep,variant,point,vars,replicate,metric,value\n");
     for p in &o.points {
         let vars = p
@@ -46,7 +61,7 @@ pub fn claim_csv(o: &ClaimOutcome) -> String {
                     quoted(&vars),
                     r,
                     field(m),
-                    v
+                    value(*v)
                 );
             }
         }

@@ -19,6 +19,7 @@ pub mod heatmap;
 pub mod html;
 pub mod junit;
 pub mod kept;
+pub mod number;
 mod output;
 pub mod pending;
 mod plots;
@@ -29,7 +30,7 @@ pub mod stability;
 mod summary;
 pub mod svg;
 
-pub use claim_page::{claim_markdown, prediction_text, result_line};
+pub use claim_page::{claim_markdown, prediction_text, regime_line, result_line};
 pub use csv::claim_csv;
 pub use output::{prepare_output_dir, prepare_output_file, OutputError};
 pub use plots::claim_svg;
@@ -41,12 +42,16 @@ pub use summary::{
 use crate::judge::{ClaimOutcome, Tally};
 use std::path::Path;
 
+/// The subdirectory of a report set holding `<id>.csv` with the raw `f64` of every
+/// replicate ([`csv::claim_csv_raw`]; for debugging, not committed: `.gitignore`).
+pub const RAW_DIR: &str = "raw";
+
 /// Writes `contents` to `path` atomically (temporary file with an unpredictable name,
 /// fsync, rename; a device or FIFO is written in place, never replaced): the one writer
 /// of single files, [`crate::fsio::write_atomic`].
 pub use crate::fsio::write_atomic;
 
-pub use crate::fit::fmt_num;
+pub use number::table as fmt_num;
 
 pub(crate) fn fmt_opt(v: Option<f64>) -> String {
     v.map(fmt_num).unwrap_or_else(|| "—".into())
@@ -114,6 +119,8 @@ pub fn run_json(
 
 /// `verdicts.json`: the `--json` document of the run without the baseline line (which
 /// depends on the snapshots, not on the run), pretty-printed — what `dpclaims diff` reads.
+/// Its numbers are rounded to 6 significant digits and its texts' long decimals too
+/// ([`number::json`]), so its bytes do not depend on the machine's kernels.
 /// It adds the engine hash of the build (`engine`) and per claim its rows of
 /// `SUMMARY.md` (`summary`), so a later run of other claims can keep them.
 pub fn verdicts_json(outcomes: &[ClaimOutcome]) -> Option<String> {
@@ -144,11 +151,12 @@ pub fn verdicts_json_listed(outcomes: &[ClaimOutcome], listed: &[Listed]) -> Opt
         .collect();
     doc["claims"] = serde_json::Value::Array(claims);
     doc["engine"] = crate::build_id::ENGINE_HASH.into();
+    number::json(&mut doc);
     Some(serde_json::to_string_pretty(&doc).expect("a JSON value serialises") + "\n")
 }
 
-/// Writes the run's report set — `<id>.md`, `<id>.csv`, `<id>.svg`, `<id>.html` of every
-/// outcome, `SUMMARY.md`, `verdicts.json` and `index.html` — replacing the previous set of `dir` atomically
+/// Writes the run's report set — `<id>.md`, `<id>.csv`, `<id>.svg`, `<id>.html` and
+/// `raw/<id>.csv` of every outcome, `SUMMARY.md`, `verdicts.json` and `index.html` — replacing the previous set of `dir` atomically
 /// ([`set`]). Claims of the previous set that this run did not judge keep their pages
 /// and their rows, marked with the run they came from ([`kept`]). This is the one place
 /// that writes a run's set: a new file of the set is written with `stage.write` (or
@@ -185,6 +193,11 @@ pub fn write_reports_figures(
             let id = &o.claim.id;
             stage.write(&format!("{id}.md"), claim_markdown(o).as_bytes())?;
             stage.write(&format!("{id}.csv"), claim_csv(o).as_bytes())?;
+            std::fs::create_dir_all(stage.dir().join(RAW_DIR))?;
+            stage.write(
+                &format!("{RAW_DIR}/{id}.csv"),
+                csv::claim_csv_raw(o).as_bytes(),
+            )?;
             let svg = claim_svg(o);
             stage.write(&format!("{id}.svg"), svg.as_bytes())?;
             let extra = export::exports(id, &svg, figures).map_err(|e| {
@@ -194,6 +207,7 @@ pub fn write_reports_figures(
                 stage.write(&name, &bytes)?;
             }
         }
+        stage.keep_rest_of(dir, RAW_DIR)?;
         if let Some(v) = verdicts_json_listed(outcomes, &listed) {
             stage.write(diff::VERDICTS_FILE, v.as_bytes())?;
         }

@@ -78,6 +78,33 @@ impl Stage {
         f.sync_all()
     }
 
+    /// Carries into the stage's `sub` directory every entry of `dir/sub` (the previous
+    /// set) that this run did not write there, as step 3 does for the whole set (a
+    /// directory the run writes into is not carried over as a whole): the `raw/` files
+    /// of the claims a run did not judge survive it. Nothing to do in place.
+    pub fn keep_rest_of(&self, dir: &Path, sub: &str) -> std::io::Result<()> {
+        if self.in_place {
+            return Ok(());
+        }
+        let from = dir.join(sub);
+        let entries = match std::fs::read_dir(&from) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        std::fs::create_dir_all(self.dir.join(sub))?;
+        for entry in entries {
+            let entry = entry?;
+            let name = entry.file_name();
+            let to = self.dir.join(sub).join(&name);
+            if std::fs::symlink_metadata(&to).is_ok() || is_leftover(&name.to_string_lossy()) {
+                continue;
+            }
+            link_tree(&entry.path(), &to)?;
+        }
+        Ok(())
+    }
+
     /// The test gate (module docs): announce `what`, wait for a line on stdin.
     fn step(&self, what: &str) {
         if self.gate {

@@ -120,7 +120,7 @@ impl SummaryRows {
                             ""
                         },
                         result_line(r),
-                        r.regime.summary(),
+                        super::claim_page::regime_line(r),
                         verdict_cell(r)
                     )
                 })

@@ -37,7 +37,7 @@ pub fn claim_html(o: &ClaimOutcome) -> String {
     let body = html! {
         nav {
             a href=(INDEX) { "← all claims" } " · as Markdown: "
-            a href={ (c.id) ".md" } { (c.id) ".md" } " · raw values: "
+            a href={ (c.id) ".md" } { (c.id) ".md" } " · values: "
             a href={ (c.id) ".csv" } { (c.id) ".csv" } " · plot: "
             a href={ (c.id) ".svg" } { (c.id) ".svg" }
         }
@@ -57,7 +57,7 @@ pub fn claim_html(o: &ClaimOutcome) -> String {
                         td { (md_inline(&cell(&prediction_text(&c.predictions[r.prediction], r)))) }
                         td { (r.variant) @if r.negative_control { " (negative control)" } }
                         td { (result_line(r)) }
-                        td { (r.regime.summary()) }
+                        td { (crate::report::regime_line(r)) }
                         (verdict_td(r))
                     }
                 }
@@ -65,7 +65,7 @@ pub fn claim_html(o: &ClaimOutcome) -> String {
         }
         @if !problems.is_empty() {
             p { strong { "This claim fails the run:" } }
-            ul { @for p in &problems { li { (p) } } }
+            ul { @for p in &problems { li { (crate::report::number::in_text(p)) } } }
         }
         h2 { "Plot" }
         p {

@@ -193,7 +193,7 @@ pub fn index_html(
                             td { code { (r.prediction_name) } " (" (r.kind) " " (r.metric) ")" }
                             td { (r.variant) @if r.negative_control { " (negative control)" } }
                             td { (super::result_line(r)) }
-                            td { (r.regime.summary()) }
+                            td { (super::regime_line(r)) }
                             (verdict_td(r))
                         }
                     }

@@ -85,7 +85,13 @@ pub fn scorecard_markdown(
 ) -> String {
     let first = outcomes.first();
     let (profile, seed) = first.map(|o| (o.profile, o.seed)).unzip();
-    let run_doc = first.map(|o| run_json(o.profile, o.seed, outcomes));
+    // Rounded as `verdicts.json` is ([`crate::report::number::json`]): a claim of this run
+    // reads the same as when a later run keeps it from that file.
+    let run_doc = first.map(|o| {
+        let mut d = run_json(o.profile, o.seed, outcomes);
+        crate::report::number::json(&mut d);
+        d
+    });
     // (claim, prediction, variant) → its result.
     let mut found: BTreeMap<(String, String, String), Found> = BTreeMap::new();
     if let (Some(doc), Some(p)) = (&run_doc, profile) {

@@ -2,8 +2,9 @@
 //! fitted / predicted lines.
 //!
 //! The output is a standalone SVG document of [`WIDTH`] × [`HEIGHT`] pixels. It is a pure
-//! function of the plot: series and lines are drawn in the order given, every number is
-//! written with a fixed number of decimals (coordinates with 2, tick labels with a
+//! function of the plot: series and lines are drawn in the order given, the data are
+//! first rounded to 6 significant digits (`report::number`: the kernels' last bits do not
+//! move an axis or a coordinate), every number is written with a fixed number of decimals (coordinates with 2, tick labels with a
 //! precision derived from the tick step), and nothing depends on time, locale, hashing
 //! or the platform, so the bytes are identical across runs (STYLE: same spec + seed ⇒
 //! same bytes out).
@@ -288,8 +289,43 @@ impl LogLogPlot {
         v.is_finite() && (!log || v > 0.0)
     }
 
-    /// Renders the standalone SVG document.
+    /// Renders the standalone SVG document, from its numbers rounded to 6 significant
+    /// digits ([`super::number::round`]: a value below 1e-12 at the floor), so that the
+    /// axes, the coordinates and the `<desc>` are the same whichever BLAS kernels
+    /// computed the data.
     pub fn render(&self) -> String {
+        self.rounded().draw()
+    }
+
+    /// This plot with every data number (points, error bars, lines, bands, curves)
+    /// rounded by [`super::number::round`].
+    fn rounded(&self) -> LogLogPlot {
+        let r = super::number::round;
+        let mut p = self.clone();
+        for s in &mut p.series {
+            for pt in &mut s.points {
+                *pt = (r(pt.0), r(pt.1), r(pt.2), r(pt.3));
+            }
+        }
+        for l in &mut p.lines {
+            l.slope = r(l.slope);
+            l.intercept = r(l.intercept);
+        }
+        for b in &mut p.bands {
+            for e in &mut b.edges {
+                *e = (r(e.0), r(e.1));
+            }
+        }
+        for c in &mut p.curves {
+            for pt in &mut c.points {
+                *pt = (r(pt.0), r(pt.1));
+            }
+        }
+        p
+    }
+
+    /// Renders the standalone SVG document from the numbers as they are.
+    fn draw(&self) -> String {
         let plot_left = MARGIN_LEFT;
         let plot_right = WIDTH - MARGIN_RIGHT;
         let plot_top = MARGIN_TOP;
