@@ -64,27 +64,44 @@ pub fn fault_free_quick(claim: &Claim) -> Arc<ClaimOutcome> {
     .clone()
 }
 
-/// A copy of `claims/<id>.yaml` in `dir` with its quick replicates cut from `from` to
-/// `to` (every `replicates: <from>` line; at least one must exist): the same systems,
-/// variants, sweeps and predictions at a tenth of the cost, for tests of the machinery
-/// (determinism, the fault matrix's order) rather than of the claim's numbers.
+/// A copy of `claims/<id>.yaml` in `dir` with its replicates cut from `from` to `to`
+/// (every `replicates: <from>` line, and every sequential line converted from the fixed
+/// count `from` — `# sequential (issue 34): was <from>` — which becomes
+/// `{min: max(2, to/4), max: to}` and stays sequential; at least one must exist): the
+/// same systems, variants, sweeps and predictions at a tenth of the cost, for tests of
+/// the machinery (determinism, the fault matrix's order) rather than of the claim's
+/// numbers.
 pub fn shrunk_claim(dir: &std::path::Path, id: &str, from: u32, to: u32) -> std::path::PathBuf {
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("claims")
         .join(format!("{id}.yaml"));
     let text = std::fs::read_to_string(&src).unwrap();
-    let (old, new) = (
-        format!("replicates: {from}\n"),
-        format!("replicates: {to}\n"),
+    let (fixed, sequential) = (
+        format!("replicates: {from}"),
+        format!("# sequential (issue 34): was {from}"),
     );
-    assert!(
-        text.contains(&old),
-        "{}: no `{}`",
-        src.display(),
-        old.trim()
-    );
+    let mut found = false;
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let indent = &l[..l.len() - l.trim_start().len()];
+            if l.trim() == fixed {
+                found = true;
+                format!("{indent}replicates: {to}")
+            } else if l.trim_start().starts_with("replicates:") && l.ends_with(&sequential) {
+                found = true;
+                format!(
+                    "{indent}replicates: {{min: {}, max: {to}}}",
+                    (to / 4).max(2)
+                )
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    assert!(found, "{}: no `{fixed}` or `{sequential}`", src.display());
     let path = dir.join(format!("{id}.yaml"));
-    std::fs::write(&path, text.replace(&old, &new)).unwrap();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     path
 }
 
