@@ -205,15 +205,18 @@ fn result_line_raw(r: &PredictionResult) -> String {
     }
 }
 
+/// Whether a sweep of the claim draws its replicates look by look at the run's profile.
+pub(super) fn has_sequential_sweep(o: &ClaimOutcome) -> bool {
+    o.claim
+        .sweeps
+        .iter()
+        .any(|sw| sw.profile(o.profile).replicates.looks().len() > 1)
+}
+
 /// For a claim with a sequential sweep: what it drew and the replicates a point each
 /// row was judged on (its stopping look).
 fn stopping_looks(o: &ClaimOutcome) -> String {
-    let sequential = o
-        .claim
-        .sweeps
-        .iter()
-        .any(|sw| sw.profile(o.profile).replicates.looks().len() > 1);
-    if !sequential {
+    if !has_sequential_sweep(o) {
         return String::new();
     }
     let rows: Vec<String> = o

@@ -214,12 +214,7 @@ pub fn summary_markdown_listed(outcomes: &[ClaimOutcome], listed: &[Listed]) -> 
 fn spent_paragraph(outcomes: &[ClaimOutcome]) -> String {
     let rows: Vec<String> = outcomes
         .iter()
-        .filter(|o| {
-            o.claim
-                .sweeps
-                .iter()
-                .any(|sw| sw.profile(o.profile).replicates.looks().len() > 1)
-        })
+        .filter(|o| super::claim_page::has_sequential_sweep(o))
         .map(|o| format!("* `{}`: {}", o.claim.id, o.spent().words()))
         .collect();
     if rows.is_empty() {
