@@ -55,6 +55,9 @@ fn fig2_quick_writes_the_three_csvs_deterministically() {
     }
     for f in std::fs::read_dir(a.path()).unwrap() {
         let f = f.unwrap();
+        if f.path().is_dir() {
+            continue;
+        }
         let other = std::fs::read(b.path().join(f.file_name())).unwrap();
         assert_eq!(
             std::fs::read(f.path()).unwrap(),
@@ -65,6 +68,73 @@ fn fig2_quick_writes_the_three_csvs_deterministically() {
     }
     let md = std::fs::read_to_string(a.path().join("fig2.md")).unwrap();
     assert!(md.contains("## Panel 4"));
+}
+
+/// Issue 34, item 4: every number of the committed tables has at most 6 significant
+/// digits (`report::number`), the raw f64 are in `raw/` with the same rows, and the heat
+/// maps re-drawn from the rounded CSV (`fig2 --replot`) are the ones the run drew.
+#[test]
+fn fig2_tables_are_rounded_and_the_raw_values_kept_apart() {
+    let a = tempfile::tempdir().unwrap();
+    run_fig2(a.path(), "2");
+    for name in [
+        "fig2-loss-vs-p.csv",
+        "fig2-loss-vs-p-grid.csv",
+        "fig2-loss-vs-T.csv",
+        "fig2-heatmap.csv",
+    ] {
+        let text = std::fs::read_to_string(a.path().join(name)).unwrap();
+        let raw = std::fs::read_to_string(a.path().join("raw").join(name)).unwrap();
+        assert_eq!(text.lines().count(), raw.lines().count(), "{name}");
+        let mut longer = 0;
+        for (l, r) in text.lines().zip(raw.lines()).skip(1) {
+            for (x, y) in l.split(',').zip(r.split(',')) {
+                let Ok(v) = x.parse::<f64>() else {
+                    assert_eq!(x, y, "{name}: a text field is written as it is");
+                    continue;
+                };
+                let digits = x
+                    .split(['e', 'E'])
+                    .next()
+                    .unwrap()
+                    .chars()
+                    .filter(char::is_ascii_digit)
+                    .collect::<String>();
+                assert!(
+                    digits.trim_start_matches('0').len() <= 6,
+                    "{name}: {x} has more than 6 significant digits"
+                );
+                let w: f64 = y.parse().unwrap();
+                assert!(
+                    (v - w).abs() <= 1e-5 * w.abs().max(1e-12),
+                    "{name}: {x} vs {y}"
+                );
+                longer += usize::from(x != y);
+            }
+        }
+        assert!(
+            name == "fig2-loss-vs-p.csv" || longer > 0,
+            "{name}: no value was rounded, so the test shows nothing"
+        );
+    }
+    let drawn: Vec<_> = ["1", "2", "4"]
+        .iter()
+        .map(|e| std::fs::read(a.path().join(format!("fig2-heatmap-eps{e}.svg"))).unwrap())
+        .collect();
+    let out = Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+        .args(["fig2", "--profile", "quick", "--replot", "--out"])
+        .arg(a.path())
+        .output()
+        .expect("run dpclaims");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (e, before) in ["1", "2", "4"].iter().zip(drawn) {
+        let after = std::fs::read(a.path().join(format!("fig2-heatmap-eps{e}.svg"))).unwrap();
+        assert!(after == before, "eps {e}: the re-drawn heat map differs");
+    }
 }
 
 #[test]

@@ -6,7 +6,7 @@ pub mod fig2;
 
 use crate::report::heatmap::HeatMap;
 use crate::report::svg::{LogLogPlot, Series};
-use crate::report::{fmt_num, write_atomic};
+use crate::report::{fmt_num, number, write_atomic, RAW_DIR};
 use fig2::{Fig2Config, Fig2Results};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -33,30 +33,10 @@ fn group<K: Ord, T>(items: impl Iterator<Item = (K, T)>) -> BTreeMap<K, Vec<T>> 
 pub fn write_fig2(dir: &Path, cfg: &Fig2Config, res: &Fig2Results) -> std::io::Result<()> {
     let mut files: Vec<(String, String)> = Vec::new();
 
-    let mut csv = String::from("p,method,seed,test_loss\n");
-    for r in &res.loss_vs_p {
-        let _ = writeln!(csv, "{},{},{},{}", r.p, r.method, r.seed, r.test_loss);
-    }
-    files.push(("fig2-loss-vs-p.csv".into(), csv));
-    let mut csv = String::from("p,c_clip,c_time,seed,test_loss\n");
-    for r in &res.grid {
-        let _ = writeln!(
-            csv,
-            "{},{},{},{},{}",
-            r.p, r.c_clip, r.c_time, r.seed, r.test_loss
-        );
-    }
-    files.push(("fig2-loss-vs-p-grid.csv".into(), csv));
-    let mut csv = String::from("p,c_time,seed,test_loss\n");
-    for r in &res.loss_vs_t {
-        let _ = writeln!(csv, "{},{},{},{}", r.p, r.c_time, r.seed, r.test_loss);
-    }
-    files.push(("fig2-loss-vs-T.csv".into(), csv));
-    let mut csv = String::from("eps,c_clip,c_time,test_loss\n");
-    for r in &res.heatmap {
-        let _ = writeln!(csv, "{},{},{},{}", r.eps, r.c_clip, r.c_time, r.test_loss);
-    }
-    files.push(("fig2-heatmap.csv".into(), csv));
+    // The tables: every float through `report::number` (issue 34, item 4: report bytes
+    // that do not depend on the machine); the raw f64 go to `raw/` (not committed).
+    files.extend(tables(res, "", number::data));
+    let raw_files = tables(res, &format!("{RAW_DIR}/"), |v| format!("{v}"));
 
     // Panel 1 plot: mean with min..max over seeds.
     let mut plot = LogLogPlot::new(
@@ -142,17 +122,69 @@ pub fn write_fig2(dir: &Path, cfg: &Fig2Config, res: &Fig2Results) -> std::io::R
     files.extend(heat_map_svgs(cfg, &res.heatmap));
 
     files.push(("fig2.md".into(), markdown(cfg, res, &collapse_rows)));
-    for (name, body) in files {
+    std::fs::create_dir_all(dir.join(RAW_DIR))?;
+    for (name, body) in files.into_iter().chain(raw_files) {
         write_atomic(&dir.join(name), body.as_bytes())?;
     }
     Ok(())
+}
+
+/// Fig. 2's four CSV tables (`<prefix>fig2-*.csv`), each float written by `fmt`.
+fn tables(res: &Fig2Results, prefix: &str, fmt: fn(f64) -> String) -> Vec<(String, String)> {
+    let mut into = Vec::new();
+    let mut csv = String::from("p,method,seed,test_loss\n");
+    for r in &res.loss_vs_p {
+        let _ = writeln!(csv, "{},{},{},{}", r.p, r.method, r.seed, fmt(r.test_loss));
+    }
+    into.push((format!("{prefix}fig2-loss-vs-p.csv"), csv));
+    let mut csv = String::from("p,c_clip,c_time,seed,test_loss\n");
+    for r in &res.grid {
+        let _ = writeln!(
+            csv,
+            "{},{},{},{},{}",
+            r.p,
+            fmt(r.c_clip),
+            fmt(r.c_time),
+            r.seed,
+            fmt(r.test_loss)
+        );
+    }
+    into.push((format!("{prefix}fig2-loss-vs-p-grid.csv"), csv));
+    let mut csv = String::from("p,c_time,seed,test_loss\n");
+    for r in &res.loss_vs_t {
+        let _ = writeln!(
+            csv,
+            "{},{},{},{}",
+            r.p,
+            fmt(r.c_time),
+            r.seed,
+            fmt(r.test_loss)
+        );
+    }
+    into.push((format!("{prefix}fig2-loss-vs-T.csv"), csv));
+    let mut csv = String::from("eps,c_clip,c_time,test_loss\n");
+    for r in &res.heatmap {
+        let _ = writeln!(
+            csv,
+            "{},{},{},{}",
+            fmt(r.eps),
+            fmt(r.c_clip),
+            fmt(r.c_time),
+            fmt(r.test_loss)
+        );
+    }
+    into.push((format!("{prefix}fig2-heatmap.csv"), csv));
+    into
 }
 
 /// The heat-map SVGs (`fig2-heatmap-eps<eps>.svg`) of the cells, one per `cfg.heat_eps`.
 fn heat_map_svgs(cfg: &Fig2Config, cells_in: &[fig2::HeatCell]) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for &eps in &cfg.heat_eps {
-        let cells: Vec<&fig2::HeatCell> = cells_in.iter().filter(|c| c.eps == eps).collect();
+        let cells: Vec<&fig2::HeatCell> = cells_in
+            .iter()
+            .filter(|c| number::round(c.eps) == number::round(eps))
+            .collect();
         let hm = HeatMap {
             title: format!(
                 "Fig. 2, panel 4: test loss, p = {}, eps = {eps} (dark: >= 1.6)",
@@ -171,8 +203,15 @@ fn heat_map_svgs(cfg: &Fig2Config, cells_in: &[fig2::HeatCell]) -> Vec<(String, 
                         .map(|&c| {
                             cells
                                 .iter()
-                                .find(|x| x.c_clip == c && x.c_time == ct)
-                                .map_or(f64::NAN, |x| x.test_loss)
+                                // The committed CSV holds the grid rounded by
+                                // `report::number`: compare at that precision.
+                                .find(|x| {
+                                    number::round(x.c_clip) == number::round(c)
+                                        && number::round(x.c_time) == number::round(ct)
+                                })
+                                // Drawn from the value the CSV holds, so that a
+                                // re-draw from it gives the same labels.
+                                .map_or(f64::NAN, |x| number::round(x.test_loss))
                         })
                         .collect()
                 })

@@ -28,7 +28,8 @@
 //!   parse).
 //! * **The raw `f64`** of every replicate go to `<out>/raw/<id>.csv` (same columns, `{}`
 //!   formatting: the shortest decimal that reads back to the same bits), for debugging
-//!   only; `reports/raw/` is not committed (`.gitignore`).
+//!   only; `reports/raw/` is not committed (`.gitignore`). Fig. 2's tables
+//!   (`figures::write_fig2`) follow the same rule, their raw values in `raw/fig2-*.csv`.
 //!
 //! Tables for people keep 4 significant digits ([`table`], the former `fit::fmt_num`),
 //! with the same floor.
