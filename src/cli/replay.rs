@@ -26,7 +26,7 @@ pub fn claim_of(id: &str) -> &str {
 }
 
 /// "units: <first id> ... (P points x R replicates): replay one with `dpclaims run <claim>
-/// --unit '<id>'`", for a row of `claim`.
+/// --unit '<id>'`", for a row of `claim`; R is the replicates the row was judged on.
 pub fn hint(claim: &Claim, profile: Profile, r: &PredictionResult) -> Option<String> {
     let units: Vec<UnitPlan> = planned_units(claim, profile)
         .into_iter()
@@ -38,7 +38,14 @@ pub fn hint(claim: &Claim, profile: Profile, r: &PredictionResult) -> Option<Str
         .map(|u| u.key.point)
         .collect::<std::collections::BTreeSet<_>>()
         .len();
-    let reps = units.len() / points.max(1);
+    // The replicates the row was judged on (its stopping look for a sequential sweep,
+    // not the sweep's maximum: units beyond it may never have been drawn).
+    let planned = units.len() / points.max(1);
+    let reps = if r.replicates > 0 {
+        r.replicates.min(planned)
+    } else {
+        planned
+    };
     Some(format!(
         "units {}/{}/{}/<point>/<0..{}> ({points} points x {reps} replicates); replay one: dpclaims run {} --unit '{}'",
         claim.id,
@@ -116,4 +123,38 @@ pub fn replay(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::spec::Profile;
+
+    /// A sequential row's hint names the units it was judged on (a control caught at the
+    /// first look: 2 replicates), not the sweep's maximum (64).
+    #[test]
+    fn the_hint_of_a_row_stopped_early_names_the_replicates_it_was_judged_on() {
+        let text = include_str!("../../tests/data/sequential-demo.yaml");
+        let claim = crate::spec::claim_from_bytes(
+            std::path::Path::new("sequential-demo.yaml"),
+            text.as_bytes(),
+        )
+        .unwrap();
+        let o = crate::execute::run_claim(
+            &claim,
+            Profile::Quick,
+            0,
+            &crate::train::Recipe::PAPER,
+            &|| {},
+        )
+        .unwrap();
+        let control = o
+            .results
+            .iter()
+            .find(|r| r.prediction_name == "loose" && r.variant == "flat-noise")
+            .unwrap();
+        assert_eq!(control.replicates, 2);
+        let hint = super::hint(&claim, Profile::Quick, control).unwrap();
+        assert!(hint.contains("/<point>/<0..1> ("), "{hint}");
+        assert!(hint.contains("x 2 replicates)"), "{hint}");
+    }
 }
