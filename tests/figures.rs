@@ -5,8 +5,16 @@ use dpclaims::spec::Profile;
 use std::process::Command;
 
 fn run_fig2(dir: &std::path::Path, threads: &str) {
+    fig2(dir, threads, &[]);
+}
+
+/// `dpclaims fig2 --profile quick <extra> --out <dir>` on `threads` threads, which must
+/// succeed.
+fn fig2(dir: &std::path::Path, threads: &str, extra: &[&str]) {
     let out = Command::new(env!("CARGO_BIN_EXE_dpclaims"))
-        .args(["fig2", "--profile", "quick", "--out"])
+        .args(["fig2", "--profile", "quick"])
+        .args(extra)
+        .arg("--out")
         .arg(dir)
         .env("RAYON_NUM_THREADS", threads)
         .output()
@@ -121,16 +129,7 @@ fn fig2_tables_are_rounded_and_the_raw_values_kept_apart() {
         .iter()
         .map(|e| std::fs::read(a.path().join(format!("fig2-heatmap-eps{e}.svg"))).unwrap())
         .collect();
-    let out = Command::new(env!("CARGO_BIN_EXE_dpclaims"))
-        .args(["fig2", "--profile", "quick", "--replot", "--out"])
-        .arg(a.path())
-        .output()
-        .expect("run dpclaims");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    fig2(a.path(), "2", &["--replot"]);
     for (e, before) in ["1", "2", "4"].iter().zip(drawn) {
         let after = std::fs::read(a.path().join(format!("fig2-heatmap-eps{e}.svg"))).unwrap();
         assert!(after == before, "eps {e}: the re-drawn heat map differs");
