@@ -359,20 +359,21 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
             if let (Some(e), Some(st)) =
                 (v.and_then(|v| v.errata.get(&r.prediction_name)), &r.erratum)
             {
-                let _ = writeln!(
+                let _ =
+                    writeln!(
                     s,
-                    "* `{}` / `{}` — **{}**. The paper: {}. Counterexample: {}.{} Confirmation: {}.",
+                    "* `{}` / `{}` — **{}**. The paper: {}. Counterexample: {}{} Confirmation: {}",
                     r.prediction_name,
                     r.variant,
                     if st.confirmed { "confirmed" } else { "UNCONFIRMED" },
                     quote_md(&e.sentence),
-                    e.counterexample,
+                    super::sentence(&e.counterexample),
                     if e.reading.is_empty() {
                         String::new()
                     } else {
-                        format!(" Reading needed: {}.", e.reading)
+                        format!(" Reading needed: {}", super::sentence(&e.reading))
                     },
-                    judged(&st.how)
+                    super::sentence(&judged(&st.how))
                 );
             }
         }

@@ -53,6 +53,17 @@ pub use crate::fsio::write_atomic;
 
 pub use number::table as fmt_num;
 
+/// `s` as a sentence: a full stop appended unless it already ends with one (a spec's
+/// counterexample often does: "… is valid." must not read "valid.." on a page).
+pub(crate) fn sentence(s: &str) -> String {
+    let t = s.trim_end();
+    if t.ends_with(['.', '!', '?']) {
+        t.to_string()
+    } else {
+        format!("{t}.")
+    }
+}
+
 pub(crate) fn fmt_opt(v: Option<f64>) -> String {
     v.map(fmt_num).unwrap_or_else(|| "—".into())
 }
@@ -230,4 +241,20 @@ pub fn write_reports_figures(
             summary_markdown_listed(outcomes, &listed).as_bytes(),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_sentence_gets_one_full_stop() {
+        assert_eq!(
+            super::sentence("the calibration is valid."),
+            "the calibration is valid."
+        );
+        assert_eq!(
+            super::sentence("C_W is never defined "),
+            "C_W is never defined."
+        );
+        assert_eq!(super::sentence("why?"), "why?");
+    }
 }

@@ -179,12 +179,12 @@ pub(super) fn section_detail(
                 .and_then(|v| v.errata.get(&chk.prediction));
             match er {
                 Some(er) => format!(
-                    "{head}. Counterexample: {}.{} Confirmation ({}): {}",
-                    er.counterexample,
+                    "{head}. Counterexample: {}{} Confirmation ({}): {}",
+                    crate::report::sentence(&er.counterexample),
                     if er.reading.is_empty() {
                         String::new()
                     } else {
-                        format!(" Reading needed: {}.", er.reading)
+                        format!(" Reading needed: {}", crate::report::sentence(&er.reading))
                     },
                     if e["confirmed"] == Value::Bool(true) {
                         "confirmed"
