@@ -140,7 +140,7 @@ pub fn scorecard_markdown(
     let tally: Vec<String> = Section::ALL
         .iter()
         .filter(|sec| count(**sec) > 0)
-        .map(|sec| format!("{} {}", count(*sec), sec.count_word()))
+        .map(|sec| format!("{} {}", count(*sec), sec.count_word(count(*sec))))
         .collect();
     let selfs = self_check_rows(card, claims, &found);
     let passed = selfs

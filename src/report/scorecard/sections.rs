@@ -43,8 +43,11 @@ impl Section {
             Section::NotYet => "Not yet checked (or not in this report set)",
         }
     }
-    pub(super) fn count_word(self) -> &'static str {
+    /// The words after a count of `n` results in this section ("1 erratum", "2 errata").
+    pub(super) fn count_word(self, n: usize) -> &'static str {
         match self {
+            Section::Errata if n == 1 => "erratum",
+            Section::Consequences if n == 1 => "consequence",
             Section::Errata => "errata",
             Section::Holds => "hold",
             Section::Inconclusive => "inconclusive",
