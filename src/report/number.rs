@@ -217,7 +217,7 @@ fn number_end(b: &[u8], mut i: usize) -> Option<usize> {
 
 /// Significant digits of a decimal token: its mantissa's digits without leading zeros
 /// and trailing zeros (`1.000000` has 1, `0.003459` has 4, `27019177.523451` 14).
-fn significant_digits(tok: &str) -> usize {
+pub fn significant_digits(tok: &str) -> usize {
     let mantissa = tok.split(['e', 'E']).next().unwrap_or("");
     let d: String = mantissa.chars().filter(char::is_ascii_digit).collect();
     d.trim_start_matches('0').trim_end_matches('0').len()
