@@ -6,7 +6,15 @@
 //! (DESIGN.md section 2.3: "Calibration of z for a target eps by bisection").
 //! The search is one-sided: the invariant `eps(hi) <= target` holds throughout and `hi`
 //! is returned, so a calibrated `z` never over-spends the budget.
-use super::{epsilon, Accountant, AccountantRecipe, Phase, PrivacyError};
+//!
+//! A calibration is a pure function of its arguments, and the same plan is calibrated
+//! many times (TP-TopK's tuner calibrates it once for each of its (learning rate, clip)
+//! cells, and every replicate of a sweep point has the same plan): [`calibrate`] and
+//! [`calibrate_two_phase`] keep the calibrations of this process in a memo
+//! ([`super::memo`]) and return the stored result, the same bits, when asked again. The
+//! bisections call the accountant without its memo (each `z` is asked once).
+use super::memo::{memoized, Key, Memo};
+use super::{epsilon_once as epsilon, Accountant, AccountantRecipe, Phase, PrivacyError};
 use serde::Serialize;
 
 /// Relative precision of the bisection on `z`.
@@ -148,6 +156,27 @@ pub fn calibrate(
     steps: u64,
     recipe: &AccountantRecipe,
 ) -> Result<Calibrated, PrivacyError> {
+    static MEMO: Memo<Calibrated> = Memo::new();
+    let key = Key::new(
+        acc,
+        &[target_epsilon, delta, sampling_rate],
+        &[steps],
+        recipe,
+    );
+    memoized(&MEMO, key, || {
+        calibrate_once(acc, target_epsilon, delta, sampling_rate, steps, recipe)
+    })
+}
+
+/// [`calibrate`] without the memo.
+fn calibrate_once(
+    acc: Accountant,
+    target_epsilon: f64,
+    delta: f64,
+    sampling_rate: f64,
+    steps: u64,
+    recipe: &AccountantRecipe,
+) -> Result<Calibrated, PrivacyError> {
     let epsilon = |acc, phases: &[Phase], delta| epsilon(acc, phases, delta, recipe);
     check_target(target_epsilon)?;
     // Validate everything once, at a placeholder z, so errors name the real problem.
@@ -177,6 +206,34 @@ pub fn calibrate(
 /// Phase 2 spends whatever the composed accountant leaves, which under RDP is more
 /// than `(1 - rho) * target` (composition in RDP is sub-additive in epsilon).
 pub fn calibrate_two_phase(
+    acc: Accountant,
+    target_epsilon: f64,
+    delta: f64,
+    rho: f64,
+    phase1: PhasePlan,
+    phase2: PhasePlan,
+    recipe: &AccountantRecipe,
+) -> Result<TwoPhaseCalibrated, PrivacyError> {
+    static MEMO: Memo<TwoPhaseCalibrated> = Memo::new();
+    let key = Key::new(
+        acc,
+        &[
+            target_epsilon,
+            delta,
+            rho,
+            phase1.sampling_rate,
+            phase2.sampling_rate,
+        ],
+        &[phase1.steps, phase2.steps],
+        recipe,
+    );
+    memoized(&MEMO, key, || {
+        calibrate_two_phase_once(acc, target_epsilon, delta, rho, phase1, phase2, recipe)
+    })
+}
+
+/// [`calibrate_two_phase`] without the memo.
+fn calibrate_two_phase_once(
     acc: Accountant,
     target_epsilon: f64,
     delta: f64,

@@ -24,6 +24,7 @@ pub mod audit;
 pub mod calibrate;
 mod error;
 pub mod gdp;
+mod memo;
 pub mod pld;
 pub mod rdp;
 pub mod rdp_quadrature;
@@ -188,7 +189,28 @@ fn require_full_batch(acc: Accountant, phases: &[Phase]) -> Result<(), PrivacyEr
 ///   improved conversion (Canonne, Kamath & Steinke 2020, Prop. 12) minimised over
 ///   [`default_orders`]; reports the optimal order. Per-step RDP, composition and
 ///   conversion are `recipe`'s ([`AccountantRecipe::PAPER`]: the ones just cited).
+///
+/// Results are kept in a memo ([`memo`]): asked again with the same arguments, the stored
+/// bits are returned.
 pub fn epsilon(
+    acc: Accountant,
+    phases: &[Phase],
+    delta: f64,
+    recipe: &AccountantRecipe,
+) -> Result<Accounted, PrivacyError> {
+    static MEMO: memo::Memo<Accounted> = memo::Memo::new();
+    let mut floats = vec![delta];
+    let mut steps = Vec::with_capacity(phases.len());
+    for p in phases {
+        floats.extend([p.sampling_rate, p.noise_multiplier]);
+        steps.push(p.steps);
+    }
+    let key = memo::Key::new(acc, &floats, &steps, recipe);
+    memo::memoized(&MEMO, key, || epsilon_once(acc, phases, delta, recipe))
+}
+
+/// [`epsilon`] without the memo (calibration's bisections: each `z` is asked once).
+fn epsilon_once(
     acc: Accountant,
     phases: &[Phase],
     delta: f64,
