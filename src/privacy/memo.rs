@@ -2,7 +2,8 @@
 //! arguments, and a run asks for the same ones many times (TP-TopK's tuner trains every
 //! (learning rate, clip) cell of a point with the same privacy plan, and every replicate
 //! of the point has that plan too; each training run accounts its ledger afterwards).
-//! [`super::epsilon`], [`super::calibrate()`] and [`super::calibrate_two_phase`] keep
+//! [`super::epsilon`], [`super::calibrate()`], [`super::calibrate_two_phase`] and the
+//! independent [`super::rdp_quadrature::epsilon_subsampled_gaussian`] (once a unit) keep
 //! their results in a process-wide memo keyed by their arguments bit for bit and return
 //! the stored value, the same bits, when asked again, so no output changes (issue 34:
 //! the quick suite's reports are byte-identical with and without it).
@@ -15,9 +16,9 @@ use std::sync::{Mutex, OnceLock};
 /// replaces a formula: another address, another key).
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub(super) struct Key {
-    acc: Accountant,
+    acc: Option<Accountant>,
     args: Vec<u64>,
-    recipe: [usize; 3],
+    recipe: Option<[usize; 3]>,
 }
 
 impl Key {
@@ -28,17 +29,27 @@ impl Key {
         recipe: &AccountantRecipe,
     ) -> Self {
         Key {
-            acc,
+            recipe: Some([
+                recipe.step_rdp as usize,
+                recipe.compose as usize,
+                recipe.conversion as usize,
+            ]),
+            acc: Some(acc),
+            ..Key::plain(floats, ints)
+        }
+    }
+
+    /// The key of a computation with no accountant and no recipe (the independent
+    /// quadrature accountant).
+    pub(super) fn plain(floats: &[f64], ints: &[u64]) -> Self {
+        Key {
+            acc: None,
             args: floats
                 .iter()
                 .map(|x| x.to_bits())
                 .chain(ints.iter().copied())
                 .collect(),
-            recipe: [
-                recipe.step_rdp as usize,
-                recipe.compose as usize,
-                recipe.conversion as usize,
-            ],
+            recipe: None,
         }
     }
 }

@@ -51,6 +51,7 @@
 //! * skipped points: points whose cheap upper bound on the log-integrand is
 //!   [`SKIP_NATS`] below the largest bound are not evaluated; their total is bounded
 //!   and must be negligible (below `1e-15` relative), otherwise every point is evaluated.
+use super::memo::{memoized, Key, Memo};
 use super::PrivacyError;
 
 /// Half-width of the integration range beyond the stationary points, in units of `z`.
@@ -440,11 +441,23 @@ pub fn epsilon_subsampled_gaussian_with_orders(
 /// (Poisson-subsampled Gaussian steps, add/remove-one adjacency): the independent
 /// counterpart of the project's RDP accountant (module docs), minimised over
 /// [`quadrature_orders`].
+///
+/// Results are kept in a memo ([`super::memo`]): asked again with the same arguments,
+/// the stored bits are returned.
 pub fn epsilon_subsampled_gaussian(
     phases: &[(f64, f64, u64)],
     delta: f64,
 ) -> Result<f64, PrivacyError> {
-    epsilon_subsampled_gaussian_with_orders(phases, delta, &quadrature_orders()).map(|(e, _)| e)
+    static MEMO: Memo<f64> = Memo::new();
+    let mut floats = vec![delta];
+    let mut steps = Vec::with_capacity(phases.len());
+    for &(q, z, t) in phases {
+        floats.extend([q, z]);
+        steps.push(t);
+    }
+    memoized(&MEMO, Key::plain(&floats, &steps), || {
+        epsilon_subsampled_gaussian_with_orders(phases, delta, &quadrature_orders()).map(|(e, _)| e)
+    })
 }
 
 #[cfg(test)]
