@@ -273,12 +273,24 @@ fn sequential(
             if slot.is_some() {
                 continue;
             }
+            let p = &claim.predictions[r.prediction];
             let group = variant_index(&r.variant).map(|vi| (r.sweep.clone(), vi));
+            let at = |g: &Group| have.get(g).copied().unwrap_or(0);
             let open = group.as_ref().filter(|g| {
                 have.get(*g).is_some_and(|&n| n < schedule(g).max)
-                    && !crate::judge::sequential::decided(&claim.predictions[r.prediction], r)
+                    && !crate::judge::sequential::decided(p, r)
             });
             match open {
+                Some(g) if crate::judge::sequential::futile(p, r, at(g), &schedule(g).looks()) => {
+                    let mut r = r.clone();
+                    r.power.push_str(&format!(
+                        "; stopped at {} of at most {} replicates a point: the last look would decide it with probability below {} (futility rule, docs/design/sequential-verdicts.md)",
+                        at(g),
+                        schedule(g).max,
+                        crate::judge::sequential::FUTILITY
+                    ));
+                    *slot = Some(r);
+                }
                 Some(g) => {
                     grow.insert(g.clone());
                 }

@@ -15,7 +15,6 @@
 
 pub mod binomial;
 pub mod power_law;
-pub mod sequence;
 pub mod two_sample;
 pub mod verdict;
 
@@ -149,6 +148,19 @@ pub enum FitError {
     /// A confidence sequence's input is unusable (too few or non-finite values).
     #[error("{0}")]
     Sequence(String),
+}
+
+/// `v` in full for a text the judge writes (a violation, an erratum's check): the
+/// shortest decimal that reads back to the same bits, positional for 1e-5 <= |v| < 1e6
+/// and scientific otherwise (`1.9154419e-7`, never `0.000000`). A committed report
+/// rounds it to its significant digits (`report::number::in_text`); a fixed number of
+/// decimals would print both sides of `exact_delta > delta` at delta = 1e-8 as 0.
+pub fn fmt_exact(v: f64) -> String {
+    if v.is_finite() && v != 0.0 && !(1e-5..1e6).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
 }
 
 /// Formats a number for tables: 4 significant digits, scientific when far from 1.

@@ -4,7 +4,7 @@
 //! counts only if the same prediction catches a negative control).
 use super::regime::point_values;
 use super::{ControlStatus, PointRecord, PredictionResult};
-use crate::fit::Verdict;
+use crate::fit::{fmt_exact, Verdict};
 use crate::spec::{Erratum, Evidence, QuotedNumber};
 use serde::Serialize;
 
@@ -49,8 +49,12 @@ pub fn check_quote(q: &QuotedNumber, points: &[&PointRecord]) -> Result<(), Stri
         Ok(())
     } else {
         Err(format!(
-            "quotes `{}` = {} at {} but the run measured {mean:.6} (tolerance {} relative)",
-            q.metric, q.value, r.label, q.rel_tol
+            "quotes `{}` = {} at {} but the run measured {} (tolerance {} relative)",
+            q.metric,
+            q.value,
+            r.label,
+            fmt_exact(mean),
+            q.rel_tol
         ))
     }
 }
@@ -85,10 +89,12 @@ pub fn confirm(e: &Erratum, judged: &[&PointRecord]) -> ErratumStatus {
                 return ErratumStatus {
                     confirmed: true,
                     how: format!(
-                        "{}: `{text}` at {} ({a:.6} {} {b:.6})",
+                        "{}: `{text}` at {} ({} {} {})",
                         c.method,
                         r.label,
-                        op.symbol()
+                        fmt_exact(a),
+                        op.symbol(),
+                        fmt_exact(b)
                     ),
                 }
             }

@@ -160,10 +160,12 @@ pub fn evaluate(
                     worst = Some(worst.map_or(margin, |w: f64| w.max(margin)));
                     if !ok {
                         res.detail.violations.push(format!(
-                            "{}: {} = {a:.6} not {} {b:.6}",
+                            "{}: {} = {} not {} {}",
                             r.label,
                             p.metric,
-                            op.symbol()
+                            fit::fmt_exact(a),
+                            op.symbol(),
+                            fit::fmt_exact(b)
                         ));
                     }
                 }
@@ -203,6 +205,11 @@ pub fn evaluate(
                 let t = fit::student_t_quantile(1.0 - (1.0 - per_point) / 2.0, m - 1.0)
                     .map_err(|e| e.to_string())?;
                 let half = t * (var / m).sqrt();
+                res.detail.point_margins.push((
+                    violation_margin(*op, mean, b),
+                    (var / m).sqrt(),
+                    1.0 - (1.0 - per_point) / 2.0,
+                ));
                 // Margins in the direction of a violation (> 0 violates) at both ends.
                 let (lo, hi) = (mean - half, mean + half);
                 let (m_best, m_worst) = match op {
@@ -222,15 +229,19 @@ pub fn evaluate(
                     holds += 1;
                 } else {
                     res.detail.violations.push(format!(
-                        "{}: mean {} = {mean:.6}, interval [{lo:.6}, {hi:.6}] {} {} {b:.6}",
+                        "{}: mean {} = {}, interval [{}, {}] {} {} {}",
                         r.label,
                         p.metric,
+                        fit::fmt_exact(mean),
+                        fit::fmt_exact(lo),
+                        fit::fmt_exact(hi),
                         if wrong_side {
                             "wholly not"
                         } else {
                             "not wholly"
                         },
-                        op.symbol()
+                        op.symbol(),
+                        fit::fmt_exact(b)
                     ));
                 }
                 violated |= wrong_side;

@@ -66,6 +66,11 @@ pub struct Detail {
     /// `bound`: exp(width of the slope interval x ln(x range)): the change of the ratio
     /// the interval cannot tell from none.
     pub ratio_interval_change: Option<f64>,
+    /// `inequality` over means: each judged point's mean margin (> 0 violates), its
+    /// standard error and the upper tail probability its t quantile is taken at (the
+    /// futility rule reads them: [`sequential::futile`]).
+    #[serde(skip)]
+    pub point_margins: Vec<(f64, f64, f64)>,
 }
 
 /// What became of a negative control under one of its `caught_by` predictions.
@@ -168,6 +173,9 @@ pub struct Spent {
     /// "prediction / variant" of each row of a sequential sweep still undecided at its
     /// `max` (it spent all it could).
     pub at_max: Vec<String>,
+    /// "prediction / variant" of each row of a sequential sweep that stopped undecided
+    /// before its `max` (the futility rule: [`sequential::futile`]).
+    pub undecidable: Vec<String>,
 }
 
 impl Spent {
@@ -185,6 +193,12 @@ impl Spent {
             w.push_str(&format!(
                 "; rows at their maximum: {}",
                 self.at_max.join(", ")
+            ));
+        }
+        if !self.undecidable.is_empty() {
+            w.push_str(&format!(
+                "; rows stopped as undecidable: {}",
+                self.undecidable.join(", ")
             ));
         }
         w
@@ -207,12 +221,13 @@ impl ClaimOutcome {
         }
         for r in &self.results {
             let sched = self.claim.sweep(&r.sweep).profile(self.profile).replicates;
-            if sched.min < sched.max
-                && r.replicates >= sched.max
-                && r.verdict == Verdict::Inconclusive
-            {
-                s.at_max
-                    .push(format!("{} / {}", r.prediction_name, r.variant));
+            if sched.min < sched.max && r.verdict == Verdict::Inconclusive {
+                let row = format!("{} / {}", r.prediction_name, r.variant);
+                if r.replicates >= sched.max {
+                    s.at_max.push(row);
+                } else {
+                    s.undecidable.push(row);
+                }
             }
         }
         s

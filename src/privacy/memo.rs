@@ -12,8 +12,8 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 /// The arguments of an accounting, bit for bit: the accountant, the `f64` arguments as
-/// their bits, the integer ones, and the addresses of the recipe's formulas (a fault
-/// replaces a formula: another address, another key).
+/// their bits, the integer ones, and the addresses of the recipe's formulas (a recipe that
+/// replaces a formula has another address, so another key).
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub(super) struct Key {
     acc: Option<Accountant>,
@@ -97,7 +97,7 @@ mod tests {
     use super::super::*;
 
     /// The memo returns the bits the accountant computes, for the published formulas and
-    /// for a replaced one (a fault's formula is another key, not the published result).
+    /// for a replaced one (another recipe's formula is another key, not the published result).
     #[test]
     fn a_memoized_result_is_the_computed_one_and_a_replaced_formula_is_another_key() {
         let phases = [Phase::new(0.01, 1.1, 1000), Phase::new(0.01, 0.9, 500)];
@@ -110,14 +110,14 @@ mod tests {
         fn doubled(phases: &[f64]) -> f64 {
             2.0 * phases.iter().sum::<f64>()
         }
-        let faulty = AccountantRecipe {
+        let replaced = AccountantRecipe {
             compose: doubled,
             ..paper
         };
-        let f = epsilon(Accountant::Rdp, &phases, 1e-5, &faulty).unwrap();
+        let f = epsilon(Accountant::Rdp, &phases, 1e-5, &replaced).unwrap();
         assert_eq!(
             f.epsilon.to_bits(),
-            epsilon_once(Accountant::Rdp, &phases, 1e-5, &faulty)
+            epsilon_once(Accountant::Rdp, &phases, 1e-5, &replaced)
                 .unwrap()
                 .epsilon
                 .to_bits()
@@ -126,7 +126,7 @@ mod tests {
         let c = calibrate(Accountant::Rdp, 3.0, 1e-5, 0.01, 1000, &paper).unwrap();
         let again = calibrate(Accountant::Rdp, 3.0, 1e-5, 0.01, 1000, &paper).unwrap();
         assert_eq!(c, again);
-        let f = calibrate(Accountant::Rdp, 3.0, 1e-5, 0.01, 1000, &faulty).unwrap();
+        let f = calibrate(Accountant::Rdp, 3.0, 1e-5, 0.01, 1000, &replaced).unwrap();
         assert!(f.noise_multiplier > c.noise_multiplier);
     }
 }
