@@ -80,9 +80,57 @@ fn a_row_stops_at_the_first_look_that_decides_it_and_its_group_grows_only_for_th
     assert!(a.1 - a.0 > b.1 - b.0, "{a:?} not wider than {b:?}");
 }
 
-/// A row never decided runs to `max` and stays inconclusive there (with its power).
+/// The futility rule on a real row, moved onto an edge: an estimate on the edge of
+/// "-1 +- 0.04" with an interval wider than the last look could shrink it past the edge
+/// stops at the first look; the same interval far from the edge draws on; a negative
+/// control, a decided row or a row at its maximum never stops for futility. And the
+/// run's summary names a row that stopped before `max` undecided.
 #[test]
-fn an_undecidable_row_runs_to_max() {
+fn a_row_on_an_edge_stops_as_undecidable_and_the_summary_says_so() {
+    use dpclaims::judge::sequential::futile;
+    let claim = load(DEMO).unwrap();
+    let o = execute::run_claim(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
+    let mut r = row(&o, "tight", "classic").clone();
+    let p = &claim.predictions[r.prediction];
+    let looks = Replicates { min: 8, max: 64 }.looks();
+    let edge = -1.0 + 0.04;
+    let (se, h) = (0.02, 0.2);
+    r.verdict = dpclaims::fit::Verdict::Inconclusive;
+    r.detail.stderr = Some(se);
+    r.estimate = Some(edge);
+    r.ci = Some((edge - h, edge + h));
+    assert!(futile(p, &r, 8, &looks), "on the edge");
+    assert!(!futile(p, &r, 64, &looks), "at max");
+    r.estimate = Some(edge + 0.9 * h);
+    r.ci = Some((edge - 0.1 * h, edge + 1.9 * h));
+    assert!(!futile(p, &r, 8, &looks), "far from the edge");
+    r.estimate = Some(edge);
+    r.ci = Some((edge - h, edge + h));
+    r.verdict = dpclaims::fit::Verdict::Holds;
+    assert!(!futile(p, &r, 8, &looks), "decided");
+    r.verdict = dpclaims::fit::Verdict::Inconclusive;
+    r.negative_control = true;
+    assert!(!futile(p, &r, 8, &looks), "control");
+    // The summary: a sequential row inconclusive before its maximum.
+    let mut o = o.clone();
+    let i = o
+        .results
+        .iter()
+        .position(|x| x.prediction_name == "tight" && x.variant == "classic")
+        .unwrap();
+    o.results[i].verdict = dpclaims::fit::Verdict::Inconclusive;
+    o.results[i].replicates = 8;
+    let spent = o.spent();
+    assert_eq!(spent.undecidable, vec!["tight / classic".to_string()]);
+    assert!(spent
+        .words()
+        .contains("rows stopped as undecidable: tight / classic"));
+}
+
+/// A row that is not decided but that its last look could still decide runs to `max`
+/// and stays inconclusive there (with its power).
+#[test]
+fn an_undecided_row_runs_to_max() {
     let text = DEMO
         .replace("tolerance: 0.04", "tolerance: 0.002")
         .replace("max: 64", "max: 16");
