@@ -633,3 +633,50 @@ fn cli_train_json_and_bad_input() {
         assert!(err.contains("error"), "{bad:?}: {err}");
     }
 }
+
+/// A run whose held-out diagnostics are deferred ([`run_method_deferred`], what a tuned
+/// unit does for every cell of its grid) and computed afterwards has the same bits as a
+/// run that computes them as it goes, for every method; before `diagnose` the held-out
+/// fields are empty, and the training itself (parameters, trace) is the same run.
+#[test]
+fn deferred_held_out_diagnostics_have_the_bits_of_eager_ones() {
+    use dpclaims::train::dpsgd::run_method_deferred;
+    let data = Classification::synthetic(
+        &SyntheticSpec::default(),
+        &mut SeedPath::new(31).rng_for("data"),
+    )
+    .unwrap();
+    for method in Method::ALL {
+        let mut cfg = MethodConfig::new(method, ModelKind::Logreg, 4.0);
+        cfg.epochs = 5;
+        cfg.phase1_epochs = 2;
+        let seeds = SeedPath::new(32);
+        let eager =
+            dpclaims::train::dpsgd::run_method(&data, &cfg, &seeds, &Recipe::PAPER).unwrap();
+        let mut late = run_method_deferred(&data, &cfg, &seeds, &Recipe::PAPER).unwrap();
+        assert_eq!(late.theta_digest, eager.theta_digest, "{method}");
+        assert_eq!(late.trace, eager.trace, "{method}");
+        assert_eq!(late.diagnostics.gamma, None, "{method}");
+        assert_eq!(late.diagnostics.gamma_trajectory, None, "{method}");
+        late.diagnose(&data).unwrap();
+        assert!(late.held_out.is_none());
+        let bits = |v: Option<f64>| v.map(f64::to_bits);
+        let (a, b) = (&eager.diagnostics, &late.diagnostics);
+        for (x, y, what) in [
+            (a.gamma, b.gamma, "gamma"),
+            (a.gamma_best, b.gamma_best, "gamma_best"),
+            (a.gamma_trajectory, b.gamma_trajectory, "gamma_trajectory"),
+            (a.proxy_concentration, b.proxy_concentration, "proxy"),
+        ] {
+            assert_eq!(bits(x), bits(y), "{method} {what}");
+        }
+        assert_eq!(a, b, "{method}");
+        // Two-phase methods have a trajectory; every method but DP-SGD a checkpoint.
+        assert_eq!(
+            a.gamma_trajectory.is_some(),
+            method.is_two_phase(),
+            "{method}"
+        );
+        assert_eq!(a.gamma.is_some(), method != Method::DpSgd, "{method}");
+    }
+}

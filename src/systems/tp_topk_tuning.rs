@@ -50,7 +50,7 @@
 use super::{SystemError, UnitInput};
 use crate::rng::SeedPath;
 use crate::train::dpsgd::{
-    run_method, run_non_private, Classification, Method, MethodConfig, MethodRun, Model,
+    run_method_deferred, run_non_private, Classification, Method, MethodConfig, MethodRun, Model,
 };
 use crate::train::Recipe;
 use ndarray::{s, Array1, Array2};
@@ -192,10 +192,14 @@ impl Tuner {
         recipe: &Recipe,
     ) -> Result<Tuned<MethodRun>, SystemError> {
         let clips = self.grid.as_ref().map(|(_, c)| c.as_slice());
-        self.select(cfg, clips, |c| {
-            let r = run_method(&self.data, c, &self.seeds, recipe).map_err(invalid)?;
+        // Every cell trains; only the selected one's held-out diagnostics are reported,
+        // so only it computes them (the same bits as computing them in every cell).
+        let mut tuned = self.select(cfg, clips, |c| {
+            let r = run_method_deferred(&self.data, c, &self.seeds, recipe).map_err(invalid)?;
             Ok((r.test_accuracy, r.theta.clone(), r))
-        })
+        })?;
+        tuned.run.diagnose(&self.data).map_err(invalid)?;
+        Ok(tuned)
     }
 
     /// The non-private ceiling of dense DP-SGD at `cfg`'s model, epochs and batch, tuned
@@ -277,6 +281,7 @@ mod tests {
     use crate::data::planted::PlantedSpec;
     use crate::spec::{DataSpec, TargetSpec};
     use crate::systems::{cost::CostInput, System};
+    use crate::train::dpsgd::run_method;
     use crate::train::dpsgd::ModelKind;
     use std::collections::{BTreeMap, BTreeSet};
 

@@ -157,33 +157,71 @@ impl Recorder {
     }
 }
 
-/// What the first support selection saw.
-struct Checkpoint {
+/// What the first support selection saw: the parameters there and the selected mask
+/// (the held-out gradient is taken later, by [`MethodRun::diagnose`]), and the
+/// DP-visible proxy concentration, computed at once (it reads the scores only).
+#[derive(Clone, Debug)]
+pub(super) struct Checkpoint {
     step: usize,
-    gamma: f64,
-    gamma_best: f64,
+    theta: Array1<f64>,
+    mask: Mask,
     proxy: f64,
 }
 
-fn checkpoint(
-    model: &Model,
-    theta: &Array1<f64>,
-    data: &Classification,
-    scores: &Array1<f64>,
-    mask: &Mask,
-    step: usize,
-) -> Result<Checkpoint, DpSgdError> {
-    let g = model.mean_gradient(&theta.view(), &data.test_x.view(), &data.test_y);
-    let best = Mask::from_support(
-        g.len(),
-        &top_k(&g.mapv(|v| v * v).view(), mask.active_count())?,
-    )?;
-    Ok(Checkpoint {
+fn checkpoint(theta: &Array1<f64>, scores: &Array1<f64>, mask: &Mask, step: usize) -> Checkpoint {
+    Checkpoint {
         step,
-        gamma: mask.energy_capture(&g.view()),
-        gamma_best: best.energy_capture(&g.view()),
+        theta: theta.clone(),
+        mask: mask.clone(),
         proxy: proxy_concentration(&scores.view(), mask.support()),
-    })
+    }
+}
+
+/// The iterates that the held-out diagnostics read (Sec. 7.4, Def. 6.5), kept by the
+/// training loop so that the diagnostics can be computed after the run, and only for the
+/// runs whose diagnostics are reported (a tuned unit reports those of its selected cell
+/// only: [`run_method_deferred`]). Computing them later gives the same bits: they are
+/// noiseless functions of the stored parameters, summed in the same order.
+#[derive(Clone, Debug, Default)]
+pub struct HeldOutIterates {
+    checkpoint: Option<Checkpoint>,
+    /// The parameters at the end of every phase-2 epoch (two-phase methods), in order.
+    trajectory: Vec<Array1<f64>>,
+}
+
+impl MethodRun {
+    /// Computes the held-out diagnostics of the run from its kept iterates (the oracle
+    /// energy captures at the checkpoint and the trajectory-level capture of Def. 6.5)
+    /// and drops the iterates; a no-op once done. [`run_method`] calls it before
+    /// returning; [`run_method_deferred`] leaves it to the caller.
+    pub fn diagnose(&mut self, data: &Classification) -> Result<(), DpSgdError> {
+        let Some(it) = self.held_out.take() else {
+            return Ok(());
+        };
+        let model = Model::new(self.model, data.features(), data.classes);
+        let gradient = |theta: &Array1<f64>| {
+            model.mean_gradient(&theta.view(), &data.test_x.view(), &data.test_y)
+        };
+        if let Some(cp) = &it.checkpoint {
+            let g = gradient(&cp.theta);
+            let best = Mask::from_support(
+                g.len(),
+                &top_k(&g.mapv(|v| v * v).view(), cp.mask.active_count())?,
+            )?;
+            self.diagnostics.gamma = Some(cp.mask.energy_capture(&g.view()));
+            self.diagnostics.gamma_best = Some(best.energy_capture(&g.view()));
+        }
+        if self.method.is_two_phase() {
+            // Phase 2 runs on one mask: the run's final support.
+            let mask = Mask::from_support(model.num_params(), &self.support)?;
+            let mut capture = TrajectoryCapture::default();
+            for theta in &it.trajectory {
+                capture.sample(&gradient(theta), &mask);
+            }
+            self.diagnostics.gamma_trajectory = capture.gamma();
+        }
+        Ok(())
+    }
 }
 
 /// The top-k of the scores (Sec. 3.2), or the bottom-k under the recipe's
@@ -209,8 +247,8 @@ struct TrajectoryCapture {
 }
 
 impl TrajectoryCapture {
-    fn sample(&mut self, model: &Model, theta: &Array1<f64>, data: &Classification, mask: &Mask) {
-        let g = model.mean_gradient(&theta.view(), &data.test_x.view(), &data.test_y);
+    /// Adds one iterate's held-out mean gradient `g`.
+    fn sample(&mut self, g: &Array1<f64>, mask: &Mask) {
         self.total += g.iter().map(|v| v * v).sum::<f64>();
         self.kept += mask.support().iter().map(|&j| g[j] * g[j]).sum::<f64>();
     }
@@ -236,6 +274,35 @@ pub fn run_method(
 /// [`run_method`] with a progress callback `observer(steps_done, steps_total)` called
 /// after every step (the CLI drives a progress bar with it; the library does no I/O).
 pub fn run_method_observed(
+    data: &Classification,
+    cfg: &MethodConfig,
+    seed_path: &SeedPath,
+    observer: &mut dyn FnMut(usize, usize),
+    recipe: &Recipe,
+) -> Result<MethodRun, DpSgdError> {
+    let mut run = train(data, cfg, seed_path, observer, recipe)?;
+    run.diagnose(data)?;
+    Ok(run)
+}
+
+/// [`run_method`] without the held-out diagnostics: the run keeps the iterates they read
+/// and [`MethodRun::diagnose`] computes them, with the same bits, when the caller asks.
+/// Until then `diagnostics.gamma`, `gamma_best` and `gamma_trajectory` are `None`. A
+/// tuned unit runs every cell of its grid this way and diagnoses the selected cell only
+/// (the held-out gradients of a planted-task run cost more than its training: 2000
+/// test examples at every phase-2 epoch against 800 training examples an epoch).
+pub fn run_method_deferred(
+    data: &Classification,
+    cfg: &MethodConfig,
+    seed_path: &SeedPath,
+    recipe: &Recipe,
+) -> Result<MethodRun, DpSgdError> {
+    train(data, cfg, seed_path, &mut |_, _| {}, recipe)
+}
+
+/// The training loop of every method (module docs); the held-out diagnostics are left
+/// to [`MethodRun::diagnose`].
+fn train(
     data: &Classification,
     cfg: &MethodConfig,
     seed_path: &SeedPath,
@@ -270,7 +337,7 @@ pub fn run_method_observed(
     let mut done = 0usize;
     let mut cp: Option<Checkpoint> = None;
     let mut mask = Mask::dense(p);
-    let mut trajectory = TrajectoryCapture::default();
+    let mut trajectory: Vec<Array1<f64>> = Vec::new();
 
     // One step through the shared mechanism, recorded.
     let mut step = |theta: &mut Array1<f64>,
@@ -347,7 +414,7 @@ pub fn run_method_observed(
                 random_support(p, k, &mut support_rng)?
             };
             mask = Mask::from_support(p, &support)?;
-            cp = Some(checkpoint(&model, &theta, data, &scores, &mask, done)?);
+            cp = Some(checkpoint(&theta, &scores, &mask, done));
             for _ in t1..total_steps {
                 step(
                     &mut theta,
@@ -359,7 +426,7 @@ pub fn run_method_observed(
                     &mut done,
                 )?;
                 if (done - t1) % spe == 0 {
-                    trajectory.sample(&model, &theta, data, &mask);
+                    trajectory.push(theta.clone());
                 }
             }
         }
@@ -399,7 +466,7 @@ pub fn run_method_observed(
                 };
                 mask = Mask::from_support(p, &support)?;
                 if cp.is_none() {
-                    cp = Some(checkpoint(&model, &theta, data, &scores, &mask, done)?);
+                    cp = Some(checkpoint(&theta, &scores, &mask, done));
                 }
             }
         }
@@ -458,12 +525,17 @@ pub fn run_method_observed(
             params: p,
             random_expectation: k as f64 / p as f64,
             checkpoint_step: cp.as_ref().map(|c| c.step),
-            gamma: cp.as_ref().map(|c| c.gamma),
-            gamma_best: cp.as_ref().map(|c| c.gamma_best),
+            gamma: None,
+            gamma_best: None,
             proxy_concentration: cp.as_ref().map(|c| c.proxy),
-            gamma_trajectory: trajectory.gamma(),
+            gamma_trajectory: None,
             noise_energy,
         },
+        model: cfg.model,
+        held_out: Some(HeldOutIterates {
+            checkpoint: cp,
+            trajectory,
+        }),
         steps: done,
         theta_digest: crate::rng::digest_f64s(theta.iter().copied()),
         theta,

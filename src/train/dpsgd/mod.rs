@@ -45,7 +45,7 @@ pub use mechanism::{
     dp_step, poisson_sample, privatize, ClipOrder, DpSgdRecipe, Mask, NoiseSupport, PrivacyLedger,
     ScoreSource, StepParams,
 };
-pub use methods::{run_method, run_method_observed, Method};
+pub use methods::{run_method, run_method_deferred, run_method_observed, HeldOutIterates, Method};
 pub use model::{Activation, Model, ModelKind};
 pub use outcome::{Diagnostics, MethodRun, NoiseEnergy, PhaseReport, PrivacyReport, StepRecord};
 

@@ -1,7 +1,8 @@
 //! What a run of a method produced ([`MethodRun`]): accuracies, the privacy report per
 //! phase and composed, the final support, the support-quality diagnostics and noise
 //! energies (Sec. 7.4), and the per-step trace.
-use super::methods::Method;
+use super::methods::{HeldOutIterates, Method};
+use super::model::ModelKind;
 use ndarray::Array1;
 use serde::Serialize;
 
@@ -95,4 +96,11 @@ pub struct MethodRun {
     pub theta: Array1<f64>,
     #[serde(skip)]
     pub trace: Vec<StepRecord>,
+    /// The model the run trained (what [`MethodRun::diagnose`] rebuilds).
+    #[serde(skip)]
+    pub model: ModelKind,
+    /// The iterates the held-out diagnostics read, until [`MethodRun::diagnose`]
+    /// computes them (`None` after).
+    #[serde(skip)]
+    pub held_out: Option<HeldOutIterates>,
 }
