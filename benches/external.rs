@@ -81,6 +81,7 @@ fn unit_round_trip(c: &mut Criterion) {
         variant: "numpy-dpgd",
         seeds,
         recipe: &recipe,
+        shared: None,
     };
     let mut g = c.benchmark_group("external");
     g.bench_function(BenchmarkId::new("unit_round_trip", "instant_core"), |b| {

@@ -297,6 +297,7 @@ fn run_unit(u: &SmallUnit, fault: Fault) -> Result<Vec<(String, u64)>, String> {
         variant: "main",
         seeds: SeedPath::new(3).child("fault-test").child(u.system),
         recipe: &recipe,
+        shared: None,
     };
     systems::by_name(u.system)
         .unwrap()

@@ -199,6 +199,7 @@ fn rf_unit(seeds: SeedPath, extra: &[(&str, f64)], recipe: &Recipe) -> BTreeMap<
         variant: "main",
         seeds,
         recipe,
+        shared: None,
     };
     systems::by_name("rf_dpgd").unwrap().run(&input).unwrap()
 }

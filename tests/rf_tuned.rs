@@ -55,6 +55,7 @@ fn unit(extra: &[(&str, f64)], metrics: &[&str]) -> Result<BTreeMap<String, f64>
         variant: "main",
         seeds: SeedPath::new(3).child("rf-tuned"),
         recipe: &Recipe::PAPER,
+        shared: None,
     };
     systems::by_name("rf_tuned")
         .unwrap()

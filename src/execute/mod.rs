@@ -19,7 +19,7 @@ use crate::plan::{
 };
 use crate::spec::echo::{clip, clip_echoes};
 use crate::spec::{Claim, Profile};
-use crate::systems::UnitInput;
+use crate::systems::{SharedWork, UnitInput};
 use crate::train::Recipe;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -115,62 +115,90 @@ fn run_planned(
     } else {
         None
     };
-    let results: Vec<Result<(UnitValue, f64), RunError>> = planned
-        .par_iter()
-        .map(|u| {
-            let start = std::time::Instant::now();
-            let variant = &claim.variants[u.variant_idx];
-            let input = UnitInput {
-                vars: &u.vars,
-                options: &variant.options,
-                data: &variant.data,
-                metrics: &u.metrics,
-                variant: &variant.name,
-                seeds: u.seeds.clone(),
-                recipe,
-            };
-            let err = |message: String| RunError::Unit {
-                location: unit_location(
-                    &claim.id,
-                    &variant.name,
-                    &u.key.sweep,
-                    &u.label,
-                    u.key.replicate,
-                ),
-                message,
-            };
-            let key = cached.as_ref().map(|(c, recipe_id)| {
-                let ctx = cache::context(c, recipe_id, profile, claim.system.name());
-                cache::entry::key(&ctx, &input)
-            });
-            // Stored only after the checks below, so an entry has every metric the
-            // unit's key asks for, each finite (and the checks run again on a hit).
-            let hit = cached
-                .as_ref()
-                .zip(key.as_ref())
-                .and_then(|((c, _), k)| c.lookup(k, &u.metrics));
-            let computed = hit.is_none();
-            let metrics = match hit {
-                Some(m) => m,
-                None => claim.system.run(&input).map_err(|e| err(e.to_string()))?,
-            };
-            for m in &u.metrics {
-                match metrics.get(m) {
-                    None => return Err(err(format!("system did not produce metric `{m}`"))),
-                    Some(v) if !v.is_finite() => {
-                        return Err(err(format!("run diverged: metric `{m}` = {v}")))
-                    }
-                    _ => {}
+    // The units of one (sweep, point, replicate) share their seed path whatever their
+    // variant: they run one after the other on one thread with one SharedWork
+    // (systems::shared), the groups in parallel; results go back in plan order.
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut group_of: BTreeMap<(&str, usize, usize), usize> = BTreeMap::new();
+    for (i, u) in planned.iter().enumerate() {
+        let k = (u.key.sweep.as_str(), u.key.point, u.key.replicate);
+        let g = *group_of.entry(k).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[g].push(i);
+    }
+    let run_one = |u: &Planned, shared: &SharedWork| -> Result<(UnitValue, f64), RunError> {
+        let start = std::time::Instant::now();
+        let variant = &claim.variants[u.variant_idx];
+        let input = UnitInput {
+            vars: &u.vars,
+            options: &variant.options,
+            data: &variant.data,
+            metrics: &u.metrics,
+            variant: &variant.name,
+            seeds: u.seeds.clone(),
+            recipe,
+            shared: Some(shared),
+        };
+        let err = |message: String| RunError::Unit {
+            location: unit_location(
+                &claim.id,
+                &variant.name,
+                &u.key.sweep,
+                &u.label,
+                u.key.replicate,
+            ),
+            message,
+        };
+        let key = cached.as_ref().map(|(c, recipe_id)| {
+            let ctx = cache::context(c, recipe_id, profile, claim.system.name());
+            cache::entry::key(&ctx, &input)
+        });
+        // Stored only after the checks below, so an entry has every metric the
+        // unit's key asks for, each finite (and the checks run again on a hit).
+        let hit = cached
+            .as_ref()
+            .zip(key.as_ref())
+            .and_then(|((c, _), k)| c.lookup(k, &u.metrics));
+        let computed = hit.is_none();
+        let metrics = match hit {
+            Some(m) => m,
+            None => claim.system.run(&input).map_err(|e| err(e.to_string()))?,
+        };
+        for m in &u.metrics {
+            match metrics.get(m) {
+                None => return Err(err(format!("system did not produce metric `{m}`"))),
+                Some(v) if !v.is_finite() => {
+                    return Err(err(format!("run diverged: metric `{m}` = {v}")))
                 }
+                _ => {}
             }
-            if let (true, Some((c, _)), Some(k)) = (computed, &cached, &key) {
-                c.store(k, &metrics);
-            }
-            tick();
-            Ok(((u.key.clone(), metrics), start.elapsed().as_secs_f64()))
+        }
+        if let (true, Some((c, _)), Some(k)) = (computed, &cached, &key) {
+            c.store(k, &metrics);
+        }
+        tick();
+        Ok(((u.key.clone(), metrics), start.elapsed().as_secs_f64()))
+    };
+    let done: Vec<Vec<(usize, Result<(UnitValue, f64), RunError>)>> = groups
+        .par_iter()
+        .map(|g| {
+            let shared = SharedWork::new();
+            g.iter()
+                .map(|&i| (i, run_one(&planned[i], &shared)))
+                .collect()
         })
         .collect();
-    results.into_iter().collect()
+    let mut results: Vec<Option<Result<(UnitValue, f64), RunError>>> =
+        (0..planned.len()).map(|_| None).collect();
+    for (i, r) in done.into_iter().flatten() {
+        results[i] = Some(r);
+    }
+    results
+        .into_iter()
+        .map(|r| r.expect("every unit ran"))
+        .collect()
 }
 
 /// Runs a claim with `recipe` and judges it.

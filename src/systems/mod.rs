@@ -27,12 +27,14 @@ pub mod feature_learning;
 pub mod gaussian_mechanism;
 pub mod rf_dpgd;
 pub mod rf_tuned;
+pub mod shared;
 pub mod tp_topk;
 mod tp_topk_metrics;
 mod tp_topk_planted;
 mod tp_topk_tuning;
 
 pub use cost::{Cost, CostInput};
+pub use shared::SharedWork;
 
 use crate::rng::SeedPath;
 use crate::spec::DataSpec;
@@ -100,9 +102,28 @@ pub struct UnitInput<'a> {
     /// The formulas of the run ([`Recipe::PAPER`] unless the caller of the runner
     /// chose others). Systems pass it to every core entry point they call.
     pub recipe: &'a Recipe,
+    /// The work shared with the other units of the same sweep point and replicate
+    /// ([`shared`]); `None`: nothing is shared (a unit run alone).
+    pub shared: Option<&'a SharedWork>,
 }
 
 impl UnitInput<'_> {
+    /// The part `key` of the unit's group ([`shared`]), or `compute` run for this unit
+    /// alone when nothing is shared. `key` must name everything `compute` reads; the
+    /// unit's seed path (which names its sweep, point and replicate) is prepended.
+    pub fn shared<T, E>(
+        &self,
+        key: &str,
+        compute: impl FnOnce() -> Result<T, E>,
+    ) -> Result<std::sync::Arc<T>, E>
+    where
+        T: std::any::Any + Send + Sync,
+    {
+        match self.shared {
+            Some(w) => w.get_or_try(&format!("{}|{key}", self.seeds), compute),
+            None => compute().map(std::sync::Arc::new),
+        }
+    }
     /// The DP noise generator `label` of this unit: its stream `label`, unless the
     /// recipe seeds the noise otherwise ([`Recipe::noise_stream`], given the unit's data
     /// stream `data`).

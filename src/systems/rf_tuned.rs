@@ -234,9 +234,34 @@ pub fn argmin_first(v: &[f64]) -> Option<usize> {
 /// The kernel problem of a unit at width `p`: data in a fixed order from stream `data`
 /// (direction, train, test, then validation), features from stream `features_label`;
 /// the held-out points are the validation split followed by the test set.
-fn problem(u: &UnitInput, p: usize, features_label: &str) -> Result<KernelProblem, SystemError> {
+/// Shared by the units of a sweep point and replicate whose variants agree on what it
+/// reads ([`super::shared`]): the variants of a claim differ in privacy budgets, grids,
+/// noise scales, never in these sizes, so the features, the Gram matrix and its
+/// eigendecomposition are computed once for all of them.
+fn problem(
+    u: &UnitInput,
+    p: usize,
+    features_label: &str,
+) -> Result<std::sync::Arc<KernelProblem>, SystemError> {
     let (d, n, _, n_test) = u.sizes()?;
     let n_val = u.var_or("n_val", 0.0) as usize;
+    let key = format!(
+        "rf_tuned::problem d={d} n={n} n_test={n_test} n_val={n_val} p={p} \
+         features={features_label} data={:?}",
+        u.data
+    );
+    u.shared(&key, || {
+        kernel_problem(u, (d, n, n_test, n_val), p, features_label)
+    })
+}
+
+/// [`problem`], computed.
+fn kernel_problem(
+    u: &UnitInput,
+    (d, n, n_test, n_val): (usize, usize, usize, usize),
+    p: usize,
+    features_label: &str,
+) -> Result<KernelProblem, SystemError> {
     let mut data_rng = u.seeds.rng_for("data");
     let target = target(u.data, d, &mut data_rng)?;
     let mut draw = |m: usize, noise: f64| {

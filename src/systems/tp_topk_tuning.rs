@@ -341,6 +341,7 @@ mod tests {
                 variant: "main",
                 seeds: SeedPath::new(SEED).child("tune-test"),
                 recipe: &Recipe::PAPER,
+                shared: None,
             }
         }
         fn run(&self) -> BTreeMap<String, u64> {
