@@ -43,6 +43,7 @@ mod schema;
 mod scorecards;
 mod sequential;
 mod shard_tamper;
+mod shared_work;
 mod sharding;
 mod spec_errors;
 mod stability;

@@ -181,7 +181,8 @@ fn run_planned(
         tick();
         Ok(((u.key.clone(), metrics), start.elapsed().as_secs_f64()))
     };
-    let done: Vec<Vec<(usize, Result<(UnitValue, f64), RunError>)>> = groups
+    type Ran = Result<(UnitValue, f64), RunError>;
+    let done: Vec<Vec<(usize, Ran)>> = groups
         .par_iter()
         .map(|g| {
             let shared = SharedWork::new();
@@ -190,8 +191,7 @@ fn run_planned(
                 .collect()
         })
         .collect();
-    let mut results: Vec<Option<Result<(UnitValue, f64), RunError>>> =
-        (0..planned.len()).map(|_| None).collect();
+    let mut results: Vec<Option<Ran>> = (0..planned.len()).map(|_| None).collect();
     for (i, r) in done.into_iter().flatten() {
         results[i] = Some(r);
     }

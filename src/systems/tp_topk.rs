@@ -445,6 +445,31 @@ fn method(s: &str) -> Method {
     }
 }
 
+/// Everything a unit's [`Tuner`] reads besides the unit's seed path: the data set (its
+/// option, the planted task's parameters, the digits' test share) and the tuning (its
+/// option, grid and validation share). Runs on the same tuner with the same
+/// configuration and recipe give the same bits (what [`super::shared`] keys on).
+fn data_key(u: &UnitInput) -> String {
+    let var = |name: &str| u.vars.get(name).map(|v| v.to_bits());
+    format!(
+        "data={} planted={:?} test_fraction={:?} tune={} grid={:?} validation_fraction={:?}",
+        u.option("data"),
+        super::tp_topk_planted::planted_spec(u),
+        var("test_fraction"),
+        u.option("tune"),
+        [
+            "tune_lr_min",
+            "tune_lr_max",
+            "tune_lr_points",
+            "tune_clip_min",
+            "tune_clip_max",
+            "tune_clip_points",
+        ]
+        .map(var),
+        var("validation_fraction"),
+    )
+}
+
 /// One run of a method and its metrics (module docs).
 fn train(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
     let epsilon = u.var("epsilon")?;
@@ -508,9 +533,16 @@ fn train(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
     out.insert("selected_clip".into(), own.best.clip);
     match u.option("compare") {
         "ranking" => super::tp_topk_planted::ranking(&tuner, &cfg, u.recipe, &own, &mut out)?,
-        "center" => {
-            super::tp_topk_planted::center(&tuner, &cfg, epsilon, u.recipe, &own, &mut out)?
-        }
+        "center" => super::tp_topk_planted::center(
+            u,
+            &data_key(u),
+            &tuner,
+            &cfg,
+            epsilon,
+            u.recipe,
+            &own,
+            &mut out,
+        )?,
         _ => {}
     }
     if u.wants(&["dense_ceiling_accuracy", "dense_ceiling_gap"]) {

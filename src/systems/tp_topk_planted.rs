@@ -231,8 +231,14 @@ pub(super) fn ranking(
 
 /// Option `compare: center` (module docs): `gap_vs_center` of the unit's tuned method
 /// `own`, against the same method at the split (0.3, 0.3), calibrated for the target
-/// `epsilon` with the unit's recipe as given, tuned the same way.
+/// `epsilon` with the unit's recipe as given, tuned the same way. The center's accuracy
+/// is shared by the units of the sweep point and replicate ([`super::shared`]) whose
+/// data, tuning and center configuration agree (`data_key` names the first two): a
+/// negative control that miscalibrates the unit's own cells leaves it as it is.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn center(
+    u: &UnitInput,
+    data_key: &str,
     tuner: &Tuner,
     cfg: &MethodConfig,
     epsilon: f64,
@@ -247,7 +253,8 @@ pub(super) fn center(
         budget_split: 0.3,
         ..cfg.clone()
     };
-    let acc = tuner.method(&c, recipe)?.best.test;
+    let key = format!("tp_topk::center {data_key} center={c:?}");
+    let acc = *u.shared(&key, || tuner.method(&c, recipe).map(|t| t.best.test))?;
     out.insert("gap_vs_center".into(), own.best.test - acc);
     Ok(())
 }
