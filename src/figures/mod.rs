@@ -6,7 +6,7 @@ pub mod fig2;
 
 use crate::report::heatmap::HeatMap;
 use crate::report::svg::{LogLogPlot, Series};
-use crate::report::{fmt_num, number, write_atomic, RAW_DIR};
+use crate::report::{fmt_num, number, RAW_DIR};
 use fig2::{Fig2Config, Fig2Results};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -122,11 +122,22 @@ pub fn write_fig2(dir: &Path, cfg: &Fig2Config, res: &Fig2Results) -> std::io::R
     files.extend(heat_map_svgs(cfg, &res.heatmap));
 
     files.push(("fig2.md".into(), markdown(cfg, res, &collapse_rows)));
-    std::fs::create_dir_all(dir.join(RAW_DIR))?;
-    for (name, body) in files.into_iter().chain(raw_files) {
-        write_atomic(&dir.join(name), body.as_bytes())?;
-    }
-    Ok(())
+    write_set(dir, files.into_iter().chain(raw_files))
+}
+
+/// Writes `files` (names relative to `dir`, `raw/…` included) as one set: the whole
+/// directory is replaced at once (`report::set`), the other files of `dir` and of
+/// `dir/raw` carried over, so a `fig2` killed at any moment leaves the previous Fig. 2
+/// files or the new ones, never a mix (non-negotiable 8).
+fn write_set(dir: &Path, files: impl IntoIterator<Item = (String, String)>) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    crate::report::set::replace(dir, |stage| {
+        std::fs::create_dir_all(stage.dir().join(RAW_DIR))?;
+        for (name, body) in files {
+            stage.write(&name, body.as_bytes())?;
+        }
+        stage.keep_rest_of(dir, RAW_DIR)
+    })
 }
 
 /// Fig. 2's four CSV tables (`<prefix>fig2-*.csv`), each float written by `fmt`.
@@ -275,12 +286,10 @@ pub fn replot_heat_maps(dir: &Path, cfg: &Fig2Config) -> Result<usize, ReplotErr
             test_loss,
         });
     }
-    for (name, body) in heat_map_svgs(cfg, &cells) {
-        write_atomic(&dir.join(&name), body.as_bytes()).map_err(|source| ReplotError::Io {
-            path: dir.join(&name),
-            source,
-        })?;
-    }
+    write_set(dir, heat_map_svgs(cfg, &cells)).map_err(|source| ReplotError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     Ok(cells.len())
 }
 

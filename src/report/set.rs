@@ -22,9 +22,12 @@
 //! atomic; after it the new directory is complete. A kill between 5 and 6 leaves only
 //! garbage under the staging name, which step 1 of the next run removes.
 //!
-//! **Not covered.** Another command writing into `reports/` *during* steps 3–5 (e.g.
-//! `dpclaims fig2` alongside a run) may lose its file, which lands in the old directory;
-//! run such commands one after the other. Where the swap is impossible — not Linux, a
+//! `dpclaims fig2` replaces its files the same way (`figures::write_set`), under the same
+//! lock, so it and a run take turns.
+//!
+//! **Not covered.** Another command writing into `reports/` in place *during* steps 3–5
+//! (`perf`'s `BENCH.md`, `stability`'s `STABILITY.md` alongside a run) may lose its file,
+//! which lands in the old directory; run such commands one after the other. Where the swap is impossible — not Linux, a
 //! filesystem without `RENAME_EXCHANGE`, a parent directory that is not writable, or an
 //! output directory that contains the working directory (swapping it would move the
 //! shell's directory, and carry the whole tree over) — the files are written in place,
