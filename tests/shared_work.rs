@@ -25,7 +25,10 @@ fn a_unit_computes_the_same_bits_in_its_group_as_alone() {
             run_units_where(&claim, Profile::Quick, 0, &Recipe::PAPER, &first, &|| {}).unwrap();
         let variants: std::collections::BTreeSet<&str> =
             together.iter().map(|(k, _)| k.variant.as_str()).collect();
-        assert!(variants.len() >= 2, "{id}: a group of one variant shares nothing");
+        assert!(
+            variants.len() >= 2,
+            "{id}: a group of one variant shares nothing"
+        );
         for (key, metrics) in &together {
             let alone = run_units_where(
                 &claim,
