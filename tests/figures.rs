@@ -139,24 +139,6 @@ fn logspace_matches_numpy() {
     assert!((logspace(-1.5, 2.5, 20)[1] - 0.051_348_329_074_375_52).abs() < 1e-15);
 }
 
-/// Every file under `dir`, path -> bytes.
-fn tree(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    let mut out = std::collections::BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
-                out.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
-}
-
 /// Non-negotiable 8: `fig2` replaces its files as one set, like a run's reports. Killed
 /// before the exchange it leaves the previous Fig. 2 files, byte for byte; finished, the
 /// new ones; the files other commands wrote (a claim's page, its raw CSV) survive both.
@@ -170,7 +152,7 @@ fn fig2_replaces_its_files_as_one_set() {
     std::fs::write(dir.join("some-claim.md"), "page").unwrap();
     std::fs::write(dir.join("raw/some-claim.csv"), "raw").unwrap();
     fig2(&dir, "2", &[]);
-    let first = tree(&dir);
+    let first = crate::sharding::files(&dir);
     assert_eq!(first["some-claim.md"], b"page");
     assert_eq!(first["raw/some-claim.csv"], b"raw");
     assert!(first.contains_key("fig2.md") && first.contains_key("raw/fig2-heatmap.csv"));
@@ -200,10 +182,14 @@ fn fig2_replaces_its_files_as_one_set() {
     }
     child.wait().unwrap();
     assert!(steps > 10, "only {steps} steps before the exchange");
-    assert_eq!(tree(&dir), first, "a killed fig2 changed the set");
+    assert_eq!(
+        crate::sharding::files(&dir),
+        first,
+        "a killed fig2 changed the set"
+    );
     // Finished, it replaces the Fig. 2 files and keeps the others.
     fig2(&dir, "2", &["--seed", "1"]);
-    let second = tree(&dir);
+    let second = crate::sharding::files(&dir);
     assert_ne!(second["fig2-heatmap.csv"], first["fig2-heatmap.csv"]);
     assert_eq!(second["some-claim.md"], b"page");
     assert_eq!(second["raw/some-claim.csv"], b"raw");
