@@ -100,6 +100,123 @@ impl Display for SeedPath {
     }
 }
 
+/// The words of one stream, kept as they are drawn, so that several runs that read the
+/// same stream share one generation of it (a tuned TP-TopK unit trains up to 18 runs,
+/// every one on its `train` stream: N uniforms a step for the Poisson sample, about a
+/// tenth of a step's time in ChaCha). Readers ([`TapeRng`]) get the same words in the
+/// same order as [`SeedPath::rng`]: ChaCha8's output is a sequence of 32-bit words, of
+/// which `next_u32` takes one, `next_u64` two (low word first) and `fill_bytes` as many
+/// as it needs (little-endian, the last one whole even when only part of it is used);
+/// the test `a_tape_reads_the_stream_word_for_word` holds the two to it.
+#[derive(Debug)]
+pub struct Tape {
+    path: SeedPath,
+    rng: StreamRng,
+    words: Vec<u32>,
+}
+
+/// Words generated at a time when a reader passes the end of the tape.
+const TAPE_CHUNK: usize = 256;
+
+impl Tape {
+    /// An empty tape of `path`'s stream.
+    pub fn new(path: SeedPath) -> Self {
+        Self {
+            rng: path.rng(),
+            path,
+            words: Vec::new(),
+        }
+    }
+
+    /// The stream this tape holds.
+    pub fn path(&self) -> &SeedPath {
+        &self.path
+    }
+
+    fn ensure(&mut self, len: usize) {
+        while self.words.len() < len {
+            for _ in 0..TAPE_CHUNK {
+                self.words.push(rand::Rng::next_u32(&mut self.rng));
+            }
+        }
+    }
+}
+
+/// A generator reading a [`Tape`] from its start: the stream of the tape's path, word
+/// for word, whoever else reads the tape before or after. It copies the tape a chunk at
+/// a time into its own buffer, so a draw does not touch the shared tape.
+#[derive(Debug)]
+pub struct TapeRng<'a> {
+    tape: &'a std::cell::RefCell<Tape>,
+    /// Words copied from the tape and not yet read: `buf[i..]`.
+    buf: Vec<u32>,
+    i: usize,
+    /// Tape position of the end of `buf`.
+    pos: usize,
+}
+
+impl<'a> TapeRng<'a> {
+    pub fn new(tape: &'a std::cell::RefCell<Tape>) -> Self {
+        Self {
+            tape,
+            buf: Vec::with_capacity(2 * TAPE_CHUNK),
+            i: 0,
+            pos: 0,
+        }
+    }
+
+    /// Makes at least `need` unread words available in `buf[i..]`.
+    #[inline]
+    fn ensure(&mut self, need: usize) {
+        if self.buf.len() - self.i < need {
+            self.refill(need);
+        }
+    }
+
+    #[cold]
+    fn refill(&mut self, need: usize) {
+        let have = self.buf.len() - self.i;
+        let take = TAPE_CHUNK.max(need - have);
+        let mut t = self.tape.borrow_mut();
+        t.ensure(self.pos + take);
+        self.buf.drain(..self.i);
+        self.i = 0;
+        self.buf
+            .extend_from_slice(&t.words[self.pos..self.pos + take]);
+        self.pos += take;
+    }
+}
+
+impl rand::TryRng for TapeRng<'_> {
+    type Error = std::convert::Infallible;
+
+    #[inline]
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        self.ensure(1);
+        let w = self.buf[self.i];
+        self.i += 1;
+        Ok(w)
+    }
+
+    #[inline]
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        self.ensure(2);
+        let (lo, hi) = (self.buf[self.i], self.buf[self.i + 1]);
+        self.i += 2;
+        Ok((u64::from(hi) << 32) | u64::from(lo))
+    }
+
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+        let n = dst.len().div_ceil(4);
+        self.ensure(n);
+        for (chunk, w) in dst.chunks_mut(4).zip(&self.buf[self.i..self.i + n]) {
+            chunk.copy_from_slice(&w.to_le_bytes()[..chunk.len()]);
+        }
+        self.i += n;
+        Ok(())
+    }
+}
+
 /// A short hex fingerprint (first 16 hex digits of SHA-256) of the exact bits of a
 /// sequence of floats: equal fingerprints mean bit-identical results.
 pub fn digest_f64s(values: impl IntoIterator<Item = f64>) -> String {
@@ -124,6 +241,43 @@ mod tests {
         let b = SeedPath::new(0).child("a").child("bc").seed();
         assert_ne!(a, b);
         assert_ne!(SeedPath::new(0).seed(), SeedPath::new(1).seed());
+    }
+
+    /// Any mix of `next_u32`, `next_u64` and `fill_bytes` of any length (across ChaCha's
+    /// block boundaries) reads from a tape exactly what the stream gives, for a first
+    /// reader and for a second one after it; a tape of another path does not.
+    #[test]
+    fn a_tape_reads_the_stream_word_for_word() {
+        let path = SeedPath::new(5).child("tape");
+        let tape = std::cell::RefCell::new(Tape::new(path.clone()));
+        let mut ops = SeedPath::new(6).rng();
+        let script: Vec<(u32, usize)> = (0..3000)
+            .map(|_| (ops.next_u32() % 3, (ops.next_u32() % 23) as usize))
+            .collect();
+        let read = |r: &mut dyn FnMut(u32, usize) -> Vec<u8>| -> Vec<u8> {
+            script.iter().flat_map(|&(op, len)| r(op, len)).collect()
+        };
+        fn step(r: &mut impl Rng, op: u32, len: usize) -> Vec<u8> {
+            match op {
+                0 => r.next_u32().to_le_bytes().to_vec(),
+                1 => r.next_u64().to_le_bytes().to_vec(),
+                _ => {
+                    let mut b = vec![0u8; len];
+                    r.fill_bytes(&mut b);
+                    b
+                }
+            }
+        }
+        let mut direct = path.rng();
+        let want = read(&mut |op, len| step(&mut direct, op, len));
+        for reader in 0..2 {
+            let mut r = TapeRng::new(&tape);
+            let got = read(&mut |op, len| step(&mut r, op, len));
+            assert!(got == want, "reader {reader} differs from the stream");
+        }
+        let other = std::cell::RefCell::new(Tape::new(SeedPath::new(5).child("other")));
+        let mut r = TapeRng::new(&other);
+        assert!(read(&mut |op, len| step(&mut r, op, len)) != want);
     }
 
     #[test]

@@ -117,6 +117,88 @@ fn per_example_gradients_match_brute_force_for_both_models() {
     }
 }
 
+/// The fused logistic-regression pass (the training step's path for logreg) equals the
+/// brute-force loop over examples: clip factors from the (masked) per-example norms,
+/// the clipped sum and the mean loss, dense and under a random mask, with a clip that
+/// clips some examples and not others. It is `None` for an MLP (the GEMM path).
+#[test]
+fn fused_logreg_pass_matches_brute_force() {
+    let data = small_data(1);
+    let x = data.train_x.slice(s![..40, ..]).to_owned();
+    let y = &data.train_y[..40];
+    for kind in models() {
+        let model = Model::new(kind, data.features(), data.classes);
+        let p = model.num_params();
+        let theta = random_theta(&model, 2);
+        if kind != ModelKind::Logreg {
+            assert!(model
+                .logreg_clipped_sum(&theta.view(), &x.view(), y, None, None, 1.0)
+                .is_none());
+            continue;
+        }
+        let mask = Mask::from_support(
+            p,
+            &random_support(p, p / 3, &mut SeedPath::new(3).rng()).unwrap(),
+        )
+        .unwrap();
+        let brute: Vec<Array1<f64>> = (0..y.len())
+            .map(|i| model.example_gradient_reference(&theta.view(), &x.row(i), y[i]))
+            .collect();
+        let loss = model.backward(&theta.view(), &x.view(), y).loss;
+        for masked in [false, true] {
+            let m = masked.then(|| mask.support());
+            let norms: Vec<f64> = brute
+                .iter()
+                .map(|g| match masked {
+                    false => g.iter().map(|v| v * v).sum::<f64>().sqrt(),
+                    true => mask
+                        .support()
+                        .iter()
+                        .map(|&j| g[j] * g[j])
+                        .sum::<f64>()
+                        .sqrt(),
+                })
+                .collect();
+            let mut sorted = norms.clone();
+            sorted.sort_by(f64::total_cmp);
+            let clip = sorted[sorted.len() / 2];
+            let (sum, factors, fused_loss) = model
+                .logreg_clipped_sum(&theta.view(), &x.view(), y, m, None, clip)
+                .expect("logreg");
+            // Reading the support only gives the same bits there, and 0 elsewhere.
+            let (on_support, ..) = model
+                .logreg_clipped_sum(&theta.view(), &x.view(), y, m, Some(mask.support()), clip)
+                .expect("logreg");
+            for j in 0..p {
+                let want = if mask.is_active(j) { sum[j] } else { 0.0 };
+                assert_eq!(on_support[j].to_bits(), want.to_bits(), "coordinate {j}");
+            }
+            let mut explicit = Array1::<f64>::zeros(p);
+            for (i, g) in brute.iter().enumerate() {
+                let c = if norms[i] > clip {
+                    clip / norms[i]
+                } else {
+                    1.0
+                };
+                assert!(
+                    (factors[i] - c).abs() <= 1e-12 * c,
+                    "masked {masked}: factor {i}: {} vs {c}",
+                    factors[i]
+                );
+                explicit.scaled_add(c, g);
+            }
+            assert!(factors.iter().any(|&f| f < 1.0) && factors.iter().any(|&f| f == 1.0));
+            let err = max_rel_err(&sum, &explicit);
+            assert!(err < 1e-12, "masked {masked}: clipped sum rel err {err:e}");
+            assert!((fused_loss - loss).abs() <= 1e-12 * loss.abs());
+            // Negative control: the comparison sees a slip of 1e-9 in one coordinate.
+            let mut wrong = explicit.clone();
+            wrong[p - 1] += 1e-9 * explicit.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+            assert!(max_rel_err(&sum, &wrong) > 1e-12);
+        }
+    }
+}
+
 // ---------------------------------------------------------------- masking before clipping
 
 /// Logistic regression with the weights of feature `j` inactive and zero: making

@@ -48,12 +48,13 @@
 //! and its accounting covers the training alone ("both training phases are included in
 //! the privacy accountant", Sec. 7.1, Privacy accounting), as here.
 use super::{SystemError, UnitInput};
-use crate::rng::SeedPath;
+use crate::rng::{SeedPath, Tape};
 use crate::train::dpsgd::{
-    run_method_deferred, run_non_private, Classification, Method, MethodConfig, MethodRun, Model,
+    run_method_on_tape, run_non_private, Classification, Method, MethodConfig, MethodRun, Model,
 };
 use crate::train::Recipe;
 use ndarray::{s, Array1, Array2};
+use std::cell::RefCell;
 
 /// Default learning-rate grid `(min, max, points)`: 0.02, 0.1, 0.5.
 pub(super) const LR_GRID: (f64, f64, usize) = (0.02, 0.5, 3);
@@ -109,6 +110,9 @@ pub(super) struct Tuner {
     grid: Option<(Vec<f64>, Vec<f64>)>,
     /// The streams of every run (`run` under the unit).
     seeds: SeedPath,
+    /// The `train` stream under `seeds`, generated once for every run of the unit
+    /// ([`crate::rng::Tape`]: the same bits as each run drawing it anew).
+    tape: RefCell<Tape>,
 }
 
 impl Tuner {
@@ -123,6 +127,7 @@ impl Tuner {
                 data,
                 validation: None,
                 grid: None,
+                tape: RefCell::new(Tape::new(seeds.child("train"))),
                 seeds,
             });
         }
@@ -154,6 +159,7 @@ impl Tuner {
                 data,
                 validation: None,
                 grid: Some((lrs, clips)),
+                tape: RefCell::new(Tape::new(seeds.child("train"))),
                 seeds,
             });
         }
@@ -176,6 +182,7 @@ impl Tuner {
             data,
             validation: Some(validation),
             grid: Some((lrs, clips)),
+            tape: RefCell::new(Tape::new(seeds.child("train"))),
             seeds,
         })
     }
@@ -195,7 +202,8 @@ impl Tuner {
         // Every cell trains; only the selected one's held-out diagnostics are reported,
         // so only it computes them (the same bits as computing them in every cell).
         let mut tuned = self.select(cfg, clips, |c| {
-            let r = run_method_deferred(&self.data, c, &self.seeds, recipe).map_err(invalid)?;
+            let r = run_method_on_tape(&self.data, c, &self.seeds, recipe, &self.tape)
+                .map_err(invalid)?;
             Ok((r.test_accuracy, r.theta.clone(), r))
         })?;
         tuned.run.diagnose(&self.data).map_err(invalid)?;

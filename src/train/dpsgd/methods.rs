@@ -52,10 +52,11 @@ use super::plan::plan;
 use super::support::{active_dimension, random_support, top_k, ScoreAccumulator};
 use super::{Classification, DpSgdError};
 use crate::privacy::{epsilon, Accountant, Phase};
-use crate::rng::SeedPath;
+use crate::rng::{SeedPath, Tape, TapeRng};
 use crate::train::Recipe;
 use ndarray::Array1;
 use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
 use std::fmt;
 use std::str::FromStr;
 
@@ -280,7 +281,7 @@ pub fn run_method_observed(
     observer: &mut dyn FnMut(usize, usize),
     recipe: &Recipe,
 ) -> Result<MethodRun, DpSgdError> {
-    let mut run = train(data, cfg, seed_path, observer, recipe)?;
+    let mut run = train(data, cfg, seed_path, observer, recipe, None)?;
     run.diagnose(data)?;
     Ok(run)
 }
@@ -297,7 +298,21 @@ pub fn run_method_deferred(
     seed_path: &SeedPath,
     recipe: &Recipe,
 ) -> Result<MethodRun, DpSgdError> {
-    train(data, cfg, seed_path, &mut |_, _| {}, recipe)
+    train(data, cfg, seed_path, &mut |_, _| {}, recipe, None)
+}
+
+/// [`run_method_deferred`] reading its `train` stream from `tape` when the tape holds
+/// that stream (`seed_path/train`; otherwise from a tape of its own): the same bits,
+/// with the stream generated once for all the runs that read it (a tuned unit's cells
+/// and methods all train on the one stream, [`crate::rng::Tape`]).
+pub fn run_method_on_tape(
+    data: &Classification,
+    cfg: &MethodConfig,
+    seed_path: &SeedPath,
+    recipe: &Recipe,
+    tape: &RefCell<Tape>,
+) -> Result<MethodRun, DpSgdError> {
+    train(data, cfg, seed_path, &mut |_, _| {}, recipe, Some(tape))
 }
 
 /// The training loop of every method (module docs); the held-out diagnostics are left
@@ -308,6 +323,7 @@ fn train(
     seed_path: &SeedPath,
     observer: &mut dyn FnMut(usize, usize),
     recipe: &Recipe,
+    tape: Option<&RefCell<Tape>>,
 ) -> Result<MethodRun, DpSgdError> {
     crate::linalg::pin_blas_threads();
     data.validate()?;
@@ -326,7 +342,16 @@ fn train(
     let noise_sd = |sp: &StepParams| sp.noise_multiplier * sp.clip / expected_batch;
 
     let mut theta = model.init(&mut seed_path.rng_for("init"));
-    let mut train_rng = seed_path.rng_for("train");
+    let train_path = seed_path.child("train");
+    let own_tape;
+    let tape = match tape {
+        Some(t) if t.borrow().path() == &train_path => t,
+        _ => {
+            own_tape = RefCell::new(Tape::new(train_path));
+            &own_tape
+        }
+    };
+    let mut train_rng = TapeRng::new(tape);
     let mut support_rng = seed_path.rng_for("support");
     let mut ledger = PrivacyLedger::new();
     let mut rec = Recorder {

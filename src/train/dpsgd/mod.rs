@@ -45,7 +45,10 @@ pub use mechanism::{
     dp_step, poisson_sample, privatize, ClipOrder, DpSgdRecipe, Mask, NoiseSupport, PrivacyLedger,
     ScoreSource, StepParams,
 };
-pub use methods::{run_method, run_method_deferred, run_method_observed, HeldOutIterates, Method};
+pub use methods::{
+    run_method, run_method_deferred, run_method_observed, run_method_on_tape, HeldOutIterates,
+    Method,
+};
 pub use model::{Activation, Model, ModelKind};
 pub use outcome::{Diagnostics, MethodRun, NoiseEnergy, PhaseReport, PrivacyReport, StepRecord};
 

@@ -120,6 +120,185 @@ pub struct Backward {
     pub loss: f64,
 }
 
+/// `sum_j a_j b_j` in a fixed order: four interleaved partial sums (j mod 4), added as
+/// `(s0 + s1) + (s2 + s3)`, then the tail in order. Plain `+` and `*` (Rust never fuses
+/// them), so the bits are the same on every machine and vector width.
+#[inline(always)]
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut s = [0.0f64; 4];
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for l in 0..4 {
+            s[l] += x[l] * y[l];
+        }
+    }
+    let mut t = (s[0] + s[1]) + (s[2] + s[3]);
+    for (x, y) in ra.iter().zip(rb) {
+        t += x * y;
+    }
+    t
+}
+
+/// The fused logistic-regression pass of [`Model::logreg_clipped_sum`]: the layer's
+/// shape and the supports, split by output row.
+struct LogregPass {
+    layer: LayerShape,
+    params: usize,
+    /// Per output o, the inputs j with (o, j) in the norm support, and whether b_o is in
+    /// it; `None`: the whole gradient.
+    norm: Option<(Vec<Vec<usize>>, Vec<f64>)>,
+    /// Per output o, the inputs j whose sum coordinate is read, and whether b_o's is;
+    /// `None`: all.
+    sum: Option<(Vec<Vec<usize>>, Vec<bool>)>,
+}
+
+impl LogregPass {
+    fn new(
+        layer: LayerShape,
+        params: usize,
+        norm_support: Option<&[usize]>,
+        sum_support: Option<&[usize]>,
+    ) -> Self {
+        let (k, d) = (layer.outputs, layer.inputs);
+        let split = |support: &[usize]| {
+            let mut rows = vec![Vec::new(); k];
+            let mut bias = vec![false; k];
+            for &c in support {
+                if layer.weights().contains(&c) {
+                    let r = c - layer.offset;
+                    rows[r / d].push(r % d);
+                } else if layer.bias().contains(&c) {
+                    bias[c - layer.bias().start] = true;
+                }
+            }
+            for r in &mut rows {
+                r.sort_unstable();
+            }
+            (rows, bias)
+        };
+        Self {
+            layer,
+            params,
+            norm: norm_support.map(|s| {
+                let (rows, bias) = split(s);
+                (
+                    rows,
+                    bias.iter().map(|&b| if b { 1.0 } else { 0.0 }).collect(),
+                )
+            }),
+            sum: sum_support.map(split),
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn run_avx2(
+        &self,
+        theta: &[f64],
+        x: &[f64],
+        y: &[usize],
+        clip: f64,
+    ) -> (Array1<f64>, Array1<f64>, f64) {
+        self.run_inline(theta, x, y, clip)
+    }
+
+    fn run(
+        &self,
+        theta: &[f64],
+        x: &[f64],
+        y: &[usize],
+        clip: f64,
+    ) -> (Array1<f64>, Array1<f64>, f64) {
+        self.run_inline(theta, x, y, clip)
+    }
+
+    #[inline(always)]
+    fn run_inline(
+        &self,
+        theta: &[f64],
+        x: &[f64],
+        y: &[usize],
+        clip: f64,
+    ) -> (Array1<f64>, Array1<f64>, f64) {
+        let l = self.layer;
+        let (k, d) = (l.outputs, l.inputs);
+        let (w, b) = (&theta[l.weights()], &theta[l.bias()]);
+        let mut sum = vec![0.0; self.params];
+        let mut factors = Vec::with_capacity(y.len());
+        let mut loss = 0.0;
+        let mut z = vec![0.0; k];
+        for (xi, &label) in x.chunks_exact(d.max(1)).zip(y) {
+            for (o, zo) in z.iter_mut().enumerate() {
+                *zo = b[o] + dot(&w[o * d..(o + 1) * d], xi);
+            }
+            // Softmax (max-shifted), loss, output error delta = softmax - e_y.
+            let m = z.iter().fold(f64::NEG_INFINITY, |a, &v| a.max(v));
+            let mut s = 0.0;
+            for zo in z.iter_mut() {
+                *zo = (*zo - m).exp();
+                s += *zo;
+            }
+            for zo in z.iter_mut() {
+                *zo /= s;
+            }
+            loss -= z[label].max(f64::MIN_POSITIVE).ln();
+            z[label] -= 1.0;
+            let sq = match &self.norm {
+                None => {
+                    let mut dn = 0.0;
+                    for &v in &z {
+                        dn += v * v;
+                    }
+                    dn * (dot(xi, xi) + 1.0)
+                }
+                Some((rows, bias)) => {
+                    let mut sq = 0.0;
+                    for (o, &dz) in z.iter().enumerate() {
+                        let mut a = 0.0;
+                        for &j in &rows[o] {
+                            a += xi[j] * xi[j];
+                        }
+                        sq += dz * dz * (a + bias[o]);
+                    }
+                    sq
+                }
+            };
+            let norm = sq.sqrt();
+            let f = if norm > clip { clip / norm } else { 1.0 };
+            factors.push(f);
+            let (sw, sb) = sum[l.offset..].split_at_mut(d * k);
+            match &self.sum {
+                None => {
+                    for (o, &dz) in z.iter().enumerate() {
+                        let c = f * dz;
+                        for (g, &v) in sw[o * d..(o + 1) * d].iter_mut().zip(xi) {
+                            *g += c * v;
+                        }
+                        sb[o] += c;
+                    }
+                }
+                Some((rows, bias)) => {
+                    for (o, &dz) in z.iter().enumerate() {
+                        let c = f * dz;
+                        let row = &mut sw[o * d..(o + 1) * d];
+                        for &j in &rows[o] {
+                            row[j] += c * xi[j];
+                        }
+                        if bias[o] {
+                            sb[o] += c;
+                        }
+                    }
+                }
+            }
+        }
+        let n = y.len().max(1) as f64;
+        (Array1::from(sum), Array1::from(factors), loss / n)
+    }
+}
+
 /// Row-wise softmax in place (max-shifted for stability).
 fn softmax_rows(z: &mut Array2<f64>) {
     for mut row in z.rows_mut() {
@@ -341,6 +520,53 @@ impl Model {
             out.slice_mut(s![l.bias()]).assign(&d.sum_axis(Axis(0)));
         }
         out
+    }
+
+    /// The clipped sum of one batch for logistic regression, fused (module docs): per
+    /// example, the logits `W x_i + b`, the softmax error `delta_i`, the squared norm of
+    /// the gradient, the clip factor `c_i = min(1, C / ||g_i||)` and `c_i delta_i
+    /// (x_i, 1)` added to the sum, in one pass over the example, without BLAS and
+    /// without allocation per example. Returns the sum, the clip factors and the mean
+    /// loss.
+    ///
+    /// * `norm_support`: the support S the norms are taken on, `||m o g_i||^2 = sum_o
+    ///   delta_io^2 (sum_{(o,j) in S} x_ij^2 + [b_o in S])` (`None`: the whole gradient,
+    ///   `||delta_i||^2 (||x_i||^2 + 1)`).
+    /// * `sum_support`: the coordinates of the sum the caller reads (`None`: all); the
+    ///   others are left at 0. A masked step reads only its support (module docs of
+    ///   `mechanism`), so in phase 2 a step adds k coordinates, not P.
+    ///
+    /// The same arithmetic as [`Self::backward`], [`Self::per_example_sq_norms`] and
+    /// [`Self::weighted_gradient_sum`] (tests/dpsgd.rs holds the fused pass to the
+    /// brute-force loop over examples to 1e-12), in a fixed order of plain `+` and `*`:
+    /// its bits do not depend on the machine's BLAS kernels, as the GEMM path's do, nor
+    /// on its vector width (with AVX2 the same operations run four lanes at a time; Rust
+    /// never fuses a multiply and an add). Written because the batches of the TP-TopK
+    /// claims (about 64 x 50 x 4) are too small for BLAS, and a support of k = 0.1 P
+    /// makes most of a phase-2 step's GEMMs wasted work (reports/BENCH.md, stop 43).
+    /// `None` for an MLP.
+    pub fn logreg_clipped_sum(
+        &self,
+        theta: &ArrayView1<f64>,
+        x: &ArrayView2<f64>,
+        y: &[usize],
+        norm_support: Option<&[usize]>,
+        sum_support: Option<&[usize]>,
+        clip: f64,
+    ) -> Option<(Array1<f64>, Array1<f64>, f64)> {
+        if self.kind != ModelKind::Logreg {
+            return None;
+        }
+        let pass = LogregPass::new(self.layers[0], self.params, norm_support, sum_support);
+        let theta = theta.to_vec();
+        let x = x.as_standard_layout();
+        let xs = x.as_slice().expect("standard layout");
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked on the line above).
+            return Some(unsafe { pass.run_avx2(&theta, xs, y, clip) });
+        }
+        Some(pass.run(&theta, xs, y, clip))
     }
 
     /// Mean (unclipped, noiseless) gradient of the loss over a data set.
