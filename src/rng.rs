@@ -112,11 +112,13 @@ impl Display for SeedPath {
 pub struct Tape {
     path: SeedPath,
     rng: StreamRng,
-    words: Vec<u32>,
+    /// The words drawn so far, in chunks of [`TAPE_CHUNK`] (shared with the readers, so
+    /// a reader never copies them).
+    chunks: Vec<std::rc::Rc<[u32]>>,
 }
 
 /// Words generated at a time when a reader passes the end of the tape.
-const TAPE_CHUNK: usize = 256;
+const TAPE_CHUNK: usize = 1024;
 
 impl Tape {
     /// An empty tape of `path`'s stream.
@@ -124,7 +126,7 @@ impl Tape {
         Self {
             rng: path.rng(),
             path,
-            words: Vec::new(),
+            chunks: Vec::new(),
         }
     }
 
@@ -133,57 +135,57 @@ impl Tape {
         &self.path
     }
 
-    fn ensure(&mut self, len: usize) {
-        while self.words.len() < len {
-            for _ in 0..TAPE_CHUNK {
-                self.words.push(rand::Rng::next_u32(&mut self.rng));
+    /// Chunk `c` of the stream, drawn if no reader has reached it yet.
+    fn chunk(&mut self, c: usize) -> std::rc::Rc<[u32]> {
+        while self.chunks.len() <= c {
+            let mut words = vec![0u32; TAPE_CHUNK];
+            for w in &mut words {
+                *w = rand::Rng::next_u32(&mut self.rng);
             }
+            self.chunks.push(words.into());
         }
+        self.chunks[c].clone()
     }
 }
 
 /// A generator reading a [`Tape`] from its start: the stream of the tape's path, word
-/// for word, whoever else reads the tape before or after. It copies the tape a chunk at
-/// a time into its own buffer, so a draw does not touch the shared tape.
+/// for word, whoever else reads the tape before or after. It holds the chunk it reads
+/// (shared, not copied), so a draw does not touch the tape itself.
 #[derive(Debug)]
 pub struct TapeRng<'a> {
     tape: &'a std::cell::RefCell<Tape>,
-    /// Words copied from the tape and not yet read: `buf[i..]`.
-    buf: Vec<u32>,
+    /// The chunk being read, its index, and the next word in it.
+    cur: std::rc::Rc<[u32]>,
+    c: usize,
     i: usize,
-    /// Tape position of the end of `buf`.
-    pos: usize,
 }
 
 impl<'a> TapeRng<'a> {
     pub fn new(tape: &'a std::cell::RefCell<Tape>) -> Self {
+        let cur = tape.borrow_mut().chunk(0);
         Self {
             tape,
-            buf: Vec::with_capacity(2 * TAPE_CHUNK),
+            cur,
+            c: 0,
             i: 0,
-            pos: 0,
-        }
-    }
-
-    /// Makes at least `need` unread words available in `buf[i..]`.
-    #[inline]
-    fn ensure(&mut self, need: usize) {
-        if self.buf.len() - self.i < need {
-            self.refill(need);
         }
     }
 
     #[cold]
-    fn refill(&mut self, need: usize) {
-        let have = self.buf.len() - self.i;
-        let take = TAPE_CHUNK.max(need - have);
-        let mut t = self.tape.borrow_mut();
-        t.ensure(self.pos + take);
-        self.buf.drain(..self.i);
+    fn next_chunk(&mut self) {
+        self.c += 1;
+        self.cur = self.tape.borrow_mut().chunk(self.c);
         self.i = 0;
-        self.buf
-            .extend_from_slice(&t.words[self.pos..self.pos + take]);
-        self.pos += take;
+    }
+
+    #[inline]
+    fn word(&mut self) -> u32 {
+        if self.i == self.cur.len() {
+            self.next_chunk();
+        }
+        let w = self.cur[self.i];
+        self.i += 1;
+        w
     }
 }
 
@@ -192,27 +194,34 @@ impl rand::TryRng for TapeRng<'_> {
 
     #[inline]
     fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
-        self.ensure(1);
-        let w = self.buf[self.i];
-        self.i += 1;
-        Ok(w)
+        Ok(self.word())
     }
 
     #[inline]
     fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
-        self.ensure(2);
-        let (lo, hi) = (self.buf[self.i], self.buf[self.i + 1]);
-        self.i += 2;
+        let (lo, hi) = if self.i + 2 <= self.cur.len() {
+            self.i += 2;
+            (self.cur[self.i - 2], self.cur[self.i - 1])
+        } else {
+            (self.word(), self.word())
+        };
         Ok((u64::from(hi) << 32) | u64::from(lo))
     }
 
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
-        let n = dst.len().div_ceil(4);
-        self.ensure(n);
-        for (chunk, w) in dst.chunks_mut(4).zip(&self.buf[self.i..self.i + n]) {
-            chunk.copy_from_slice(&w.to_le_bytes()[..chunk.len()]);
+        let mut whole = dst.chunks_exact_mut(4);
+        for chunk in whole.by_ref() {
+            if self.i == self.cur.len() {
+                self.next_chunk();
+            }
+            chunk.copy_from_slice(&self.cur[self.i].to_le_bytes());
+            self.i += 1;
         }
-        self.i += n;
+        let rest = whole.into_remainder();
+        if !rest.is_empty() {
+            let w = self.word();
+            rest.copy_from_slice(&w.to_le_bytes()[..rest.len()]);
+        }
         Ok(())
     }
 }
@@ -275,6 +284,13 @@ mod tests {
             let got = read(&mut |op, len| step(&mut r, op, len));
             assert!(got == want, "reader {reader} differs from the stream");
         }
+        // A u64 across a chunk boundary: one word before it, one after.
+        let mut direct = path.rng();
+        let mut r = TapeRng::new(&tape);
+        for _ in 0..TAPE_CHUNK - 1 {
+            assert_eq!(r.next_u32(), direct.next_u32());
+        }
+        assert_eq!(r.next_u64(), direct.next_u64());
         let other = std::cell::RefCell::new(Tape::new(SeedPath::new(5).child("other")));
         let mut r = TapeRng::new(&other);
         assert!(read(&mut |op, len| step(&mut r, op, len)) != want);

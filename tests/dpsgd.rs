@@ -132,7 +132,7 @@ fn fused_logreg_pass_matches_brute_force() {
         let theta = random_theta(&model, 2);
         if kind != ModelKind::Logreg {
             assert!(model
-                .logreg_clipped_sum(&theta.view(), &x.view(), y, None, None, 1.0)
+                .logreg_clipped_sum(&theta.view(), &x.view(), y, None, None, None, 1.0)
                 .is_none());
             continue;
         }
@@ -163,11 +163,19 @@ fn fused_logreg_pass_matches_brute_force() {
             sorted.sort_by(f64::total_cmp);
             let clip = sorted[sorted.len() / 2];
             let (sum, factors, fused_loss) = model
-                .logreg_clipped_sum(&theta.view(), &x.view(), y, m, None, clip)
+                .logreg_clipped_sum(&theta.view(), &x.view(), y, None, m, None, clip)
                 .expect("logreg");
             // Reading the support only gives the same bits there, and 0 elsewhere.
             let (on_support, ..) = model
-                .logreg_clipped_sum(&theta.view(), &x.view(), y, m, Some(mask.support()), clip)
+                .logreg_clipped_sum(
+                    &theta.view(),
+                    &x.view(),
+                    y,
+                    None,
+                    m,
+                    Some(mask.support()),
+                    clip,
+                )
                 .expect("logreg");
             for j in 0..p {
                 let want = if mask.is_active(j) { sum[j] } else { 0.0 };
@@ -191,10 +199,58 @@ fn fused_logreg_pass_matches_brute_force() {
             let err = max_rel_err(&sum, &explicit);
             assert!(err < 1e-12, "masked {masked}: clipped sum rel err {err:e}");
             assert!((fused_loss - loss).abs() <= 1e-12 * loss.abs());
+            // A batch read in place by its rows has the bits of the gathered batch.
+            let rows = [7usize, 0, 31, 7, 12];
+            let bx = x.select(ndarray::Axis(0), &rows);
+            let by: Vec<usize> = rows.iter().map(|&i| y[i]).collect();
+            let gathered = model
+                .logreg_clipped_sum(&theta.view(), &bx.view(), &by, None, m, None, clip)
+                .expect("logreg");
+            let in_place = model
+                .logreg_clipped_sum(&theta.view(), &x.view(), y, Some(&rows), m, None, clip)
+                .expect("logreg");
+            assert_eq!(gathered.0, in_place.0);
+            assert_eq!(gathered.1, in_place.1);
+            assert_eq!(gathered.2.to_bits(), in_place.2.to_bits());
             // Negative control: the comparison sees a slip of 1e-9 in one coordinate.
             let mut wrong = explicit.clone();
             wrong[p - 1] += 1e-9 * explicit.iter().fold(0.0f64, |a, v| a.max(v.abs()));
             assert!(max_rel_err(&sum, &wrong) > 1e-12);
+        }
+    }
+}
+
+/// The integer-threshold Poisson sample is the uniform comparison of the mechanism's
+/// contract, bit for bit: same batch and same stream position afterwards, from the
+/// generator and from a tape, at rates whose `q 2^53` is and is not an integer, at 1
+/// and at rates small enough to draw nobody.
+#[test]
+fn poisson_sample_is_the_uniform_comparison() {
+    use dpclaims::rng::{Tape, TapeRng};
+    use rand::{Rng, RngExt};
+    let path = SeedPath::new(11).child("poisson");
+    for q in [
+        0.08,
+        0.5,
+        0.25 + f64::EPSILON,
+        1.0 / 3.0,
+        1e-17,
+        1.0,
+        0.999_999_999_999,
+    ] {
+        for n in [0usize, 1, 7, 800, 1437] {
+            let mut a = path.rng();
+            let want: Vec<usize> = (0..n).filter(|_| a.random::<f64>() < q).collect();
+            let mut b = path.rng();
+            assert_eq!(poisson_sample(n, q, &mut b), want, "q {q} n {n}");
+            assert_eq!(
+                a.next_u32(),
+                b.next_u32(),
+                "stream position after, q {q} n {n}"
+            );
+            let tape = std::cell::RefCell::new(Tape::new(path.clone()));
+            let mut t = TapeRng::new(&tape);
+            assert_eq!(poisson_sample(n, q, &mut t), want, "tape, q {q} n {n}");
         }
     }
 }

@@ -42,7 +42,7 @@ use super::model::Model;
 use super::DpSgdError;
 use crate::privacy::Phase;
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Zip};
-use rand::{Rng, RngExt};
+use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::Serialize;
 
@@ -233,8 +233,29 @@ pub struct StepOutcome {
 
 /// Poisson sampling (Sec. 3.1; DESIGN.md 2.3): each of the `n` examples is in the batch
 /// independently with probability `q`; draws `n` uniforms, example 0 first.
+///
+/// The uniform of example i is rand's `u_i = (w_i >> 11) 2^-53` of the stream's i-th
+/// 64-bit word `w_i`, so `u_i < q` exactly when the integer `w_i >> 11` is below
+/// `ceil(q 2^53)` (both sides are exact). The n words are read in one `fill_bytes`
+/// (the same words in the same order as n `next_u64`) and compared as integers: the
+/// same batch, bit for bit, as `(0..n).filter(|_| rng.random::<f64>() < q)` (test
+/// `poisson_sample_is_the_uniform_comparison`), in a fraction of its time.
 pub fn poisson_sample(n: usize, q: f64, rng: &mut impl Rng) -> Vec<usize> {
-    (0..n).filter(|_| rng.random::<f64>() < q).collect()
+    let threshold = if q >= 1.0 {
+        u64::MAX
+    } else if q > 0.0 {
+        (q * (1u64 << 53) as f64).ceil() as u64
+    } else {
+        0
+    };
+    let mut words = vec![0u8; 8 * n];
+    rng.fill_bytes(&mut words);
+    words
+        .chunks_exact(8)
+        .enumerate()
+        .filter(|(_, w)| (u64::from_le_bytes((*w).try_into().expect("8 bytes")) >> 11) < threshold)
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// The privatised averaged gradient `g~` of a given batch (module docs), without the
@@ -252,6 +273,23 @@ pub fn privatize(
     params: &StepParams,
     rng: &mut impl Rng,
 ) -> Privatized {
+    privatize_rows(model, theta, x, y, None, expected_batch, mask, params, rng)
+}
+
+/// [`privatize`] on the batch `rows` of `(x, y)` (`None`: all of them), read in place by
+/// the fused logistic-regression pass, gathered for the GEMM path.
+#[allow(clippy::too_many_arguments)]
+fn privatize_rows(
+    model: &Model,
+    theta: &ArrayView1<f64>,
+    x: &ArrayView2<f64>,
+    y: &[usize],
+    rows: Option<&[usize]>,
+    expected_batch: f64,
+    mask: &Mask,
+    params: &StepParams,
+    rng: &mut impl Rng,
+) -> Privatized {
     let m = mask.weights();
     let masked_norms = params.recipe.clip_order == ClipOrder::MaskThenClip && !mask.is_dense();
     let norm_mask = masked_norms.then_some(&m);
@@ -263,6 +301,7 @@ pub fn privatize(
         theta,
         x,
         y,
+        rows,
         masked_norms.then(|| mask.support()),
         support,
         c,
@@ -270,7 +309,13 @@ pub fn privatize(
     let (mut sum, factors, batch_loss) = match fused {
         Some(fused) => fused,
         None => {
-            let bw = model.backward(theta, x, y);
+            let gathered: Option<(Array2<f64>, Vec<usize>)> =
+                rows.map(|r| (gather_rows(x, r), r.iter().map(|&i| y[i]).collect()));
+            let (x, y): (ArrayView2<f64>, &[usize]) = match &gathered {
+                Some((bx, by)) => (bx.view(), by.as_slice()),
+                None => (x.view(), y),
+            };
+            let bw = model.backward(theta, &x, y);
             let factors = model.per_example_sq_norms(&bw, norm_mask).mapv(|s| {
                 let norm = s.sqrt();
                 if norm > c {
@@ -385,8 +430,7 @@ impl PrivacyLedger {
 }
 
 /// The rows `idx` of `x`, in that order (what `x.select(Axis(0), idx)` returns, the
-/// same values, copied a row at a time rather than through ndarray's general `select`,
-/// which was 4 % of a TP-TopK step).
+/// same values, copied a row at a time rather than through ndarray's general `select`).
 fn gather_rows(x: &ArrayView2<f64>, idx: &[usize]) -> Array2<f64> {
     let d = x.ncols();
     let mut v = Vec::with_capacity(idx.len() * d);
@@ -417,14 +461,13 @@ pub fn dp_step(
     let n = y.len();
     let q = params.sampling_rate;
     let idx = poisson_sample(n, q, rng);
-    let bx = gather_rows(x, &idx);
-    let by: Vec<usize> = idx.iter().map(|&i| y[i]).collect();
     let expected = q * n as f64;
-    let privatized = privatize(
+    let privatized = privatize_rows(
         model,
         &theta.view(),
-        &bx.view(),
-        &by,
+        x,
+        y,
+        Some(&idx),
         expected,
         mask,
         params,

@@ -55,6 +55,7 @@ use crate::privacy::{epsilon, Accountant, Phase};
 use crate::rng::{SeedPath, Tape, TapeRng};
 use crate::train::Recipe;
 use ndarray::Array1;
+use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::fmt;
@@ -281,7 +282,14 @@ pub fn run_method_observed(
     observer: &mut dyn FnMut(usize, usize),
     recipe: &Recipe,
 ) -> Result<MethodRun, DpSgdError> {
-    let mut run = train(data, cfg, seed_path, observer, recipe, None)?;
+    let mut run = train(
+        data,
+        cfg,
+        seed_path,
+        observer,
+        recipe,
+        &mut seed_path.rng_for("train"),
+    )?;
     run.diagnose(data)?;
     Ok(run)
 }
@@ -298,7 +306,8 @@ pub fn run_method_deferred(
     seed_path: &SeedPath,
     recipe: &Recipe,
 ) -> Result<MethodRun, DpSgdError> {
-    train(data, cfg, seed_path, &mut |_, _| {}, recipe, None)
+    let mut rng = seed_path.rng_for("train");
+    train(data, cfg, seed_path, &mut |_, _| {}, recipe, &mut rng)
 }
 
 /// [`run_method_deferred`] reading its `train` stream from `tape` when the tape holds
@@ -312,18 +321,32 @@ pub fn run_method_on_tape(
     recipe: &Recipe,
     tape: &RefCell<Tape>,
 ) -> Result<MethodRun, DpSgdError> {
-    train(data, cfg, seed_path, &mut |_, _| {}, recipe, Some(tape))
+    let train_path = seed_path.child("train");
+    if tape.borrow().path() == &train_path {
+        train(
+            data,
+            cfg,
+            seed_path,
+            &mut |_, _| {},
+            recipe,
+            &mut TapeRng::new(tape),
+        )
+    } else {
+        let mut rng = train_path.rng();
+        train(data, cfg, seed_path, &mut |_, _| {}, recipe, &mut rng)
+    }
 }
 
-/// The training loop of every method (module docs); the held-out diagnostics are left
-/// to [`MethodRun::diagnose`].
+/// The training loop of every method (module docs), drawing the Poisson samples and the
+/// noise from `train_rng` (the `train` stream of `seed_path`, from the generator or a
+/// tape); the held-out diagnostics are left to [`MethodRun::diagnose`].
 fn train(
     data: &Classification,
     cfg: &MethodConfig,
     seed_path: &SeedPath,
     observer: &mut dyn FnMut(usize, usize),
     recipe: &Recipe,
-    tape: Option<&RefCell<Tape>>,
+    train_rng: &mut impl Rng,
 ) -> Result<MethodRun, DpSgdError> {
     crate::linalg::pin_blas_threads();
     data.validate()?;
@@ -342,16 +365,6 @@ fn train(
     let noise_sd = |sp: &StepParams| sp.noise_multiplier * sp.clip / expected_batch;
 
     let mut theta = model.init(&mut seed_path.rng_for("init"));
-    let train_path = seed_path.child("train");
-    let own_tape;
-    let tape = match tape {
-        Some(t) if t.borrow().path() == &train_path => t,
-        _ => {
-            own_tape = RefCell::new(Tape::new(train_path));
-            &own_tape
-        }
-    };
-    let mut train_rng = TapeRng::new(tape);
     let mut support_rng = seed_path.rng_for("support");
     let mut ledger = PrivacyLedger::new();
     let mut rec = Recorder {
@@ -373,7 +386,7 @@ fn train(
                     ledger: &mut PrivacyLedger,
                     done: &mut usize|
      -> Result<(), DpSgdError> {
-        let out = dp_step(&model, theta, &x, y, mask, sp, ledger, &mut train_rng);
+        let out = dp_step(&model, theta, &x, y, mask, sp, ledger, train_rng);
         if let Some(acc) = acc {
             match &out.privatized.pre_noise {
                 Some(pre) => acc.add(&pre.view()),

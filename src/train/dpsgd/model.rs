@@ -200,9 +200,10 @@ impl LogregPass {
         theta: &[f64],
         x: &[f64],
         y: &[usize],
+        rows: &[usize],
         clip: f64,
     ) -> (Array1<f64>, Array1<f64>, f64) {
-        self.run_inline(theta, x, y, clip)
+        self.run_inline(theta, x, y, rows, clip)
     }
 
     fn run(
@@ -210,9 +211,10 @@ impl LogregPass {
         theta: &[f64],
         x: &[f64],
         y: &[usize],
+        rows: &[usize],
         clip: f64,
     ) -> (Array1<f64>, Array1<f64>, f64) {
-        self.run_inline(theta, x, y, clip)
+        self.run_inline(theta, x, y, rows, clip)
     }
 
     #[inline(always)]
@@ -221,24 +223,27 @@ impl LogregPass {
         theta: &[f64],
         x: &[f64],
         y: &[usize],
+        rows: &[usize],
         clip: f64,
     ) -> (Array1<f64>, Array1<f64>, f64) {
         let l = self.layer;
         let (k, d) = (l.outputs, l.inputs);
         let (w, b) = (&theta[l.weights()], &theta[l.bias()]);
         let mut sum = vec![0.0; self.params];
-        let mut factors = Vec::with_capacity(y.len());
+        let mut factors = Vec::with_capacity(rows.len());
         let mut loss = 0.0;
         let mut z = vec![0.0; k];
-        for (xi, &label) in x.chunks_exact(d.max(1)).zip(y) {
+        for &r in rows {
+            let (xi, label) = (&x[r * d..(r + 1) * d], y[r]);
             for (o, zo) in z.iter_mut().enumerate() {
                 *zo = b[o] + dot(&w[o * d..(o + 1) * d], xi);
             }
-            // Softmax (max-shifted), loss, output error delta = softmax - e_y.
+            // Softmax (max-shifted; the deterministic exp of `linalg`), loss, output
+            // error delta = softmax - e_y.
             let m = z.iter().fold(f64::NEG_INFINITY, |a, &v| a.max(v));
             let mut s = 0.0;
             for zo in z.iter_mut() {
-                *zo = (*zo - m).exp();
+                *zo = crate::linalg::exp_det_nonpositive(*zo - m);
                 s += *zo;
             }
             for zo in z.iter_mut() {
@@ -294,7 +299,7 @@ impl LogregPass {
                 }
             }
         }
-        let n = y.len().max(1) as f64;
+        let n = rows.len().max(1) as f64;
         (Array1::from(sum), Array1::from(factors), loss / n)
     }
 }
@@ -523,7 +528,8 @@ impl Model {
     }
 
     /// The clipped sum of one batch for logistic regression, fused (module docs): per
-    /// example, the logits `W x_i + b`, the softmax error `delta_i`, the squared norm of
+    /// example (the `rows` of `(x, y)` in that order, or all of them), the logits
+    /// `W x_i + b`, the softmax error `delta_i`, the squared norm of
     /// the gradient, the clip factor `c_i = min(1, C / ||g_i||)` and `c_i delta_i
     /// (x_i, 1)` added to the sum, in one pass over the example, without BLAS and
     /// without allocation per example. Returns the sum, the clip factors and the mean
@@ -545,11 +551,13 @@ impl Model {
     /// claims (about 64 x 50 x 4) are too small for BLAS, and a support of k = 0.1 P
     /// makes most of a phase-2 step's GEMMs wasted work (reports/BENCH.md, stop 43).
     /// `None` for an MLP.
+    #[allow(clippy::too_many_arguments)]
     pub fn logreg_clipped_sum(
         &self,
         theta: &ArrayView1<f64>,
         x: &ArrayView2<f64>,
         y: &[usize],
+        rows: Option<&[usize]>,
         norm_support: Option<&[usize]>,
         sum_support: Option<&[usize]>,
         clip: f64,
@@ -561,12 +569,20 @@ impl Model {
         let theta = theta.to_vec();
         let x = x.as_standard_layout();
         let xs = x.as_slice().expect("standard layout");
+        let all: Vec<usize>;
+        let rows = match rows {
+            Some(r) => r,
+            None => {
+                all = (0..y.len()).collect();
+                &all
+            }
+        };
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked on the line above).
-            return Some(unsafe { pass.run_avx2(&theta, xs, y, clip) });
+            return Some(unsafe { pass.run_avx2(&theta, xs, y, rows, clip) });
         }
-        Some(pass.run(&theta, xs, y, clip))
+        Some(pass.run(&theta, xs, y, rows, clip))
     }
 
     /// Mean (unclipped, noiseless) gradient of the loss over a data set.
