@@ -16,7 +16,7 @@ const ENGINE: &[&str] = &[
     "src/systems",
     "src/faults",
     "src/rng.rs",
-    "src/linalg.rs",
+    "src/linalg",
     "Cargo.lock",
 ];
 

@@ -27,6 +27,7 @@ pub mod config;
 pub mod criterion;
 pub mod data;
 pub mod diagnostics;
+mod fused;
 pub mod mechanism;
 pub mod methods;
 pub mod model;
