@@ -132,7 +132,7 @@ fn fused_logreg_pass_matches_brute_force() {
         let theta = random_theta(&model, 2);
         if kind != ModelKind::Logreg {
             assert!(model
-                .logreg_clipped_sum(&theta.view(), &x.view(), y, None, None, None, 1.0)
+                .logreg_clipped_sum(&theta.view(), &x.view(), y, None, None, None, 1.0, None)
                 .is_none());
             continue;
         }
@@ -163,7 +163,7 @@ fn fused_logreg_pass_matches_brute_force() {
             sorted.sort_by(f64::total_cmp);
             let clip = sorted[sorted.len() / 2];
             let (sum, factors, fused_loss) = model
-                .logreg_clipped_sum(&theta.view(), &x.view(), y, None, m, None, clip)
+                .logreg_clipped_sum(&theta.view(), &x.view(), y, None, m, None, clip, None)
                 .expect("logreg");
             // Reading the support only gives the same bits there, and 0 elsewhere.
             let (on_support, ..) = model
@@ -175,6 +175,7 @@ fn fused_logreg_pass_matches_brute_force() {
                     m,
                     Some(mask.support()),
                     clip,
+                    None,
                 )
                 .expect("logreg");
             for j in 0..p {
@@ -204,10 +205,19 @@ fn fused_logreg_pass_matches_brute_force() {
             let bx = x.select(ndarray::Axis(0), &rows);
             let by: Vec<usize> = rows.iter().map(|&i| y[i]).collect();
             let gathered = model
-                .logreg_clipped_sum(&theta.view(), &bx.view(), &by, None, m, None, clip)
+                .logreg_clipped_sum(&theta.view(), &bx.view(), &by, None, m, None, clip, None)
                 .expect("logreg");
             let in_place = model
-                .logreg_clipped_sum(&theta.view(), &x.view(), y, Some(&rows), m, None, clip)
+                .logreg_clipped_sum(
+                    &theta.view(),
+                    &x.view(),
+                    y,
+                    Some(&rows),
+                    m,
+                    None,
+                    clip,
+                    None,
+                )
                 .expect("logreg");
             assert_eq!(gathered.0, in_place.0);
             assert_eq!(gathered.1, in_place.1);
@@ -218,6 +228,88 @@ fn fused_logreg_pass_matches_brute_force() {
             assert!(max_rel_err(&sum, &wrong) > 1e-12);
         }
     }
+}
+
+/// Phase 2 with the frozen logits: the fused pass on a support with the logits' frozen
+/// part kept in a [`StepCache`] equals the pass without it to 1e-12 (factors, sum, loss);
+/// after a coordinate outside the support changes, the cache computes the part again
+/// (the pass still agrees; keeping the old part would not).
+#[test]
+fn frozen_logits_match_the_full_forward_pass_and_follow_theta() {
+    use dpclaims::train::dpsgd::fused::StepCache;
+    let data = small_data(1);
+    let (x, y) = (data.train_x.view(), &data.train_y[..]);
+    let model = Model::new(ModelKind::Logreg, data.features(), data.classes);
+    let p = model.num_params();
+    let mut theta = random_theta(&model, 2);
+    let support = random_support(p, p / 10, &mut SeedPath::new(3).rng()).unwrap();
+    let mask = Mask::from_support(p, &support).unwrap();
+    let rows: Vec<usize> = (0..y.len()).step_by(3).collect();
+    let s = Some(mask.support());
+    let mut cache = StepCache::default();
+    for round in 0..3 {
+        let plain = model
+            .logreg_clipped_sum(&theta.view(), &x, y, Some(&rows), s, s, 0.5, None)
+            .unwrap();
+        let cached = model
+            .logreg_clipped_sum(
+                &theta.view(),
+                &x,
+                y,
+                Some(&rows),
+                s,
+                s,
+                0.5,
+                Some(&mut cache),
+            )
+            .unwrap();
+        assert!(
+            max_rel_err(&cached.0, &plain.0) < 1e-12,
+            "round {round}: sum"
+        );
+        assert!(
+            max_rel_err(&cached.1, &plain.1) < 1e-12,
+            "round {round}: factors"
+        );
+        assert!(
+            (cached.2 - plain.2).abs() < 1e-12 * plain.2.abs(),
+            "round {round}: loss"
+        );
+        // Round 1 moves a support coordinate (the cache stays valid), round 2 one
+        // outside it (the cache must be computed again).
+        let j = if round == 0 {
+            support[0]
+        } else {
+            (0..p).find(|j| !mask.is_active(*j)).unwrap()
+        };
+        theta[j] += 0.7;
+    }
+    // Negative control: the change outside the support in round 2 moves the pass by far
+    // more than the tolerance, so a cache that kept the old frozen part would have failed
+    // round 2's comparison.
+    let mut stale = StepCache::default();
+    let before = {
+        let mut t = theta.clone();
+        let j = (0..p).find(|j| !mask.is_active(*j)).unwrap();
+        t[j] -= 0.7;
+        t
+    };
+    let plain = model
+        .logreg_clipped_sum(&theta.view(), &x, y, Some(&rows), s, s, 0.5, None)
+        .unwrap();
+    let wrong = model
+        .logreg_clipped_sum(
+            &before.view(),
+            &x,
+            y,
+            Some(&rows),
+            s,
+            s,
+            0.5,
+            Some(&mut stale),
+        )
+        .unwrap();
+    assert!(max_rel_err(&wrong.0, &plain.0) > 1e-6);
 }
 
 /// The integer-threshold Poisson sample is the uniform comparison of the mechanism's

@@ -38,6 +38,7 @@
 //!   before the noise: the support then leaks the data (not DP);
 //! * [`ScoreSource::Reversed`] ranks the scores upside down (the k lowest), a flipped
 //!   sort order.
+use super::fused::StepCache;
 use super::model::Model;
 use super::DpSgdError;
 use crate::privacy::Phase;
@@ -273,7 +274,18 @@ pub fn privatize(
     params: &StepParams,
     rng: &mut impl Rng,
 ) -> Privatized {
-    privatize_rows(model, theta, x, y, None, expected_batch, mask, params, rng)
+    privatize_rows(
+        model,
+        theta,
+        x,
+        y,
+        None,
+        expected_batch,
+        mask,
+        params,
+        rng,
+        None,
+    )
 }
 
 /// [`privatize`] on the batch `rows` of `(x, y)` (`None`: all of them), read in place by
@@ -289,6 +301,7 @@ fn privatize_rows(
     mask: &Mask,
     params: &StepParams,
     rng: &mut impl Rng,
+    cache: Option<&mut StepCache>,
 ) -> Privatized {
     let m = mask.weights();
     let masked_norms = params.recipe.clip_order == ClipOrder::MaskThenClip && !mask.is_dense();
@@ -305,6 +318,8 @@ fn privatize_rows(
         masked_norms.then(|| mask.support()),
         support,
         c,
+        // The frozen logits only where the step updates the support alone.
+        cache.filter(|_| params.recipe.noise_support == NoiseSupport::Active),
     );
     let (mut sum, factors, batch_loss) = match fused {
         Some(fused) => fused,
@@ -458,6 +473,24 @@ pub fn dp_step(
     ledger: &mut PrivacyLedger,
     rng: &mut impl Rng,
 ) -> StepOutcome {
+    dp_step_cached(model, theta, x, y, mask, params, ledger, rng, None)
+}
+
+/// [`dp_step`] keeping what the next step can reuse in `cache` (a training loop's
+/// [`StepCache`]: the frozen logits of a masked logistic-regression step). The same
+/// mechanism and draws; the logits summed in another order.
+#[allow(clippy::too_many_arguments)]
+pub fn dp_step_cached(
+    model: &Model,
+    theta: &mut Array1<f64>,
+    x: &ArrayView2<f64>,
+    y: &[usize],
+    mask: &Mask,
+    params: &StepParams,
+    ledger: &mut PrivacyLedger,
+    rng: &mut impl Rng,
+    cache: Option<&mut StepCache>,
+) -> StepOutcome {
     let n = y.len();
     let q = params.sampling_rate;
     let idx = poisson_sample(n, q, rng);
@@ -472,6 +505,7 @@ pub fn dp_step(
         mask,
         params,
         rng,
+        cache,
     );
     if params.recipe.noise_support == NoiseSupport::All {
         masked_update(

@@ -45,7 +45,8 @@
 //! run returns in [`super::outcome`].
 use super::config::MethodConfig;
 use super::diagnostics::proxy_concentration;
-use super::mechanism::{dp_step, Mask, PrivacyLedger, ScoreSource, StepParams};
+use super::fused::StepCache;
+use super::mechanism::{dp_step_cached, Mask, PrivacyLedger, ScoreSource, StepParams};
 use super::model::Model;
 use super::outcome::{Diagnostics, MethodRun, NoiseEnergy, PrivacyReport, StepRecord};
 use super::plan::plan;
@@ -376,6 +377,7 @@ fn train(
     let mut cp: Option<Checkpoint> = None;
     let mut mask = Mask::dense(p);
     let mut trajectory: Vec<Array1<f64>> = Vec::new();
+    let mut cache = StepCache::default();
 
     // One step through the shared mechanism, recorded.
     let mut step = |theta: &mut Array1<f64>,
@@ -386,7 +388,17 @@ fn train(
                     ledger: &mut PrivacyLedger,
                     done: &mut usize|
      -> Result<(), DpSgdError> {
-        let out = dp_step(&model, theta, &x, y, mask, sp, ledger, train_rng);
+        let out = dp_step_cached(
+            &model,
+            theta,
+            &x,
+            y,
+            mask,
+            sp,
+            ledger,
+            train_rng,
+            Some(&mut cache),
+        );
         if let Some(acc) = acc {
             match &out.privatized.pre_noise {
                 Some(pre) => acc.add(&pre.view()),

@@ -27,7 +27,7 @@ pub mod config;
 pub mod criterion;
 pub mod data;
 pub mod diagnostics;
-mod fused;
+pub mod fused;
 pub mod mechanism;
 pub mod methods;
 pub mod model;
@@ -43,8 +43,8 @@ pub use diagnostics::{
     misranking_bound, misranking_monte_carlo, proxy_concentration, MisrankingEstimate,
 };
 pub use mechanism::{
-    dp_step, poisson_sample, privatize, ClipOrder, DpSgdRecipe, Mask, NoiseSupport, PrivacyLedger,
-    ScoreSource, StepParams,
+    dp_step, dp_step_cached, poisson_sample, privatize, ClipOrder, DpSgdRecipe, Mask, NoiseSupport,
+    PrivacyLedger, ScoreSource, StepParams,
 };
 pub use methods::{
     run_method, run_method_deferred, run_method_observed, run_method_on_tape, HeldOutIterates,

@@ -25,6 +25,7 @@
 //! Loss of example i: `-ln softmax(z_i)_{y_i}`, whose output error is
 //! `delta_L = softmax(z_i) - e_{y_i}`; hidden errors
 //! `delta_{l-1} = (delta_l W_l) o act'(z_{l-1})`.
+use super::fused::StepCache;
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis, Zip};
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
@@ -367,6 +368,12 @@ impl Model {
     /// claims (about 64 x 50 x 4) are too small for BLAS, and a support of k = 0.1 P
     /// makes most of a phase-2 step's GEMMs wasted work (reports/BENCH.md, stop 43).
     /// `None` for an MLP.
+    ///
+    /// `frozen`: with a cache and a support (`sum_support`), the logits are the frozen
+    /// part outside the support, computed once for every row of `x` and kept while the
+    /// support and the coordinates outside it stay as they were
+    /// ([`super::fused::FrozenLogits`]), plus the active terms. Only for a step that
+    /// updates the support alone (the caller's promise; the cache checks it anyway).
     #[allow(clippy::too_many_arguments)]
     pub fn logreg_clipped_sum(
         &self,
@@ -377,15 +384,27 @@ impl Model {
         norm_support: Option<&[usize]>,
         sum_support: Option<&[usize]>,
         clip: f64,
+        frozen: Option<&mut StepCache>,
     ) -> Option<(Array1<f64>, Array1<f64>, f64)> {
         if self.kind != ModelKind::Logreg {
             return None;
         }
-        let pass =
-            super::fused::LogregPass::new(self.layers[0], self.params, norm_support, sum_support);
         let theta = theta.to_vec();
         let x = x.as_standard_layout();
         let xs = x.as_slice().expect("standard layout");
+        let frozen = match (frozen, sum_support) {
+            (Some(cache), Some(support)) => {
+                Some(cache.frozen(self.layers[0], &theta, xs, x.nrows(), support))
+            }
+            _ => None,
+        };
+        let pass = super::fused::LogregPass::new(
+            self.layers[0],
+            frozen,
+            self.params,
+            norm_support,
+            sum_support,
+        );
         let all: Vec<usize>;
         let rows = match rows {
             Some(r) => r,
