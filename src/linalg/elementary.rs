@@ -92,16 +92,7 @@ pub fn tanh_det(x: f64) -> f64 {
     let sq = ((z + TANH_Q[0]) * z + TANH_Q[1]) * z + TANH_Q[2];
     // Large branch: e = exp(2 min(|x|, 20)) (NaN stays NaN: the comparison is false).
     let y = 2.0 * select_bits(mask_of(a > TANH_CLAMP), TANH_CLAMP, a);
-    let k = y * std::f64::consts::LOG2_E + ROUND_MAGIC;
-    let n = k - ROUND_MAGIC;
-    let r = y - n * EXP_C1 - n * EXP_C2;
-    let rr = r * r;
-    let px = r * ((EXP_P[0] * rr + EXP_P[1]) * rr + EXP_P[2]);
-    let qx = ((EXP_Q[0] * rr + EXP_Q[1]) * rr + EXP_Q[2]) * rr + EXP_Q[3];
-    let er = 1.0 + 2.0 * (px / (qx - px));
-    // 2^n: n is in the low bits of k's mantissa; shifting by 52 drops k's own exponent.
-    let scale = f64::from_bits((k.to_bits() << 52).wrapping_add(1023 << 52));
-    let e = er * scale;
+    let e = exp_kernel(y);
     // One division for both: small `a + (a z) sp/sq`, large `1 - 2/(e + 1)`.
     let m = mask_of(a < TANH_SMALL);
     let num = select_bits(m, sp, 2.0);
@@ -127,6 +118,15 @@ const EXP_FLOOR: f64 = -708.0;
 pub fn exp_det_nonpositive(x: f64) -> f64 {
     let below = mask_of(x < EXP_FLOOR);
     let y = select_bits(below, 0.0, x);
+    select_bits(below, 0.0, exp_kernel(y))
+}
+
+/// `e^y` for `y` whose `n = round(y log2 e)` lies in [-1022, 1023] (the callers clamp):
+/// Cephes' `exp.c` reduction `r = y - n C1 - n C2`, `exp(r) = 1 + 2 r P(r^2) / (Q(r^2) -
+/// r P(r^2))`, times `2^n` built in the exponent bits (`n` sits in the low bits of the
+/// rounding constant's mantissa, in two's complement; shifting by 52 drops its exponent).
+#[inline(always)]
+fn exp_kernel(y: f64) -> f64 {
     let k = y * std::f64::consts::LOG2_E + ROUND_MAGIC;
     let n = k - ROUND_MAGIC;
     let r = y - n * EXP_C1 - n * EXP_C2;
@@ -134,9 +134,8 @@ pub fn exp_det_nonpositive(x: f64) -> f64 {
     let px = r * ((EXP_P[0] * rr + EXP_P[1]) * rr + EXP_P[2]);
     let qx = ((EXP_Q[0] * rr + EXP_Q[1]) * rr + EXP_Q[2]) * rr + EXP_Q[3];
     let er = 1.0 + 2.0 * (px / (qx - px));
-    // 2^n for -1022 <= n <= 0: n sits in the low bits of k's mantissa (two's complement).
     let scale = f64::from_bits((k.to_bits() << 52).wrapping_add(1023 << 52));
-    select_bits(below, 0.0, er * scale)
+    er * scale
 }
 
 /// Elements per chunk of [`tanh_in_place`]: the compiler turns a chunk into SIMD

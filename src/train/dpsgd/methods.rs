@@ -30,11 +30,13 @@
 //!   epsilon is the RDP accountant's value for the ledger's phases (Thm 4.1: RDP curves
 //!   of the phases added, converted to (eps, delta)), and the run fails if the ledger
 //!   differs from the calibrated plan.
-//! * Diagnostics (Sec. 7.4) are taken at the first support selection: the end of the
+//! * Diagnostics (Sec. 7.4) are of the first support selection: the end of the
 //!   warm-up (two-phase) or of epoch 1 (online), with the noiseless mean gradient of the
 //!   held-out (test) set at that checkpoint. Dense DP-SGD selects no support. The
 //!   two-phase methods also report the trajectory-level capture of Definition 6.5 over
-//!   phase 2 ([`TrajectoryCapture`]).
+//!   phase 2 ([`TrajectoryCapture`]). The training loop keeps the parameters they read;
+//!   [`MethodRun::diagnose`] computes them after the run (a tuned unit: for its
+//!   selected cell only).
 //!
 //! Streams: `init` (model initialisation), `train` (Poisson sampling and noise, in
 //! the order of [`super::mechanism`]), `support` (random supports). TP-TopK and TP-Rand
@@ -195,8 +197,10 @@ pub struct HeldOutIterates {
 impl MethodRun {
     /// Computes the held-out diagnostics of the run from its kept iterates (the oracle
     /// energy captures at the checkpoint and the trajectory-level capture of Def. 6.5)
-    /// and drops the iterates; a no-op once done. [`run_method`] calls it before
-    /// returning; [`run_method_deferred`] leaves it to the caller.
+    /// and drops the iterates; a no-op once done. `data` must be the data set the run
+    /// trained on (its test split is the held-out set). [`run_method`] calls it before
+    /// returning; [`run_method_deferred`] and [`run_method_on_tape`] leave it to the
+    /// caller.
     pub fn diagnose(&mut self, data: &Classification) -> Result<(), DpSgdError> {
         let Some(it) = self.held_out.take() else {
             return Ok(());
