@@ -118,7 +118,7 @@ report: build
 	$(BIN) run --profile full --out reports/full
 	$(BIN) fig2 --profile full --out reports
 
-# reports/STABILITY.md: the quick suite at 20 master seeds (about 2.5 min a seed on 2
+# reports/STABILITY.md: the quick suite at 20 master seeds (about 2 min a seed on 2
 # cores). Each seed's rows go to reports/stability/seed-<k>.jsonl as it is judged, and
 # seeds with a usable record are read, not run: stopped, the same command resumes; a
 # changed claim spec runs that claim again, the other claims' rows are read.
