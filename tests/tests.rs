@@ -13,6 +13,7 @@ mod ci_errors;
 mod claims;
 mod cli_shell;
 mod core;
+mod dpgd_pass;
 mod dpsgd;
 mod evidence;
 mod external;

@@ -324,15 +324,50 @@ impl System for RfDpGd {
             "sup_residual",
             "sup_residual_over_ln_n",
         ];
-        if u.wants(&main) {
-            let run = dpgd::run(
-                &problem,
-                Array1::zeros(p),
-                &cfg,
-                &dpgd::RecordPlan::ends(steps),
-                &mut u.noise_rng("noise"),
-                &u.recipe.dpgd,
-            )?;
+        // Eq. 20: with quadratic loss and no clipping the dynamics are linear, so the
+        // noise part Theta~ = Theta - E_B[Theta] is exactly the iterate of the noise-only
+        // recursion Theta~_t = (I - eta H) Theta~_{t-1} + sqrt(eta)(kappa C/n) sigma xi_t:
+        // DP-GD with labels 0, no clipping, the same noise stream (`noise_term`). When both
+        // runs are wanted they step together, one pass over Phi a step (the same bits as
+        // one after the other).
+        let zeros = Array1::<f64>::zeros(n);
+        let zeros_test = Array1::<f64>::zeros(n_test);
+        let noise_problem = dpgd::Problem {
+            phi: phi.view(),
+            y: zeros.view(),
+            test: Some((phi_test.view(), zeros_test.view())),
+        };
+        let cfg0 = dpgd::DpGdConfig {
+            clip_rule: dpgd::ClipRule::None,
+            ..cfg.clone()
+        };
+        let plan = dpgd::RecordPlan::ends(steps);
+        let recipe = &u.recipe.dpgd;
+        let (main_run, noise_run) = match (u.wants(&main), u.wants(&["noise_term"])) {
+            (true, true) => {
+                let mut runs = dpgd::run_shared(
+                    &[problem, noise_problem],
+                    &[cfg.clone(), cfg0],
+                    &plan,
+                    &mut u.noise_rng("noise"),
+                    recipe,
+                )?;
+                let noise = runs.pop();
+                (runs.pop(), noise)
+            }
+            (true, false) => {
+                let rng = &mut u.noise_rng("noise");
+                let run = dpgd::run(&problem, Array1::zeros(p), &cfg, &plan, rng, recipe)?;
+                (Some(run), None)
+            }
+            (false, true) => {
+                let rng = &mut u.noise_rng("noise");
+                let run = dpgd::run(&noise_problem, Array1::zeros(p), &cfg0, &plan, rng, recipe)?;
+                (None, Some(run))
+            }
+            (false, false) => (None, None),
+        };
+        if let Some(run) = main_run {
             let last = run.trajectory.final_loss().expect("final loss recorded");
             let test_loss = last.test.expect("test set");
             out.insert("test_loss".into(), test_loss);
@@ -362,30 +397,7 @@ impl System for RfDpGd {
                 problem.test_mse(&star.view()).expect("test set"),
             );
         }
-        if u.wants(&["noise_term"]) {
-            // Eq. 20: with quadratic loss and no clipping the dynamics are linear, so the
-            // noise part Theta~ = Theta - E_B[Theta] is exactly the iterate of the
-            // noise-only recursion Theta~_t = (I - eta H) Theta~_{t-1} + sqrt(eta)(kappa C/n) sigma xi_t:
-            // DP-GD with labels 0, no clipping, the same noise stream.
-            let zeros = Array1::<f64>::zeros(n);
-            let zeros_test = Array1::<f64>::zeros(n_test);
-            let noise_problem = dpgd::Problem {
-                phi: phi.view(),
-                y: zeros.view(),
-                test: Some((phi_test.view(), zeros_test.view())),
-            };
-            let cfg0 = dpgd::DpGdConfig {
-                clip_rule: dpgd::ClipRule::None,
-                ..cfg.clone()
-            };
-            let run = dpgd::run(
-                &noise_problem,
-                Array1::zeros(p),
-                &cfg0,
-                &dpgd::RecordPlan::ends(steps),
-                &mut u.noise_rng("noise"),
-                &u.recipe.dpgd,
-            )?;
+        if let Some(run) = noise_run {
             let v = run
                 .trajectory
                 .final_loss()

@@ -20,7 +20,9 @@
 //! `f_i = phi_i^T theta`,
 //! `||g_i||^2 = 4 r_i^2 s_i + 8 lambda r_i f_i + 4 lambda^2 ||theta||^2`, and the clipped
 //! mean is `(2/n) Phi^T (c o r) + (2 lambda/n)(sum_i c_i) theta` with per-sample scales
-//! `c_i`. A step costs two matrix-vector products with `Phi` (BLAS GEMV).
+//! `c_i`. A step reads `Phi` once ([`pass`]: each row's product with `theta`, its clip
+//! factor, then its share of the sum, in a fixed order without BLAS); runs that share
+//! `Phi` ([`run_shared`]) read it once between them.
 //!
 //! Calibration (privacy-for-free Prop. 2.2, Eq. 5): `sigma = sqrt(eta T) sqrt(8 ln(1/delta))/eps`,
 //! valid for `0 < eps < 8 ln(1/delta)`; see [`prop22_sigma`].
@@ -33,7 +35,13 @@
 //! caller ([`run`], [`prop22_sigma`]); [`DpGdRecipe::PAPER`] is the code path documented
 //! above, bit for bit.
 use super::TrainError;
-use ndarray::{Array1, ArrayView1, ArrayView2, Zip};
+use ndarray::{Array1, ArrayView1, ArrayView2};
+use std::borrow::Cow;
+
+mod lanes;
+mod pass;
+
+pub use lanes::{run, run_shared};
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
@@ -256,7 +264,9 @@ pub struct StepStats {
 }
 
 /// The clipped mean gradient at `theta` and what it saw, without materialising the
-/// per-sample gradients (see the module docs). `phi_sq` holds `||phi_i||^2`.
+/// per-sample gradients (see the module docs), in one pass over `Phi`
+/// ([`pass`]: the order of its sums is fixed, so the bits do not depend on the BLAS).
+/// `phi_sq` holds `||phi_i||^2`.
 pub fn clipped_mean_gradient(
     phi: &ArrayView2<f64>,
     phi_sq: &ArrayView1<f64>,
@@ -266,58 +276,64 @@ pub fn clipped_mean_gradient(
     rule: ClipRule,
     ridge: f64,
 ) -> (Array1<f64>, StepStats) {
-    let n = y.len();
-    let f = phi.dot(theta);
-    let theta_sq = if ridge > 0.0 { theta.dot(theta) } else { 0.0 };
-    let mut w = Array1::<f64>::zeros(n);
-    let mut clipped = 0usize;
-    let mut max_r = 0.0f64;
-    let mut max_ratio = 0.0f64;
-    let mut sum_c = 0.0f64;
-    let mut sse = 0.0f64;
-    Zip::from(&mut w)
-        .and(&f)
-        .and(y)
-        .and(phi_sq)
-        .for_each(|wi, &fi, &yi, &si| {
-            let r = fi - yi;
-            sse += r * r;
-            max_r = max_r.max(r.abs());
-            let gsq = 4.0 * r * r * si + 8.0 * ridge * r * fi + 4.0 * ridge * ridge * theta_sq;
-            let gnorm = gsq.max(0.0).sqrt();
-            let ratio = gnorm / clip;
-            max_ratio = max_ratio.max(ratio);
-            let c = if ratio > 1.0 {
-                clipped += 1;
-                rule.scale(ratio)
-            } else {
-                1.0
-            };
-            sum_c += c;
-            *wi = c * r;
-        });
+    let p = phi.ncols();
+    let rows = phi.as_standard_layout();
+    let (y, theta_s, phi_sq) = (contiguous(y), contiguous(theta), contiguous(phi_sq));
+    let lane = pass::Lane {
+        y: &y,
+        theta: &theta_s,
+        clip,
+        rule,
+        ridge,
+    };
+    let theta_sq = if ridge > 0.0 {
+        pass::norm_sq(&theta_s)
+    } else {
+        0.0
+    };
+    let mut sums = vec![Vec::new()];
+    let rows = rows.as_slice().expect("standard layout");
+    let (stats, sum_c) = pass::clipped_sums(rows, p, &phi_sq, &[lane], &[theta_sq], &mut sums)
+        .pop()
+        .expect("one lane");
+    let sum = Array1::from_vec(sums.pop().expect("one lane"));
+    let g = mean_from_sum(sum, ridge, sum_c, theta, y.len());
+    (g, stats)
+}
+
+/// `v` as a slice, copied only when it is not contiguous.
+fn contiguous<'a>(v: &'a ArrayView1<f64>) -> Cow<'a, [f64]> {
+    match v.as_slice() {
+        Some(s) => Cow::Borrowed(s),
+        None => Cow::Owned(v.to_vec()),
+    }
+}
+
+/// The clipped mean `(2/n) sum_i (c_i r_i) phi_i + (2 lambda/n)(sum_i c_i) theta` from the
+/// pass's sum (module docs).
+fn mean_from_sum(
+    mut g: Array1<f64>,
+    ridge: f64,
+    sum_c: f64,
+    theta: &ArrayView1<f64>,
+    n: usize,
+) -> Array1<f64> {
     let nf = n as f64;
-    let mut g = phi.t().dot(&w);
     g *= 2.0 / nf;
     if ridge > 0.0 {
         // (sum_c / n) is exactly 1 when nothing is clipped, so this reduces bit-for-bit
         // to plain GD (tests rely on it).
         g.scaled_add(2.0 * ridge * (sum_c / nf), theta);
     }
-    let stats = StepStats {
-        clip_fraction: clipped as f64 / nf,
-        max_abs_residual: max_r,
-        max_grad_ratio: max_ratio,
-        train_mse: sse / nf,
-    };
-    (g, stats)
+    g
 }
 
 /// The update of one DP-GD step: `theta <- theta - eta g + noise_std xi`,
 /// `xi ~ N(0, I_p)`. `xi` is scratch space of length p; the p normals are drawn from
 /// `noise_rng` in coordinate order, and only when `noise_std > 0` (the order of draws is
-/// part of the contract: it fixes every run's bits). [`run`] calls exactly this after
-/// [`clipped_mean_gradient`]; `crate::perf` times the same pair as one direct step.
+/// part of the contract: it fixes every run's bits). A step of [`run`] does the same
+/// operations as [`clipped_mean_gradient`] then this (the same bits; tests/dpgd_pass.rs);
+/// `crate::perf` times the pair as one direct step.
 pub fn apply_update(
     theta: &mut Array1<f64>,
     g: &Array1<f64>,
@@ -427,104 +443,4 @@ impl Problem<'_> {
 pub struct DpGdRun {
     pub theta: Array1<f64>,
     pub trajectory: Trajectory,
-}
-
-/// Runs T steps of full-batch DP-GD from `theta0` with the formulas of `recipe`
-/// ([`DpGdRecipe::PAPER`]: the module docs). Noise draws come from `noise_rng`: p
-/// standard normals per fresh draw, in coordinate order, only when sigma > 0.
-///
-/// When the recipe runs another number of updates than the configured T, the plan's
-/// final step T is recorded after the last update run.
-///
-/// Errors: an invalid configuration, or a non-finite parameter or loss (the step at
-/// which it happened is named; callers add the claim and sweep point).
-pub fn run(
-    problem: &Problem<'_>,
-    theta0: Array1<f64>,
-    cfg: &DpGdConfig,
-    plan: &RecordPlan,
-    noise_rng: &mut impl Rng,
-    recipe: &DpGdRecipe,
-) -> Result<DpGdRun, TrainError> {
-    cfg.validate()?;
-    crate::linalg::pin_blas_threads();
-    let (n, p) = problem.phi.dim();
-    if n == 0 || problem.y.len() != n || theta0.len() != p {
-        return Err(TrainError::InvalidConfig(format!(
-            "shapes: Phi {n}x{p}, y {}, theta0 {}",
-            problem.y.len(),
-            theta0.len()
-        )));
-    }
-    let phi_sq = crate::linalg::row_norms_sq(&problem.phi);
-    let noise_std = recipe.noise_std(cfg, n);
-    let rule = (recipe.clip_rule)(cfg.clip_rule);
-    let ridge = (recipe.per_sample_ridge)(cfg.ridge);
-    let steps = (recipe.steps)(cfg.steps);
-    let record = |t: usize| {
-        plan.loss_at
-            .iter()
-            .any(|&s| if s == cfg.steps { steps == t } else { s == t })
-    };
-    let mut theta = theta0;
-    let mut traj = Trajectory {
-        clip_fraction: Vec::with_capacity(steps),
-        max_grad_ratio: Vec::with_capacity(steps),
-        max_abs_residual: Vec::with_capacity(steps + 1),
-        losses: Vec::new(),
-    };
-    let mut xi = Array1::<f64>::zeros(p);
-    let mut drawn = false;
-    for t in 0..=steps {
-        let (mut g, mut stats) = clipped_mean_gradient(
-            &problem.phi,
-            &phi_sq.view(),
-            &problem.y,
-            &theta.view(),
-            cfg.clip,
-            rule,
-            ridge,
-        );
-        (recipe.clipped_mean)(cfg, &mut g, &mut stats);
-        if !stats.train_mse.is_finite() {
-            return Err(TrainError::Diverged {
-                step: t,
-                what: "training loss".into(),
-            });
-        }
-        traj.max_abs_residual.push(stats.max_abs_residual);
-        if record(t) {
-            let test = problem.test_mse(&theta.view());
-            if test.is_some_and(|v| !v.is_finite()) {
-                return Err(TrainError::Diverged {
-                    step: t,
-                    what: "test loss".into(),
-                });
-            }
-            traj.losses.push(LossPoint {
-                step: t,
-                train: stats.train_mse,
-                test,
-            });
-        }
-        if t == steps {
-            break;
-        }
-        traj.clip_fraction.push(stats.clip_fraction);
-        traj.max_grad_ratio.push(stats.max_grad_ratio);
-        if drawn && !(recipe.fresh_noise)(t) {
-            // The last xi drawn again, no new draws.
-            theta.scaled_add(-cfg.eta, &g);
-            if noise_std > 0.0 {
-                theta.scaled_add(noise_std, &xi);
-            }
-        } else {
-            apply_update(&mut theta, &g, cfg.eta, noise_std, &mut xi, noise_rng);
-            drawn = true;
-        }
-    }
-    Ok(DpGdRun {
-        theta,
-        trajectory: traj,
-    })
 }
