@@ -332,7 +332,7 @@ fn mean_from_sum(
 /// `xi ~ N(0, I_p)`. `xi` is scratch space of length p; the p normals are drawn from
 /// `noise_rng` in coordinate order, and only when `noise_std > 0` (the order of draws is
 /// part of the contract: it fixes every run's bits). A step of [`run`] does the same
-/// operations as [`clipped_mean_gradient`] then this (the same bits; tests/dpgd_pass.rs);
+/// operations as [`clipped_mean_gradient`] then this (the same bits: tests/perf.rs);
 /// `crate::perf` times the pair as one direct step.
 pub fn apply_update(
     theta: &mut Array1<f64>,

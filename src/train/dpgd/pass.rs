@@ -48,18 +48,7 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
             s[l] += x[l] * y[l];
         }
     }
-    let mut width = PARTIALS;
-    while width > 1 {
-        width /= 2;
-        for l in 0..width {
-            s[l] = s[2 * l] + s[2 * l + 1];
-        }
-    }
-    let mut t = s[0];
-    for (x, y) in ra.iter().zip(rb) {
-        t += x * y;
-    }
-    t
+    finish_dot(s, ra, rb)
 }
 
 /// `||v||^2` in [`dot`]'s order.
