@@ -400,7 +400,10 @@ fn run_job(cfg: &Fig2Config, job: &Job) -> Result<JobOut, TrainError> {
                 cells.push((c, ct));
             }
         }
-        let losses = batch_final_losses(&kp, &runs, &at_p.child("noise-loss-vs-p"), 2)?;
+        // One part: 9 short runs whose steps are the products with K; the engine shares
+        // each product between the cores (two halves of K's columns), so two parts would
+        // only read K twice a step.
+        let losses = batch_final_losses(&kp, &runs, &at_p.child("noise-loss-vs-p"), 1)?;
         for ((c, ct), l) in cells.into_iter().zip(losses) {
             out.grid.push(GridCell {
                 p,
@@ -425,7 +428,8 @@ fn run_job(cfg: &Fig2Config, job: &Job) -> Result<JobOut, TrainError> {
                 })
             })
             .collect::<Result<_, TrainError>>()?;
-        let losses = batch_final_losses(&kp, &runs, &at_p.child("noise-loss-vs-T"), 2)?;
+        // One part, as panel 1 (measured at p = 4000: 26 s in two parts, 18 s in one).
+        let losses = batch_final_losses(&kp, &runs, &at_p.child("noise-loss-vs-T"), 1)?;
         for ((&ct, r), l) in cfg.time_c.iter().zip(&runs).zip(losses) {
             out.time.push(LossVsT {
                 p,
@@ -438,7 +442,9 @@ fn run_job(cfg: &Fig2Config, job: &Job) -> Result<JobOut, TrainError> {
     }
     if job.panel4 {
         let (runs, cells) = heatmap_runs(cfg)?;
-        // Two parts, each with half of the runs of every length.
+        // Two parts, each with half of the runs of every length: 1 200 runs, whose
+        // per-run work (clipped residuals, sparse updates) is shared by the cores only
+        // this way (one part: 308 s, two: 161 s at paper scale).
         let losses = batch_final_losses(&kp, &runs, &at_p.child("noise-heatmap"), 2)?;
         for ((eps, c, ct, steps), l) in cells.into_iter().zip(losses) {
             out.heat.push(HeatCell {

@@ -318,83 +318,110 @@ pub fn add_sparse_combinations(
     delta: &[f64],
     h: &mut ArrayViewMut2<f64>,
 ) {
+    add_sparse_combinations_cols(k, 0, rows, offs, idx, delta, h);
+}
+
+/// [`add_sparse_combinations`] on the columns `c_lo..c_lo + h.ncols()` of the product
+/// only: `h` holds those columns of the rows (contiguous rows, any row stride). Every
+/// entry is computed as in the whole product (its own terms, in order), so column
+/// ranges computed apart give the bits of the whole.
+pub fn add_sparse_combinations_cols(
+    k: &ArrayView2<f64>,
+    c_lo: usize,
+    rows: &[usize],
+    offs: &[usize],
+    idx: &[usize],
+    delta: &[f64],
+    h: &mut ArrayViewMut2<f64>,
+) {
     let n = k.ncols();
     assert_eq!(k.nrows(), n, "K is square");
     let k = k.as_slice().expect("row-major K");
-    let hn = h.nrows();
-    assert_eq!(h.ncols(), n, "h has n columns");
-    let h = h.as_slice_mut().expect("row-major h");
+    assert!(c_lo + h.ncols() <= n, "columns within K");
+    assert!(
+        h.ncols() <= 1 || h.strides()[1] == 1,
+        "contiguous rows of h"
+    );
     assert_eq!(offs.len(), rows.len() + 1, "one range per row");
     assert!(offs.windows(2).all(|w| w[0] <= w[1]) && offs.last() <= Some(&idx.len()));
     assert_eq!(idx.len(), delta.len());
-    assert!(rows.iter().all(|&j| j < hn) && idx.iter().all(|&i| i < n));
+    assert!(rows.iter().all(|&j| j < h.nrows()) && idx.iter().all(|&i| i < n));
+    let cols = SparseCols { k, n, c_lo };
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has AVX-512F (checked just above).
-            unsafe { sparse_avx512(k, n, rows, offs, idx, delta, h) };
+            unsafe { sparse_avx512(&cols, rows, offs, idx, delta, h) };
             return;
         }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked just above).
-            unsafe { sparse_avx2(k, n, rows, offs, idx, delta, h) };
+            unsafe { sparse_avx2(&cols, rows, offs, idx, delta, h) };
             return;
         }
     }
-    sparse_generic(k, n, rows, offs, idx, delta, h);
+    sparse_generic(&cols, rows, offs, idx, delta, h);
+}
+
+/// Row-major K (n x n) and the first of its columns that `h` holds.
+struct SparseCols<'a> {
+    k: &'a [f64],
+    n: usize,
+    c_lo: usize,
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn sparse_avx512(
-    k: &[f64],
-    n: usize,
+    cols: &SparseCols,
     rows: &[usize],
     offs: &[usize],
     idx: &[usize],
     delta: &[f64],
-    h: &mut [f64],
+    h: &mut ArrayViewMut2<f64>,
 ) {
-    sparse_generic(k, n, rows, offs, idx, delta, h)
+    sparse_generic(cols, rows, offs, idx, delta, h)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn sparse_avx2(
-    k: &[f64],
-    n: usize,
+    cols: &SparseCols,
     rows: &[usize],
     offs: &[usize],
     idx: &[usize],
     delta: &[f64],
-    h: &mut [f64],
+    h: &mut ArrayViewMut2<f64>,
 ) {
-    sparse_generic(k, n, rows, offs, idx, delta, h)
+    sparse_generic(cols, rows, offs, idx, delta, h)
 }
 
-/// The body of [`add_sparse_combinations`], compiled once per instruction set.
+/// The body of [`add_sparse_combinations_cols`], compiled once per instruction set.
 #[inline(always)]
 fn sparse_generic(
-    k: &[f64],
-    n: usize,
+    cols: &SparseCols,
     rows: &[usize],
     offs: &[usize],
     idx: &[usize],
     delta: &[f64],
-    h: &mut [f64],
+    h: &mut ArrayViewMut2<f64>,
 ) {
+    let SparseCols { k, n, c_lo } = *cols;
+    let width = h.ncols();
     let mut c0 = 0;
-    while c0 < n {
-        let w = SPARSE_BLOCK.min(n - c0);
+    while c0 < width {
+        let w = SPARSE_BLOCK.min(width - c0);
+        let kc = c_lo + c0;
         for (s, &j) in rows.iter().enumerate() {
-            let seg = &mut h[j * n + c0..j * n + c0 + w];
+            let mut hrow = h.row_mut(j);
+            let seg = &mut hrow.as_slice_mut().expect("contiguous row")[c0..c0 + w];
             let terms = offs[s]..offs[s + 1];
             if w == SPARSE_BLOCK {
                 let mut acc = [0.0f64; SPARSE_BLOCK];
                 acc.copy_from_slice(seg);
                 for p in terms {
                     let d = delta[p];
-                    let row: &[f64; SPARSE_BLOCK] = k[idx[p] * n + c0..][..SPARSE_BLOCK]
+                    let row: &[f64; SPARSE_BLOCK] = k[idx[p] * n + kc..][..SPARSE_BLOCK]
                         .try_into()
                         .expect("a block");
                     for (a, &v) in acc.iter_mut().zip(row) {
@@ -405,7 +432,7 @@ fn sparse_generic(
             } else {
                 for p in terms {
                     let d = delta[p];
-                    let row = &k[idx[p] * n + c0..][..w];
+                    let row = &k[idx[p] * n + kc..][..w];
                     for (a, &v) in seg.iter_mut().zip(row) {
                         *a += d * v;
                     }

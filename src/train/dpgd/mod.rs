@@ -321,8 +321,9 @@ fn mean_from_sum(
     let nf = n as f64;
     g *= 2.0 / nf;
     if ridge > 0.0 {
-        // (sum_c / n) is exactly 1 when nothing is clipped, so this reduces bit-for-bit
-        // to plain GD (tests rely on it).
+        // (sum_c / n) is exactly 1 when nothing is clipped, so this is exactly plain
+        // ridge GD's formula (tests/core.rs: equal to `baselines`' GD to 1e-12, which
+        // sums in BLAS's order).
         g.scaled_add(2.0 * ridge * (sum_c / nf), theta);
     }
     g

@@ -81,7 +81,7 @@ use super::TrainError;
 use crate::linalg::{self, Kernels};
 use crate::rng::SeedPath;
 use ndarray::linalg::general_mat_mul;
-use ndarray::{s, Array2};
+use ndarray::{s, Array2, Zip};
 use rand_distr::{Distribution, StandardNormal};
 
 /// Steps of noise drawn and mapped through `L_train` at once per stream with
@@ -311,11 +311,15 @@ pub fn run_batch(
             ),
             Kernels::Faer => {
                 sparse.products(kp, t, moving, &cr, &g_prev, &mut kcr);
-                g_prev
-                    .slice_mut(s![..moving, ..])
-                    .assign(&cr.slice(s![..moving, ..]));
+                // g_prev takes this step's c o r (rows past `moving` never move again).
+                std::mem::swap(&mut g_prev, &mut cr);
             }
         }
+        // This step's c o r (Faer: in g_prev since the swap).
+        let g_now = match kernels {
+            Kernels::Faer => &g_prev,
+            Kernels::Blas => &cr,
+        };
         // Noise draws of the streams still in use, and their train-side images L_train w.
         let drawing: Vec<usize> = (0..streams.len())
             .filter(|&s| stream_until[s] > t)
@@ -353,15 +357,28 @@ pub fn run_batch(
             let mut ws = w_sum.row_mut(s);
             ws += &w.row(s);
         }
+        // u += -(2 eta/n) K (c o r) + s L_train w and the sum of c o r, in one pass per
+        // run (the same operations, in the same order, as one pass for each).
         for jj in 0..moving {
             let cfg = &runs[order[jj]].cfg;
-            let mut uj = u.row_mut(jj);
-            uj.scaled_add(-2.0 * cfg.eta / nf, &kcr.row(jj));
-            if noise_std[jj] > 0.0 {
-                uj.scaled_add(noise_std[jj], &z.row(stream_of[jj]));
+            let a = -2.0 * cfg.eta / nf;
+            let sd = noise_std[jj];
+            let zip = Zip::from(u.row_mut(jj))
+                .and(acc_cr.row_mut(jj))
+                .and(kcr.row(jj))
+                .and(g_now.row(jj));
+            if sd > 0.0 {
+                zip.and(z.row(stream_of[jj]))
+                    .for_each(|ui, acc, &k, &g, &zi| {
+                        *ui = (*ui + a * k) + sd * zi;
+                        *acc += g;
+                    });
+            } else {
+                zip.for_each(|ui, acc, &k, &g| {
+                    *ui += a * k;
+                    *acc += g;
+                });
             }
-            let mut a = acc_cr.row_mut(jj);
-            a += &cr.row(jj);
         }
     }
     // Back to the caller's order.
