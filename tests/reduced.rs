@@ -352,6 +352,58 @@ fn faer_kernels_agree_with_blas_and_ignore_thread_count() {
     assert_eq!(bits(1), bits(2));
 }
 
+/// At n >= 1024 the per-step products run in two column halves of K, one per core
+/// (`reduced::step`): the batch still agrees with the OpenBLAS engine (one product in
+/// one piece) to 1e-10 relative, with runs on the dense path (nothing clipped) and on
+/// the sparse one (most samples clipped), lengths past a refresh (128 steps); and its
+/// bytes are the same with 1 and 2 threads.
+#[test]
+fn column_halves_at_large_n_agree_with_blas_and_ignore_thread_count() {
+    use dpclaims::linalg::Kernels;
+    let (n, m, p) = (1040, 40, 60);
+    let s = small(23, n, m, p);
+    let kp = |kernels| s.kernel().with_kernels(kernels);
+    let runs: Vec<BatchRun> = [(0.02, 130usize), (0.05, 129), (50.0, 130), (50.0, 70)]
+        .iter()
+        .enumerate()
+        .map(|(k, &(clip, steps))| BatchRun {
+            cfg: cfg(p, steps, (p as f64).sqrt() * clip, 0.5),
+            loss_at: vec![steps / 2, steps],
+            stream: k % 2,
+        })
+        .collect();
+    let streams = [SeedPath::new(41), SeedPath::new(42)];
+    let go = |kernels, threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| reduced::run_batch(&kp(kernels), &runs, &streams).unwrap())
+    };
+    let (a, b) = (go(Kernels::Faer, 2), go(Kernels::Blas, 1));
+    let mut worst = 0.0f64;
+    for (x, y) in a.iter().zip(&b) {
+        for (lx, ly) in x.losses.iter().zip(&y.losses) {
+            worst = worst
+                .max(rel(lx.train, ly.train))
+                .max(rel(lx.test.unwrap(), ly.test.unwrap()));
+        }
+        assert_eq!(x.clip_fraction_sum, y.clip_fraction_sum);
+    }
+    assert!(worst < 1e-10, "faer vs BLAS at n = {n}: {worst:e}");
+    let frac: Vec<f64> = a.iter().map(|r| r.overall_clip_fraction()).collect();
+    assert!(
+        frac[0] > 0.5 && frac[2] == 0.0,
+        "sparse and dense paths: {frac:?}"
+    );
+    let bits = |r: &[reduced::ReducedRun]| -> Vec<u64> {
+        r.iter()
+            .flat_map(|x| x.losses.iter().map(|l| l.test.unwrap().to_bits()))
+            .collect()
+    };
+    assert_eq!(bits(&a), bits(&go(Kernels::Faer, 1)));
+}
+
 /// A validation split (`with_validation`): with sigma = 0 the test loss over the points
 /// after the split, and the validation loss over those before it, equal the losses of
 /// problems holding only those points; the min-norm baseline likewise; a split that

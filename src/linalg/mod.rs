@@ -318,6 +318,7 @@ pub fn add_sparse_combinations(
     delta: &[f64],
     h: &mut ArrayViewMut2<f64>,
 ) {
+    assert_eq!(h.ncols(), k.ncols(), "h has n columns");
     add_sparse_combinations_cols(k, 0, rows, offs, idx, delta, h);
 }
 

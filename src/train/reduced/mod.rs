@@ -69,7 +69,9 @@
 //!
 //! Where things are: this file holds the runs and the batch loop ([`run_batch`]);
 //! `problem.rs` the kernel-space problem (Gram matrix, noise factor, min-norm baseline);
-//! `step.rs` the per-step kernels (clipped residuals, sparse product updates).
+//! `step.rs` the per-step kernels (clipped residuals, sparse product updates, and at
+//! n >= 1024 the products in two column halves of K, one per core, with the bits of the
+//! whole).
 mod problem;
 mod step;
 
