@@ -428,7 +428,8 @@ fn run_job(cfg: &Fig2Config, job: &Job) -> Result<JobOut, TrainError> {
                 })
             })
             .collect::<Result<_, TrainError>>()?;
-        // One part, as panel 1 (measured at p = 4000: 26 s in two parts, 18 s in one).
+        // One part, as panel 1 (seed 0, p = 4000: 27.2 s in two parts before the column
+        // halves, 17.6-20.4 s in one part with them).
         let losses = batch_final_losses(&kp, &runs, &at_p.child("noise-loss-vs-T"), 1)?;
         for ((&ct, r), l) in cfg.time_c.iter().zip(&runs).zip(losses) {
             out.time.push(LossVsT {
