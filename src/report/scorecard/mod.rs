@@ -71,9 +71,12 @@ pub struct NotTestable {
 impl NotTestable {
     /// One sentence for the page.
     pub fn sentence(&self) -> String {
+        let mut q = self.quantity.trim().to_string();
+        if let Some(c) = q.get(..1) {
+            q = c.to_uppercase() + &q[1..];
+        }
         format!(
-            "Not testable at feasible sizes: {} is {}; {}.",
-            self.quantity.trim(),
+            "{q}: {}. Would change: {}.",
             self.measured.trim().trim_end_matches('.'),
             self.changes_at.trim().trim_end_matches('.')
         )
