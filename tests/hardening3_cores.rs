@@ -19,7 +19,7 @@ fn a_second_run_of_the_same_shard_is_refused_while_the_first_runs() {
         "run",
         "claims/ca.yaml",
         "--shard",
-        "1/1",
+        "0/1",
         "--partial-out",
         "parts",
     ];
@@ -34,7 +34,7 @@ fn a_second_run_of_the_same_shard_is_refused_while_the_first_runs() {
     );
     let before = digest(d.path(), &[]);
     let second = run(d.path(), &args);
-    exit2(&second, &["shard 1/1", "another run", "parts"]);
+    exit2(&second, &["shard 0/1", "another run", "parts"]);
     assert_eq!(
         digest(d.path(), &[]),
         before,
@@ -52,7 +52,7 @@ fn a_second_run_of_the_same_shard_is_refused_while_the_first_runs() {
         .parse()
         .unwrap();
     none_alive(&[pid]);
-    assert!(!d.path().join("parts/shard-1-of-1.json").exists());
+    assert!(!d.path().join("parts/shard-0-of-1.json").exists());
 }
 
 #[test]

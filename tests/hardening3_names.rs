@@ -14,7 +14,13 @@ fn a_spec_whose_name_is_not_utf8_is_an_error_naming_it_not_skipped() {
     let before = digest(d.path(), &[]);
     for cmd in ["list", "check", "plan"] {
         let o = run(d.path(), &[cmd, "claims"]);
-        exit2(&o, &["b\u{fffd}.yaml", "not UTF-8"]);
+        assert_eq!(o.code, Some(2), "{cmd}: {}{}", o.stdout, o.stderr);
+        // `check` lists its findings on stdout.
+        let all = format!("{}{}", o.stdout, o.stderr);
+        assert!(
+            all.contains("b\u{fffd}.yaml") && all.contains("not UTF-8"),
+            "{cmd}: {all}"
+        );
     }
     assert_eq!(digest(d.path(), &[]), before, "files changed");
 }
