@@ -242,8 +242,8 @@ pub fn no_special_files(what: &str, dir: &Path) -> anyhow::Result<()> {
     }
     if let Some((p, t)) = walk(dir, 0) {
         refuse!(
-            "{what} {} holds {}, which is {}: a report set holds only files and \
-             directories (remove it)",
+            "{what} {} holds {}, which is {}, not a regular file: a report set holds \
+             only files and directories (remove it)",
             dir.display(),
             p.display(),
             crate::fsio::describe(t)

@@ -185,9 +185,25 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
     )
 }
 
+/// The claim of a shard's partial file: the lock file is removed, then unlocked, when
+/// the run ends (and by the signal handler's cleanup: it is registered as a temporary).
+/// A run that opened it before the removal fails to lock it (`LOCK_NB`) while this run
+/// holds it; one that comes after creates a fresh one.
+struct ShardClaim {
+    _file: std::fs::File,
+    path: PathBuf,
+}
+
+impl Drop for ShardClaim {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        crate::fsio::temps::unregister(&self.path);
+    }
+}
+
 /// An exclusive, non-blocking `flock` of `.<partial>.lock` beside the partial file, held
-/// until the returned file is dropped (the end of the run, or of the process).
-fn claim_partial(path: &Path, shard: Shard) -> anyhow::Result<std::fs::File> {
+/// until the returned claim is dropped (the end of the run, or of the process).
+fn claim_partial(path: &Path, shard: Shard) -> anyhow::Result<ShardClaim> {
     use std::os::unix::fs::OpenOptionsExt as _;
     use std::os::unix::io::AsRawFd as _;
     let name = path.file_name().unwrap_or_default().to_string_lossy();
@@ -209,5 +225,9 @@ fn claim_partial(path: &Path, shard: Shard) -> anyhow::Result<std::fs::File> {
             lock.display()
         );
     }
-    Ok(f)
+    crate::fsio::temps::register(&lock, false);
+    Ok(ShardClaim {
+        _file: f,
+        path: lock,
+    })
 }
