@@ -178,9 +178,40 @@ pub fn man(a: &ManArgs) -> anyhow::Result<ExitCode> {
     let cmd = super::Cli::command();
     match &a.out {
         Some(dir) => {
-            std::fs::create_dir_all(dir)
-                .and_then(|_| clap_mangen::generate_to(cmd, dir))
-                .map_err(|e| anyhow::anyhow!("writing man pages to {}: {e}", dir.display()))?;
+            // Never written through a link: the pages are generated into a fresh
+            // directory of their own, then each renamed into place (a rename replaces a
+            // link, it does not follow it); a link already at a page's name is refused.
+            let fail =
+                |e: std::io::Error| anyhow::anyhow!("writing man pages to {}: {e}", dir.display());
+            std::fs::create_dir_all(dir).map_err(fail)?;
+            let tmp = dir.join(format!(
+                ".dpclaims-man-{:016x}",
+                crate::fsio::write::random_u64()
+            ));
+            std::fs::create_dir(&tmp).map_err(fail)?;
+            let moved = (|| {
+                clap_mangen::generate_to(cmd, &tmp)?;
+                let mut pages: Vec<_> = std::fs::read_dir(&tmp)?.flatten().collect();
+                pages.sort_by_key(|e| e.file_name());
+                for e in &pages {
+                    let to = dir.join(e.file_name());
+                    if let Ok(m) = std::fs::symlink_metadata(&to) {
+                        if !m.is_file() {
+                            return Err(std::io::Error::other(format!(
+                                "{} is {}: refusing to replace it",
+                                to.display(),
+                                crate::fsio::describe(m.file_type())
+                            )));
+                        }
+                    }
+                }
+                for e in pages {
+                    std::fs::rename(e.path(), dir.join(e.file_name()))?;
+                }
+                Ok(())
+            })();
+            let _ = std::fs::remove_dir_all(&tmp);
+            moved.map_err(fail)?;
             println!("man pages written to {}", dir.display());
         }
         None => clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?,

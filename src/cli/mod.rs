@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 mod accept;
 mod advise;
+mod alias;
 mod audit_null;
 mod cache;
 mod check;

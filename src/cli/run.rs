@@ -78,11 +78,39 @@ pub struct RunArgs {
 
 impl RunArgs {
     /// The report directory: `--out`, or the default of [`RunArgs::out`].
+    /// Only the whole suite at the default profile and seed writes the committed
+    /// `reports/`; a selection (`-k`, `--last-failed`), another profile or another seed
+    /// of it writes to `target/dpclaims/<selection|last-failed|full|seed-N>` (issue 50,
+    /// family 4).
     pub fn out_dir(&self) -> PathBuf {
         match &self.out {
             Some(o) => o.clone(),
-            None => default_out(&self.paths),
+            None => {
+                let subset = if !self.select.keyword.is_empty() {
+                    Some("selection".to_string())
+                } else if self.select.last_failed {
+                    Some("last-failed".to_string())
+                } else if self.profile != Profile::Quick {
+                    Some(self.profile.to_string())
+                } else if self.seed != 0 {
+                    Some(format!("seed-{}", self.seed))
+                } else {
+                    None
+                };
+                committed_or(default_out(&self.paths), subset)
+            }
         }
+    }
+}
+
+/// `out`, unless it is the committed `reports` and `subset` names what makes the run
+/// less than the whole suite at its defaults: then `target/dpclaims/<subset>`.
+pub(super) fn committed_or(out: PathBuf, subset: Option<String>) -> PathBuf {
+    match subset {
+        Some(name) if out == Path::new("reports") => {
+            PathBuf::from("target").join("dpclaims").join(name)
+        }
+        _ => out,
     }
 }
 
@@ -139,7 +167,13 @@ pub(super) fn default_paths(p: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
 pub fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
     let claims = spec::load_claims(&default_paths(&a.paths)?)?;
     for c in &claims {
-        println!("{:<28} {}\n{:<28} source: {}", c.id, c.title, "", c.source);
+        println!(
+            "{:<28} {}\n{:<28} source: {}",
+            c.id,
+            crate::report::escape_controls(&c.title),
+            "",
+            crate::report::escape_controls(&c.source.to_string())
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -193,7 +227,9 @@ fn in_claim(c: &spec::Claim, e: impl Into<anyhow::Error>) -> anyhow::Error {
 /// Actions an `::error` annotation on the spec's line and the job summary. Failing to
 /// write them is a warning: the error itself is what the user must see.
 fn ci_error(a: &RunArgs, e: &anyhow::Error) {
-    if super::signals::interrupted().is_some() {
+    if super::signals::interrupted().is_some()
+        || e.downcast_ref::<super::alias::Refused>().is_some()
+    {
         return;
     }
     let github = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
@@ -310,6 +346,37 @@ fn preflight(a: &RunArgs, out: &std::path::Path, claims: &[spec::Claim]) -> anyh
     Ok(())
 }
 
+/// Before anything runs: no output is or holds an input, no output directory holds a
+/// mount point, the job summary is a regular file ([`super::alias`]).
+fn guard_outputs(a: &RunArgs, claims: &[spec::Claim]) -> anyhow::Result<()> {
+    use super::alias::{self, Output};
+    let summary = alias::step_summary()?;
+    let out = a.out_dir();
+    let reports = !a.no_reports && a.shard.is_none() && a.unit.is_none();
+    let mut outs = Vec::new();
+    if reports {
+        outs.push(Output::Dir("--out", &out));
+        alias::no_mount_inside("--out", &out)?;
+        alias::no_special_files("--out", &out)?;
+    }
+    if let Some(j) = &a.ci.junit {
+        outs.push(Output::File("--junit", j));
+    }
+    if let Some(p) = &a.partial_out {
+        outs.push(Output::Dir("--partial-out", p));
+        alias::no_mount_inside("--partial-out", p)?;
+    }
+    if !a.cache.no_cache {
+        outs.push(Output::Dir("the cache", &a.cache.cache_dir));
+    }
+    if let Some(s) = &summary {
+        outs.push(Output::File("$GITHUB_STEP_SUMMARY", s));
+    }
+    let baseline = (!a.baseline.no_baseline).then_some(a.baseline.baseline.as_path());
+    let scorecards = reports.then_some(a.scorecards.as_path());
+    alias::check(&outs, &alias::run_inputs(claims, scorecards, baseline))
+}
+
 /// The claims a run runs: its paths or ids, filtered by `-k` and `--last-failed`.
 fn selected(a: &RunArgs) -> anyhow::Result<Vec<spec::Claim>> {
     let paths = default_paths(&a.paths)?;
@@ -340,6 +407,7 @@ fn selected(a: &RunArgs) -> anyhow::Result<Vec<spec::Claim>> {
 
 fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let claims = selected(a)?;
+    guard_outputs(a, &claims)?;
     if let Some(id) = &a.unit {
         return super::replay::replay(&claims, id, a.profile, a.seed, a.json);
     }

@@ -149,8 +149,17 @@ pub fn matches(c: &Claim, patterns: &[String]) -> bool {
 
 /// Where the ids of the last run's failed claims are kept: beside the result cache's
 /// entries, in the cache directory (the tool's own state, marked by its CACHEDIR.TAG).
+/// Per project (issue 50, family 5): projects that share a cache directory keep their
+/// own lists, `last-failed-<16 hex digits of the SHA-256 of the resolved working
+/// directory>.json`.
 pub fn last_failed_file(cache_dir: &Path) -> PathBuf {
-    cache_dir.join("last-failed.json")
+    use sha2::Digest as _;
+    let cwd = std::env::current_dir()
+        .and_then(std::fs::canonicalize)
+        .unwrap_or_default();
+    let h = sha2::Sha256::digest(cwd.as_os_str().as_encoded_bytes());
+    let hex: String = h.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    cache_dir.join(format!("last-failed-{hex}.json"))
 }
 
 /// The ids recorded by the last run (empty when there is no record or it cannot be read).

@@ -26,6 +26,10 @@ pub(super) fn run_shard(
     let expected = Manifest::new(claims, profile, seed, shard);
     let mine = shard::shard_units(claims, profile, shard).len();
     let total: usize = expected.claims.iter().map(|c| c.units).sum();
+    // The shard's partial file is claimed for the whole run (issue 50, family 5): a second
+    // run of the same shard into the same directory is refused while the first runs,
+    // instead of both computing and one file silently replacing the other.
+    let _claim = claim_partial(&path, shard)?;
     let skipped = if path.exists() {
         let existing = Partial::read(&path).map_err(|e| {
             anyhow::anyhow!("{e}; refusing to overwrite it: delete it to recompute shard {shard}")
@@ -179,4 +183,51 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
         &outputs,
         &Default::default(),
     )
+}
+
+/// The claim of a shard's partial file: the lock file is removed, then unlocked, when
+/// the run ends (and by the signal handler's cleanup: it is registered as a temporary).
+/// A run that opened it before the removal fails to lock it (`LOCK_NB`) while this run
+/// holds it; one that comes after creates a fresh one.
+struct ShardClaim {
+    _file: std::fs::File,
+    path: PathBuf,
+}
+
+impl Drop for ShardClaim {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        crate::fsio::temps::unregister(&self.path);
+    }
+}
+
+/// An exclusive, non-blocking `flock` of `.<partial>.lock` beside the partial file, held
+/// until the returned claim is dropped (the end of the run, or of the process).
+fn claim_partial(path: &Path, shard: Shard) -> anyhow::Result<ShardClaim> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    use std::os::unix::io::AsRawFd as _;
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let lock = path.with_file_name(format!(".{name}.lock"));
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&lock)
+        .map_err(|e| anyhow::anyhow!("claiming {}: {e}", lock.display()))?;
+    // SAFETY: flock on a descriptor this function owns.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        anyhow::bail!(
+            "shard {shard} is being computed by another run into {} (it holds {}): wait for \
+             it, or use another --partial-out",
+            path.display(),
+            lock.display()
+        );
+    }
+    crate::fsio::temps::register(&lock, false);
+    Ok(ShardClaim {
+        _file: f,
+        path: lock,
+    })
 }

@@ -6,10 +6,16 @@
 //!   the reader of stdout is gone (`dpclaims list | head -1`), the panic hook ([`super::main`])
 //!   stops the cores, restores SIGPIPE's default action and raises it, so dpclaims ends
 //!   quietly as `cat` or `ls` would.
-//! * SIGINT, SIGTERM and SIGHUP are blocked in every thread and taken by one thread with
-//!   `sigwait`: it kills every external core and their children
-//!   ([`crate::systems::external::reaper::kill_all`]) and exits with 128 + the signal
-//!   (130, 143, 129).
+//! * SIGINT, SIGTERM and SIGHUP get a real handler (`sigaction`), process-wide, so it
+//!   runs on whichever thread the kernel picks — the main thread, a rayon worker, or a
+//!   thread a library started before `main` (OpenBLAS starts its workers from a library
+//!   constructor, so no signal mask set in `main` covers them; issue 50). The handler
+//!   only writes the signal's number to a self-pipe (`write` is async-signal-safe); a
+//!   thread reading the pipe kills every external core with its process group and its
+//!   children ([`crate::systems::external::reaper::kill_all`]), removes the temporaries
+//!   ([`crate::fsio::temps`]), prints one line and exits with 128 + the signal (130, 143,
+//!   129). No mask is involved, and the three signals are unblocked at start in case the
+//!   parent left them blocked.
 //! * [`finish`] runs the same cleanup at every other exit (success, error, panic).
 use crate::systems::external::reaper;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -27,36 +33,67 @@ pub fn interrupted() -> Option<i32> {
     }
 }
 
-/// Installs the signal handling above. Must run first in `main`, before any other thread
-/// exists (threads inherit the signal mask at their creation).
+/// The write end of the self-pipe (-1 before [`install`]).
+static PIPE_W: AtomicI32 = AtomicI32::new(-1);
+
+/// The handler: async-signal-safe (an atomic load and `write(2)`). A full pipe drops the
+/// byte (the stop is under way already).
+#[cfg(unix)]
+extern "C" fn on_signal(sig: libc::c_int) {
+    let fd = PIPE_W.load(Ordering::Relaxed);
+    if fd >= 0 {
+        let b = sig as u8;
+        // SAFETY: write(2) of one byte from a live stack variable; async-signal-safe.
+        unsafe {
+            libc::write(fd, (&b as *const u8).cast(), 1);
+        }
+    }
+}
+
+/// Installs the signal handling above. Runs first in `main`.
 pub fn install() {
     reaper::init();
     #[cfg(unix)]
-    // SAFETY: called before any other thread exists. `set` is initialised by
-    // sigemptyset before use; sigaddset/pthread_sigmask/signal take valid arguments.
+    // SAFETY: `fds`, `set` and `act` are initialised before use; the descriptors are
+    // owned by this module for the life of the process.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        let mut fds = [-1 as libc::c_int; 2];
+        if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+            return;
+        }
+        let flags = libc::fcntl(fds[1], libc::F_GETFL);
+        libc::fcntl(fds[1], libc::F_SETFL, flags | libc::O_NONBLOCK);
+        let read_end = fds[0];
+        let waiter = std::thread::Builder::new()
+            .name("dpclaims-signals".into())
+            .spawn(move || loop {
+                let mut b = 0u8;
+                // SAFETY: read(2) of one byte into a live stack variable.
+                let n = libc::read(read_end, (&mut b as *mut u8).cast(), 1);
+                if n == 1 {
+                    stop(i32::from(b));
+                }
+                if n == 0 {
+                    return;
+                }
+            });
+        if waiter.is_err() {
+            // No thread to stop the run: keep the default actions.
+            return;
+        }
+        PIPE_W.store(fds[1], Ordering::SeqCst);
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
             libc::sigaddset(&mut set, s);
+            let mut act: libc::sigaction = std::mem::zeroed();
+            act.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            act.sa_flags = libc::SA_RESTART;
+            libc::sigfillset(&mut act.sa_mask);
+            libc::sigaction(s, &act, std::ptr::null_mut());
         }
-        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
-            return;
-        }
-        let waiter = std::thread::Builder::new()
-            .name("dpclaims-signals".into())
-            .spawn(move || loop {
-                let mut sig: libc::c_int = 0;
-                // SAFETY: `set` is a valid signal set owned by this closure.
-                if libc::sigwait(&set, &mut sig) == 0 {
-                    stop(sig);
-                }
-            });
-        if waiter.is_err() {
-            // No thread: restore the default actions rather than ignore the signals.
-            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-        }
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
     }
 }
 
@@ -90,17 +127,33 @@ fn stop(sig: i32) -> ! {
         eprintln!("dpclaims: {} received: stopped", name(sig));
     }
     reaper::kill_all();
-    std::process::exit(128 + sig)
+    crate::fsio::temps::remove_all();
+    exit_once(128 + sig)
+}
+
+/// Exits the process; a second caller (the main thread finishing while the signal
+/// thread stops the run) waits for the first instead of racing it in `exit`.
+fn exit_once(code: i32) -> ! {
+    static EXITING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if EXITING.swap(true, Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
+    std::process::exit(code)
 }
 
 /// The cleanup of every exit: kills what is left of the cores and their children.
 /// Under a signal, exits with its status instead (the signal thread may still be
 /// killing; this waits for nothing else).
 pub fn finish() {
-    reaper::kill_all();
     if let Some(code) = interrupted() {
-        std::process::exit(code);
+        // The signal thread is killing and will exit; this thread waits for it (a
+        // deadline in case it cannot).
+        std::thread::sleep(std::time::Duration::from_secs(10));
+        exit_once(code);
     }
+    reaper::kill_all();
 }
 
 /// Standard output's reader is gone: stop the cores, then die by SIGPIPE as a filter

@@ -26,9 +26,11 @@ pub struct StabilityArgs {
     pub first_seed: u64,
     #[arg(long, value_enum, default_value_t = Profile::Quick)]
     pub profile: Profile,
-    /// Directory STABILITY.md is written to.
-    #[arg(long, default_value = "reports")]
-    pub out: PathBuf,
+    /// Directory STABILITY.md is written to (default: `reports/` for the whole suite
+    /// at the quick profile, `target/dpclaims/<name>` for a subset or another profile:
+    /// a subset never replaces the committed STABILITY.md).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Also write every seed's verdict rows (estimate, interval, prediction, verdict) to
     /// this file as JSON lines, one per (seed, claim, prediction, variant).
     #[arg(long, value_name = "FILE")]
@@ -52,6 +54,26 @@ pub fn run(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
     a.cache.with(|| run_seeds(a))?
 }
 
+impl StabilityArgs {
+    /// `--out`, or the default above.
+    pub fn out_dir(&self) -> PathBuf {
+        self.out.clone().unwrap_or_else(|| {
+            let subset =
+                (self.profile != Profile::Quick).then(|| format!("stability-{}", self.profile));
+            let out = super::run::default_out(&self.paths);
+            if out == std::path::Path::new("reports") {
+                super::run::committed_or(out, subset)
+            } else {
+                // A subset: its own directory under target/dpclaims.
+                out.with_file_name(format!(
+                    "stability-{}",
+                    out.file_name().unwrap_or_default().to_string_lossy()
+                ))
+            }
+        })
+    }
+}
+
 fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
     if a.seeds == 0 {
         anyhow::bail!("--seeds must be at least 1");
@@ -64,12 +86,28 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
         )
     })?;
     let claims = spec::load_claims(&default_paths(&a.paths)?)?;
+    let out = a.out_dir();
+    {
+        use super::alias::{self, Output};
+        let records_dir = a.records.clone().unwrap_or_else(|| out.join("stability"));
+        let mut outs = vec![Output::Dir("--out", &out)];
+        if let Some(j) = &a.json {
+            outs.push(Output::File("--json", j));
+        }
+        if !a.no_records {
+            outs.push(Output::Dir("--records", &records_dir));
+        }
+        if !a.cache.no_cache {
+            outs.push(Output::Dir("the cache", &a.cache.cache_dir));
+        }
+        alias::check(&outs, &alias::run_inputs(&claims, None, None))?;
+    }
     // Refused on the estimate for every seed, before any record is looked at (a seed
     // read from its record costs nothing, so this errs on the side of refusing).
     a.budget.check(&claims, a.profile, a.seeds as f64, 1.0)?;
-    crate::report::prepare_output_dir(&a.out)?;
+    crate::report::prepare_output_dir(&out)?;
     let records =
-        (!a.no_records).then(|| a.records.clone().unwrap_or_else(|| a.out.join("stability")));
+        (!a.no_records).then(|| a.records.clone().unwrap_or_else(|| out.join("stability")));
     if let Some(dir) = &records {
         crate::report::prepare_output_dir(dir)?;
         // A record that is a FIFO, a device or a link is an error now, not a wait or a
@@ -198,7 +236,7 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
         profile: a.profile.to_string(),
         seeds,
     };
-    let path = a.out.join("STABILITY.md");
+    let path = out.join("STABILITY.md");
     crate::report::write_atomic(&path, st.markdown().as_bytes())
         .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
     if let Some(j) = &a.json {

@@ -13,6 +13,8 @@
 //!   it (the result cache's `CACHEDIR.TAG`).
 pub mod marker;
 pub mod read;
+pub mod remove;
+pub mod temps;
 pub mod write;
 pub mod yaml;
 

@@ -78,6 +78,7 @@ pub fn write_atomic_with(path: &Path, contents: &[u8], durability: Durability) -
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "file".into());
     let (tmp, mut f) = create_temporary(dir, &name)?;
+    super::temps::register(&tmp, false);
     let written = f
         .write_all(contents)
         .and_then(|()| match durability {
@@ -86,9 +87,11 @@ pub fn write_atomic_with(path: &Path, contents: &[u8], durability: Durability) -
         })
         .and_then(|()| std::fs::rename(&tmp, path));
     drop(f);
-    written.inspect_err(|_| {
+    let written = written.inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
-    })
+    });
+    super::temps::unregister(&tmp);
+    written
 }
 
 /// `/dev/...` and `/proc/...` (as written, or relative to a working directory there):

@@ -11,30 +11,55 @@ pub const MAX_YAML_NODES: u64 = 1_000_000;
 /// Most bytes of scalars a YAML file may have once its aliases are expanded.
 pub const MAX_YAML_BYTES: u64 = 64 << 20;
 
+/// The typed error of [`alias_budget`]: the text's aliases expand beyond the budget.
+/// Typed (not a marker inside serde's message, which the error-path splitter of
+/// `spec::raw` rewrote, so the old check never fired; issue 50, family 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the YAML expands to more than {MAX_YAML_NODES} nodes or {MAX_YAML_BYTES} bytes once its \
+     aliases (`*name`) are replaced by their anchors (`&name`): an alias bomb or a runaway \
+     chain of aliases; write the values out or use fewer aliases"
+)]
+pub struct AliasBudgetExceeded;
+
 /// Refuses a YAML text whose alias expansion exceeds [`MAX_YAML_NODES`] or
 /// [`MAX_YAML_BYTES`], before it is deserialised. The check walks the document with the
 /// same parser, counting nodes as the aliases are replayed and stopping at the budget,
 /// so it costs at most the budget however deep the chain (it allocates nothing per node).
-/// Any other problem of the text is left to the real parse, which names it.
-pub fn alias_budget(text: &str) -> Result<(), String> {
-    match crate::spec::raw::from_yaml::<budget::Expanded>(text) {
-        Err((_, m)) if m.contains(budget::OVER) || m.contains("repetition limit exceeded") => {
-            Err(format!(
-                "the YAML expands to more than {MAX_YAML_NODES} nodes or {MAX_YAML_BYTES} bytes \
-                 once its aliases (`*name`) are replaced by their anchors (`&name`): an alias \
-                 bomb or a runaway chain of aliases; write the values out or use fewer aliases"
-            ))
+/// Whether the budget stopped the walk is recorded in a flag of the walking thread, not
+/// read back from the error's text. Any other problem of the text is left to the real
+/// parse, which names it.
+pub fn aliases_within_budget(text: &str) -> Result<(), AliasBudgetExceeded> {
+    budget::OVER_BUDGET.with(|f| f.set(false));
+    let r = crate::spec::raw::from_yaml::<budget::Expanded>(text);
+    let tripped = budget::OVER_BUDGET.with(|f| f.replace(false));
+    match r {
+        _ if tripped => Err(AliasBudgetExceeded),
+        // serde_yaml's own limit on alias replays fired first.
+        Err((p, m)) if p.contains("repetition limit") || m.contains("repetition limit") => {
+            Err(AliasBudgetExceeded)
         }
         _ => Ok(()),
     }
+}
+
+/// [`aliases_within_budget`] with its error as the message every loader shows.
+pub fn alias_budget(text: &str) -> Result<(), String> {
+    aliases_within_budget(text).map_err(|e| e.to_string())
 }
 
 /// The alias-expansion count of [`yaml_budget`].
 mod budget {
     use serde::de::{self, Deserialize, Deserializer, Visitor};
 
-    /// Marks the budget's error among serde_yaml's.
-    pub const OVER: &str = "dpclaims: alias expansion over budget";
+    /// The message of the budget's error (for a reader of serde's error only: the
+    /// decision is [`OVER_BUDGET`]).
+    const OVER: &str = "alias expansion over budget";
+
+    thread_local! {
+        /// Set when the walk of this thread stopped at the budget.
+        pub static OVER_BUDGET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
 
     /// Nodes and scalar bytes of a (sub)document, aliases expanded.
     #[derive(Default)]
@@ -48,6 +73,7 @@ mod budget {
             self.nodes = self.nodes.saturating_add(o.nodes);
             self.bytes = self.bytes.saturating_add(o.bytes);
             if self.nodes > super::MAX_YAML_NODES || self.bytes > super::MAX_YAML_BYTES {
+                OVER_BUDGET.with(|f| f.set(true));
                 return Err(E::custom(OVER));
             }
             Ok(())

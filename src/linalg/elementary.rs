@@ -149,7 +149,7 @@ const TANH_CHUNK: usize = 8;
 /// element with AVX-512, 1.5 with AVX2, 3.2 with SSE2, against 6.9 for glibc's `tanh`.
 pub fn tanh_in_place(xs: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
-    {
+    if super::simd::vector_allowed() {
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has AVX-512F (checked just above).
             unsafe { tanh_avx512(xs) };
@@ -161,6 +161,7 @@ pub fn tanh_in_place(xs: &mut [f64]) {
             return;
         }
     }
+    super::simd::note_fallback();
     tanh_generic(xs);
 }
 

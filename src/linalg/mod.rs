@@ -349,7 +349,7 @@ pub fn add_sparse_combinations_cols(
     assert!(rows.iter().all(|&j| j < h.nrows()) && idx.iter().all(|&i| i < n));
     let cols = SparseCols { k, n, c_lo };
     #[cfg(target_arch = "x86_64")]
-    {
+    if simd::vector_allowed() {
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has AVX-512F (checked just above).
             unsafe { sparse_avx512(&cols, rows, offs, idx, delta, h) };
@@ -361,6 +361,7 @@ pub fn add_sparse_combinations_cols(
             return;
         }
     }
+    simd::note_fallback();
     sparse_generic(&cols, rows, offs, idx, delta, h);
 }
 
@@ -536,6 +537,7 @@ pub fn top_singular(m: &ArrayView2<f64>) -> Result<(f64, f64, Array1<f64>), Lina
 }
 
 mod elementary;
+pub mod simd;
 pub use elementary::{exp_det_nonpositive, tanh_array_in_place, tanh_det, tanh_in_place};
 
 #[cfg(test)]

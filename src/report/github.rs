@@ -38,11 +38,24 @@ pub fn append_step_summary(md: &str) {
     let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
         return;
     };
+    // Never waited on: `O_NONBLOCK` opens a FIFO without a reader at once, and anything
+    // that is not a regular file is refused (the run checks this up front too).
+    use std::os::unix::fs::OpenOptionsExt as _;
     let appended = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(&path)
-        .and_then(|mut f| f.write_all(md.as_bytes()));
+        .and_then(|mut f| {
+            let t = f.metadata()?.file_type();
+            if !t.is_file() {
+                return Err(std::io::Error::other(format!(
+                    "it is {}, not a regular file",
+                    crate::fsio::describe(t)
+                )));
+            }
+            f.write_all(md.as_bytes())
+        });
     if let Err(e) = appended {
         eprintln!(
             "warning: could not append the job summary to {}: {e}",

@@ -98,3 +98,28 @@ fn file_in_the_way(dir: &Path) -> Option<PathBuf> {
     }
     None
 }
+
+/// `s` with every terminal control character — C0 and C1 controls, DEL, and the
+/// bidirectional overrides that reorder what a terminal shows — written as a visible
+/// escape (`\x1b`, `\u{202e}`), for lines printed on a terminal from spec text (issue 50,
+/// family 7: a title with escape sequences must not drive the terminal).
+pub fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !s.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if !bad(c) {
+            out.push(c);
+        } else if (c as u32) < 0x100 {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}

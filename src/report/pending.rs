@@ -192,6 +192,16 @@ pub fn changes(p: &Pending) -> anyhow::Result<Vec<String>> {
 
 /// Moves a pending snapshot into the baseline (atomically) and removes it.
 pub fn accept(p: &Pending) -> anyhow::Result<()> {
+    // The pending snapshot is the tool's own file: a symbolic link (to any file at all)
+    // or anything but a regular file is refused, never copied into the baseline.
+    let m = std::fs::symlink_metadata(&p.file)?;
+    if !m.file_type().is_file() {
+        anyhow::bail!(
+            "pending snapshot {} is {}: refusing to accept it (not a file dpclaims wrote)",
+            p.file.display(),
+            crate::fsio::describe(m.file_type())
+        );
+    }
     let bytes = crate::fsio::read(&p.file, crate::fsio::InputKind::Snapshot)?;
     if let Some(parent) = p.target.parent() {
         std::fs::create_dir_all(parent)?;

@@ -157,8 +157,10 @@ pub fn replace(
     };
     stage.step("remove a stale staging directory");
     if std::fs::symlink_metadata(&staging).is_ok() {
-        std::fs::remove_dir_all(&staging)?;
+        crate::fsio::remove::remove_tree(&staging)?;
     }
+    crate::fsio::temps::register(&staging, true);
+    let _forget = Forget(&staging);
     match std::fs::create_dir(&staging) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
@@ -182,7 +184,7 @@ pub fn replace(
         std::fs::File::open(&staging)?.sync_all()
     })();
     if let Err(e) = built {
-        let _ = std::fs::remove_dir_all(&staging);
+        let _ = crate::fsio::remove::remove_tree(&staging);
         return Err(e);
     }
     stage.step("exchange");
@@ -194,7 +196,7 @@ pub fn replace(
             e.raw_os_error(),
             Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP | libc::EBUSY | libc::EXDEV)
         ) {
-            let _ = std::fs::remove_dir_all(&staging);
+            let _ = crate::fsio::remove::remove_tree(&staging);
             return Err(e);
         }
         for entry in std::fs::read_dir(&staging)? {
@@ -208,7 +210,7 @@ pub fn replace(
     }
     std::fs::File::open(parent)?.sync_all()?;
     stage.step("remove the old set");
-    std::fs::remove_dir_all(&staging)?;
+    crate::fsio::remove::remove_tree(&staging)?;
     stage.step("done");
     Ok(())
 }
@@ -237,29 +239,18 @@ pub fn swap_impossible(dir: &Path) -> Option<String> {
     let listed = mounts.lines().any(|l| {
         l.split(' ')
             .nth(4)
-            .is_some_and(|m| unescape_mount(m) == target)
+            .is_some_and(|m| crate::fsio::remove::unescape_mount(m) == target)
     });
     listed.then(|| format!("{} is a mount point", dir.display()))
 }
 
-/// A mount point of `/proc/self/mountinfo` as a path (spaces and such are octal escapes).
-fn unescape_mount(m: &str) -> String {
-    let b = m.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
+/// Unregisters the staging directory from [`crate::fsio::temps`] when the swap ends.
+struct Forget<'a>(&'a Path);
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        crate::fsio::temps::unregister(self.0);
     }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Debris of an interrupted write that must not be carried over: the temporary files

@@ -148,7 +148,7 @@ pub fn check_bytes(path: &Path, bytes: &[u8]) -> (Option<String>, Vec<Diagnostic
         Err(m) => return (None, vec![diag("(file)", m, None)]),
     };
     if let Err(m) = crate::fsio::yaml::alias_budget(text) {
-        return (None, vec![diag("(top level)", m, None)]);
+        return (None, vec![diag("(top level)", m.to_string(), None)]);
     }
     // Syntax errors (and duplicate keys in the text) stop the file: nothing below them
     // can be read reliably. serde_yaml's position is the file's here.

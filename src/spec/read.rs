@@ -17,9 +17,27 @@ pub fn spec_files(p: &Path) -> Result<Vec<PathBuf>, SpecError> {
         field: "(directory)".into(),
         message: e.to_string(),
     })?;
-    let mut v: Vec<PathBuf> = rd
+    let v: Vec<PathBuf> = rd
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|f| f.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+        .collect();
+    // A spec whose name is not UTF-8 is an error naming it (lossily), never skipped
+    // (issue 50, family 7): a directory run must not silently lose a claim.
+    if let Some(bad) = v
+        .iter()
+        .find(|f| f.file_name().is_some_and(|n| n.to_str().is_none()))
+    {
+        return Err(SpecError {
+            file: bad.display().to_string(),
+            field: "(file name)".into(),
+            message: format!(
+                "the file name {:?} is not UTF-8: rename the spec",
+                bad.file_name().unwrap_or_default().to_string_lossy()
+            ),
+        });
+    }
+    let mut v: Vec<PathBuf> = v
+        .into_iter()
         // Hidden files and editor lock files (`.#a.yaml`, `#a.yaml#`, `.a.yaml`):
         // not claims.
         .filter(|f| {
@@ -92,10 +110,10 @@ pub fn claim_from_bytes(path: &Path, bytes: &[u8]) -> Result<Claim, SpecError> {
         message,
     };
     let text = spec_text(bytes).map_err(err)?;
-    crate::fsio::yaml::alias_budget(text).map_err(|message| SpecError {
+    crate::fsio::yaml::alias_budget(text).map_err(|e| SpecError {
         file: file.clone(),
         field: "(top level)".into(),
-        message,
+        message: e.to_string(),
     })?;
     let raw: RawClaim = raw::claim_from_yaml(text).map_err(|(field, message)| SpecError {
         file: file.clone(),

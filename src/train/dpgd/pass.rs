@@ -146,10 +146,11 @@ pub(super) fn clipped_sums(
     sums: &mut [Vec<f64>],
 ) -> Vec<(StepStats, f64)> {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
+    if crate::linalg::simd::vector_allowed() && std::is_x86_feature_detected!("avx2") {
         // SAFETY: AVX2 is present (checked just above).
         return unsafe { clipped_sums_avx2(phi, p, phi_sq, lanes, theta_sq, sums) };
     }
+    crate::linalg::simd::note_fallback();
     clipped_sums_inline(phi, p, phi_sq, lanes, theta_sq, sums, dot4)
 }
 

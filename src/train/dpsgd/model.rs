@@ -414,10 +414,11 @@ impl Model {
             }
         };
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if crate::linalg::simd::vector_allowed() && std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked on the line above).
             return Some(unsafe { pass.run_avx2(&theta, xs, y, rows, clip) });
         }
+        crate::linalg::simd::note_fallback();
         Some(pass.run(&theta, xs, y, rows, clip))
     }
 

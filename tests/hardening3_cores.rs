@@ -1,0 +1,103 @@
+//! Issue 50, family 5: a shard's partial file is claimed for the whole run (a second run
+//! of the same shard is refused while the first runs), and `--last-failed` lists are per
+//! project when projects share a result cache.
+use super::hardening3_util::{cmd, digest, exit2, none_alive, project, run, wait};
+use std::time::{Duration, Instant};
+
+#[test]
+fn a_second_run_of_the_same_shard_is_refused_while_the_first_runs() {
+    let d = project(&["ca"]);
+    // The first run's core sleeps in its first unit.
+    let core = std::fs::read_to_string(d.path().join("claims/core.py"))
+        .unwrap()
+        .replace(
+            "    print(json.dumps({\"unit\": u",
+            "    open(\"busy\", \"w\").write(str(os.getpid()))\n    time.sleep(120)\n    print(json.dumps({\"unit\": u",
+        );
+    std::fs::write(d.path().join("claims/core.py"), core).unwrap();
+    let args = [
+        "run",
+        "claims/ca.yaml",
+        "--shard",
+        "0/1",
+        "--partial-out",
+        "parts",
+    ];
+    let first = cmd(d.path(), &args).spawn().unwrap();
+    let t0 = Instant::now();
+    while !d.path().join("claims/busy").exists() && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        d.path().join("claims/busy").exists(),
+        "the first run never got busy"
+    );
+    let before = digest(d.path(), &[]);
+    let second = run(d.path(), &args);
+    exit2(&second, &["shard 0/1", "another run", "parts"]);
+    assert_eq!(
+        digest(d.path(), &[]),
+        before,
+        "the second run changed files"
+    );
+    // SAFETY: kill(2) of the test's own child.
+    unsafe {
+        libc::kill(first.id() as i32, libc::SIGTERM);
+    }
+    let o = wait(first, Duration::from_secs(30));
+    assert_eq!(o.code, Some(143), "{}", o.stderr);
+    let pid: i32 = std::fs::read_to_string(d.path().join("claims/busy"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    none_alive(&[pid]);
+    assert!(!d.path().join("parts/shard-0-of-1.json").exists());
+}
+
+#[test]
+fn last_failed_lists_are_per_project_when_the_cache_is_shared() {
+    let shared = tempfile::tempdir().unwrap();
+    let cache = shared.path().join("cache");
+    let cache_s = cache.to_str().unwrap();
+    // Project A: its claim fails (the core answers with an error), which records it.
+    let a = project(&["fa"]);
+    let core = std::fs::read_to_string(a.path().join("claims/core.py"))
+        .unwrap()
+        .replace(
+            "print(json.dumps({\"unit\": u, \"metrics\": {\"m\": p[\"sign\"] * p[\"x\"]}}), flush=True)",
+            "print(json.dumps({\"unit\": u, \"error\": \"deliberate\"}), flush=True)",
+        );
+    std::fs::write(a.path().join("claims/core.py"), core).unwrap();
+    let mut c = cmd(a.path(), &["run", "--cache", cache_s, "--out", "out"]);
+    c.env_remove("DPCLAIMS_NO_CACHE");
+    let oa = wait(c.spawn().unwrap(), Duration::from_secs(60));
+    assert_eq!(oa.code, Some(2), "{}", oa.stderr);
+    // Project B shares the cache: A's list is not B's.
+    let b = project(&["ca"]);
+    let mut c = cmd(
+        b.path(),
+        &["run", "--last-failed", "--cache", cache_s, "--out", "out"],
+    );
+    c.env_remove("DPCLAIMS_NO_CACHE");
+    let ob = wait(c.spawn().unwrap(), Duration::from_secs(60));
+    assert_eq!(ob.code, Some(0), "{}", ob.stderr);
+    assert!(
+        ob.stderr.contains("no failed claims recorded"),
+        "{}",
+        ob.stderr
+    );
+    // Control: project A's own --last-failed does see its list (and fails again).
+    let mut c = cmd(
+        a.path(),
+        &["run", "--last-failed", "--cache", cache_s, "--out", "out"],
+    );
+    c.env_remove("DPCLAIMS_NO_CACHE");
+    let oa2 = wait(c.spawn().unwrap(), Duration::from_secs(60));
+    assert_eq!(oa2.code, Some(2), "{}", oa2.stderr);
+    assert!(
+        !oa2.stderr.contains("no failed claims recorded"),
+        "{}",
+        oa2.stderr
+    );
+}

@@ -1,0 +1,249 @@
+//! Helpers of the third hardening round (issue 50): the binary under a deadline, a
+//! digest of a directory tree (to check that no file outside the output changed), and
+//! the external core of tests/hostile_external.rs.
+use std::collections::BTreeMap;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const DEADLINE: Duration = Duration::from_secs(120);
+
+pub struct Out {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// The binary in `dir`, with the tests' fixed environment (no user cache).
+pub fn cmd(dir: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_dpclaims"));
+    c.env("DPCLAIMS_NO_CACHE", "1")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("GITHUB_ACTIONS")
+        .current_dir(dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// Waits for `child` at most `deadline` (a hang kills it and fails the test), reading
+/// its output meanwhile.
+pub fn wait(mut child: Child, deadline: Duration) -> Out {
+    let mut so = child.stdout.take();
+    let mut se = child.stderr.take();
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(o) = so.as_mut() {
+            let _ = o.read_to_string(&mut s);
+        }
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(o) = se.as_mut() {
+            let _ = o.read_to_string(&mut s);
+        }
+        s
+    });
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if t0.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("dpclaims did not end within {deadline:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    use std::os::unix::process::ExitStatusExt as _;
+    Out {
+        code: status.code(),
+        signal: status.signal(),
+        stdout: t_out.join().unwrap(),
+        stderr: t_err.join().unwrap(),
+    }
+}
+
+/// Runs `args` in `dir` under [`DEADLINE`].
+pub fn run(dir: &Path, args: &[&str]) -> Out {
+    wait(cmd(dir, args).spawn().expect("start dpclaims"), DEADLINE)
+}
+
+/// Exit 2, every word of `words` in the message, no internal error.
+pub fn exit2(o: &Out, words: &[&str]) {
+    assert_eq!(
+        o.code,
+        Some(2),
+        "stdout:\n{}\nstderr:\n{}",
+        o.stdout,
+        o.stderr
+    );
+    for w in words {
+        assert!(o.stderr.contains(w), "missing {w:?} in:\n{}", o.stderr);
+    }
+    assert!(!o.stderr.contains("internal error"), "{}", o.stderr);
+}
+
+/// Every file under `dir` (not following links) with its type, size and bytes' digest,
+/// minus the entries under the `skip` names (relative paths).
+pub fn digest(dir: &Path, skip: &[&str]) -> BTreeMap<PathBuf, String> {
+    let mut out = BTreeMap::new();
+    walk(dir, dir, skip, &mut out);
+    out
+}
+
+fn walk(root: &Path, dir: &Path, skip: &[&str], out: &mut BTreeMap<PathBuf, String>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        let rel = p.strip_prefix(root).unwrap().to_path_buf();
+        if skip.iter().any(|s| rel.starts_with(s)) {
+            continue;
+        }
+        let m = std::fs::symlink_metadata(&p).unwrap();
+        let v = if m.is_dir() {
+            walk(root, &p, skip, out);
+            "dir".to_string()
+        } else if m.is_file() {
+            let b = std::fs::read(&p).unwrap_or_default();
+            use std::hash::{Hash as _, Hasher as _};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            b.hash(&mut h);
+            format!("file {} {:x}", b.len(), h.finish())
+        } else if m.file_type().is_symlink() {
+            format!("link {:?}", std::fs::read_link(&p).ok())
+        } else {
+            "other".to_string()
+        };
+        out.insert(rel, v);
+    }
+}
+
+/// A core: handshake, then `body` per request (sees `msg`, `p`, `u`), as in
+/// tests/hostile_external.rs.
+pub fn core(body: &str) -> String {
+    format!(
+        r#"import json, os, subprocess, sys, time
+first = True
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "protocol" in msg:
+        print(json.dumps({{"protocol": "dpclaims-external/2", "metrics": ["m"]}}), flush=True)
+        continue
+    p, u = msg["params"], msg["unit"]
+{body}
+"#
+    )
+}
+
+pub fn ok_answer() -> &'static str {
+    r#"    print(json.dumps({"unit": u, "metrics": {"m": p["sign"] * p["x"]}}), flush=True)"#
+}
+
+/// The claim of tests/hostile_external.rs: one external core, three points, a control.
+pub fn spec(id: &str, title: &str) -> String {
+    format!(
+        r#"id: {id}
+title: "{title}"
+source: {{paper: "p", section: "s", equation: "e"}}
+statement: "s"
+system: external
+external:
+  command: ["python3", "core.py"]
+  metrics: [m]
+  timeout_s: 30
+params:
+  x: "1"
+  sign: "1"
+sweeps:
+  s:
+    quick: {{axes: {{x: [1, 2, 4]}}, replicates: 2}}
+    full: {{axes: {{x: [1, 2, 4]}}, replicates: 2}}
+variants:
+  - name: main
+  - name: control
+    negative_control: true
+    caught_by: [m-positive]
+    params: {{sign: "-1"}}
+predictions:
+  - kind: inequality
+    evidence: consequence
+    name: m-positive
+    metric: m
+    sweep: s
+    op: ">"
+    rhs: "0"
+"#
+    )
+}
+
+/// A directory with `core.py` (`body` per request) and `claim.yaml`.
+pub fn setup(body: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("core.py"), core(body)).unwrap();
+    std::fs::write(
+        dir.path().join("claim.yaml"),
+        spec("ext-h3", "hardening three"),
+    )
+    .unwrap();
+    dir
+}
+
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => {
+            let state = s
+                .rfind(')')
+                .map(|i| s[i + 1..].split_whitespace().next().unwrap_or(""))
+                .unwrap_or("");
+            state != "Z" && state != "X"
+        }
+        Err(_) => false,
+    }
+}
+
+/// Fails when any of `pids` is still alive a few seconds on (and kills it).
+pub fn none_alive(pids: &[i32]) {
+    let t0 = Instant::now();
+    while pids.iter().any(|p| alive(*p)) && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left: Vec<i32> = pids.iter().copied().filter(|p| alive(*p)).collect();
+    for p in &left {
+        // SAFETY: kill(2) of a test's own leftover.
+        unsafe {
+            libc::kill(*p, libc::SIGKILL);
+        }
+    }
+    assert!(left.is_empty(), "processes outlived the run: {left:?}");
+}
+
+/// A project: `claims/<id>.yaml` for each id (the claim of [`spec`]) and `core.py`,
+/// which creates `claims/started` when it starts (so a test sees whether any core ran).
+pub fn project(ids: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let core = core(ok_answer()).replacen(
+        "first = True\n",
+        "first = True\nopen(\"started\", \"a\").close()\n",
+        1,
+    );
+    // The core's command is relative to its spec's directory, and runs there.
+    std::fs::create_dir(dir.path().join("claims")).unwrap();
+    std::fs::write(dir.path().join("claims/core.py"), core).unwrap();
+    for id in ids {
+        std::fs::write(
+            dir.path().join("claims").join(format!("{id}.yaml")),
+            spec(id, id),
+        )
+        .unwrap();
+    }
+    dir
+}
