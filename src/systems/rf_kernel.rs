@@ -60,6 +60,11 @@ const OPTIONS: &[OptionInfo] = &[
         doc: "the OU drift -H theta of Eq. 13 (attractive) or +H theta (a control breaking L209's comparison)",
     },
     OptionInfo {
+        name: "feature_norm",
+        values: &["raw", "unit"],
+        doc: "features as drawn (||phi|| = Theta(sqrt(p)), L191) or normalised to unit length (a control of ||theta*|| = Theta(sqrt(n/p)))",
+    },
+    OptionInfo {
         name: "noise_scaling",
         values: &["sqrt_eta", "constant"],
         doc: "Euler-Maruyama noise sqrt(eta) Sigma xi (Eq. 11) or Sigma xi (a control: the missing sqrt(eta))",
@@ -82,6 +87,7 @@ const METRICS: &[MetricInfo] = &[
     m("drift_free_bound", "Sigma^2 tau mean_test ||phi||^2 (the drift-free process of L209)"),
     m("ou_noise_over_bound", "ou_noise_term / drift_free_bound"),
     m("sup_noise_ratio", "mean_i sup_t |phi_i^T Theta~(t)| / (sqrt(pi/2) Sigma sqrt(tau) ||phi_i||) (Eq. 19, reflection bound)"),
+    m("sup_noise_log_ratio", "ln(sup_noise_ratio): E <= 0 follows from Eq. 19's bound by Jensen (E ln R <= ln E R <= 0)"),
     m("sup_noise_residual", "max_i sup_t |phi_i^T Theta~(t)| (noise part at the training points)"),
     m("sup_noise_bound", "max_i sqrt(pi/2) Sigma sqrt(tau) ||phi_i||"),
     m("em_diff", "||theta^(eta) - theta^(eta/2)||_2 at tau, coupled Brownian increments (Eq. 11-12)"),
@@ -101,7 +107,8 @@ const INFO: SystemInfo = SystemInfo {
     metrics: METRICS,
 };
 
-const KERNEL_METRICS: [&str; 13] = [
+const KERNEL_METRICS: [&str; 14] = [
+    "sup_noise_log_ratio",
     "gap_ratio",
     "spectral_gap",
     "theta_star_sq",
@@ -148,7 +155,7 @@ impl System for RfKernel {
         let mut seconds = feats.seconds + Cost::normals(p * d) + Cost::gemm(nm * nm * p);
         let mut bytes = Cost::f64s(p * d + 4.0 * nm * nm + 512.0 * nm);
         seconds += 2.0 * Cost::eigen(n) + Cost::gemm(2.0 * nt * n * n);
-        if u.wants(&["sup_noise_ratio", "sup_noise_residual", "sup_noise_bound"]) {
+        if u.wants(&["sup_noise_ratio", "sup_noise_log_ratio", "sup_noise_residual", "sup_noise_bound"]) {
             let grid = u.var("grid", 1000.0);
             seconds += Cost::normals(grid * n) + Cost::stream(grid * n * n);
         }
@@ -175,7 +182,14 @@ impl System for RfKernel {
         let (train, test, model) = super::rf_dpgd::sample_problem(u)?;
         let xs = concatenate(Axis(0), &[train.x.view(), test.x.view()])
             .map_err(|e| SystemError::Invalid(e.to_string()))?;
-        let g = rk::gram(&model.v.view(), &xs.view(), act)?;
+        let mut g = rk::gram(&model.v.view(), &xs.view(), act)?;
+        if u.option("feature_norm") == "unit" {
+            // phi / ||phi||: G_ij / sqrt(G_ii G_jj).
+            let diag: Vec<f64> = g.diag().iter().map(|v| v.max(f64::MIN_POSITIVE).sqrt()).collect();
+            for ((i, j), v) in g.indexed_iter_mut() {
+                *v /= diag[i] * diag[j];
+            }
+        }
         let mut out = BTreeMap::new();
         if u.wants(&["input_norm_dev"]) {
             let dev = xs
@@ -215,7 +229,12 @@ impl System for RfKernel {
                 out.insert("drift_free_bound".into(), b);
                 out.insert("ou_noise_over_bound".into(), v / b);
             }
-            if u.wants(&["sup_noise_ratio", "sup_noise_residual", "sup_noise_bound"]) {
+            if u.wants(&[
+                "sup_noise_ratio",
+                "sup_noise_log_ratio",
+                "sup_noise_residual",
+                "sup_noise_bound",
+            ]) {
                 let s = big_sigma(u, n)?;
                 let tau = u.var("tau")?;
                 let grid = u.var_or("grid", 1000.0) as usize;
@@ -231,6 +250,7 @@ impl System for RfKernel {
                 let bounds: Vec<f64> = (0..n).map(|i| c * ks.k[[i, i]].max(0.0).sqrt()).collect();
                 let ratio = sup.iter().zip(&bounds).map(|(a, b)| a / b).sum::<f64>() / n as f64;
                 out.insert("sup_noise_ratio".into(), ratio);
+                out.insert("sup_noise_log_ratio".into(), ratio.ln());
                 out.insert("sup_noise_residual".into(), sup.iter().copied().fold(0.0, f64::max));
                 out.insert("sup_noise_bound".into(), bounds.iter().copied().fold(0.0, f64::max));
             }
