@@ -88,6 +88,11 @@ const METRICS: &[MetricInfo] = &[
     m("ou_noise_over_bound", "ou_noise_term / drift_free_bound"),
     m("sup_noise_ratio", "mean_i sup_t |phi_i^T Theta~(t)| / (sqrt(pi/2) Sigma sqrt(tau) ||phi_i||) (Eq. 19, reflection bound)"),
     m("sup_noise_log_ratio", "ln(sup_noise_ratio): E <= 0 follows from Eq. 19's bound by Jensen (E ln R <= ln E R <= 0)"),
+    m("eq16_violations", "(i, t) pairs of the OU path (grid of Eq. 19) where Eq. 16's condition holds and the gradient exceeds C (Eq. 16 => Eq. 15: 0; an identity check)"),
+    m("eq16_condition_fraction", "fraction of (i, t) pairs where Eq. 16's condition holds (how much the identity check exercises)"),
+    m("eq16_clip_fraction", "fraction of (i, t) pairs of the OU path whose gradient exceeds C (outside the set C of Eq. 14)"),
+    m("eq10_identity_err", "max over 3 random theta of ||engine clipped mean gradient (Algorithm 1's clip line) - Eq. 10's surrogate gradient|| / ||Eq. 10's||, tanh features (an identity check)"),
+    m("eq10_clip_fraction", "fraction of the per-sample gradients clipped at those theta"),
     m("sup_noise_residual", "max_i sup_t |phi_i^T Theta~(t)| (noise part at the training points)"),
     m("sup_noise_bound", "max_i sqrt(pi/2) Sigma sqrt(tau) ||phi_i||"),
     m("em_diff", "||theta^(eta) - theta^(eta/2)||_2 at tau, coupled Brownian increments (Eq. 11-12)"),
@@ -107,7 +112,10 @@ const INFO: SystemInfo = SystemInfo {
     metrics: METRICS,
 };
 
-const KERNEL_METRICS: [&str; 14] = [
+const KERNEL_METRICS: [&str; 17] = [
+    "eq16_violations",
+    "eq16_condition_fraction",
+    "eq16_clip_fraction",
     "sup_noise_log_ratio",
     "gap_ratio",
     "spectral_gap",
@@ -158,6 +166,9 @@ impl System for RfKernel {
         if u.wants(&["sup_noise_ratio", "sup_noise_log_ratio", "sup_noise_residual", "sup_noise_bound"]) {
             let grid = u.var("grid", 1000.0);
             seconds += Cost::normals(grid * n) + Cost::stream(grid * n * n);
+        }
+        if u.wants(&["eq10_identity_err", "eq10_clip_fraction"]) {
+            seconds += Cost::gemm(2.0 * n * p * d) + Cost::tanh(n * p) + Cost::stream(12.0 * n * p);
         }
         if u.wants(&EM_METRICS) {
             let tau = u.var("tau", 1.0);
@@ -230,6 +241,9 @@ impl System for RfKernel {
                 out.insert("ou_noise_over_bound".into(), v / b);
             }
             if u.wants(&[
+                "eq16_violations",
+                "eq16_condition_fraction",
+                "eq16_clip_fraction",
                 "sup_noise_ratio",
                 "sup_noise_log_ratio",
                 "sup_noise_residual",
@@ -238,14 +252,26 @@ impl System for RfKernel {
                 let s = big_sigma(u, n)?;
                 let tau = u.var("tau")?;
                 let grid = u.var_or("grid", 1000.0) as usize;
-                let sup = rk::sup_noise(
+                let eq16 = if u.wants(&["eq16_violations", "eq16_condition_fraction", "eq16_clip_fraction"]) {
+                    Some((train.y.view(), u.var("clip")?))
+                } else {
+                    None
+                };
+                let (sup, c16) = rk::sup_noise_eq16(
                     &ks,
                     tau,
                     s * u.var_or("sigma_scale", 1.0),
                     drift,
                     grid,
+                    eq16,
                     &mut u.noise_rng("noise"),
                 )?;
+                if c16.pairs > 0 {
+                    let pairs = c16.pairs as f64;
+                    out.insert("eq16_violations".into(), c16.violations as f64);
+                    out.insert("eq16_condition_fraction".into(), c16.condition as f64 / pairs);
+                    out.insert("eq16_clip_fraction".into(), c16.clipped as f64 / pairs);
+                }
                 let c = (std::f64::consts::PI / 2.0).sqrt() * s * tau.sqrt();
                 let bounds: Vec<f64> = (0..n).map(|i| c * ks.k[[i, i]].max(0.0).sqrt()).collect();
                 let ratio = sup.iter().zip(&bounds).map(|(a, b)| a / b).sum::<f64>() / n as f64;
@@ -254,6 +280,11 @@ impl System for RfKernel {
                 out.insert("sup_noise_residual".into(), sup.iter().copied().fold(0.0, f64::max));
                 out.insert("sup_noise_bound".into(), bounds.iter().copied().fold(0.0, f64::max));
             }
+        }
+        if u.wants(&["eq10_identity_err", "eq10_clip_fraction"]) {
+            let (e, f) = eq10_identity(u, &train, &model)?;
+            out.insert("eq10_identity_err".into(), e);
+            out.insert("eq10_clip_fraction".into(), f);
         }
         if u.wants(&EM_METRICS) {
             let (tau, eta) = (u.var("tau")?, u.var("eta")?);
@@ -279,4 +310,53 @@ impl System for RfKernel {
         }
         Ok(out)
     }
+}
+
+/// Eq. 10 (L163-L165) on random instances: the engine's clipped mean gradient
+/// ([`crate::train::dpgd::clipped_mean_gradient`], Algorithm 1's clip line
+/// `g_i min(1, C/||g_i||)`) against Eq. 10's surrogate gradient
+/// `(1/n) sum_i l'_clip(r_i) phi_i`, `l'_clip(z) = l'(z) min(1, C/(|l'(z)| ||phi_i||))`,
+/// `l'(z) = 2 z`, written out here, at 3 random theta ~ N(0, a^2 I) with
+/// `a = s C / (2 E tanh^2 p)`, s = 0.5, 1, 2 (so that part of the samples clip).
+/// Returns (max relative difference, fraction clipped).
+fn eq10_identity(
+    u: &UnitInput,
+    train: &crate::data::Dataset,
+    model: &crate::models::RandomFeatures,
+) -> Result<(f64, f64), SystemError> {
+    use crate::train::dpgd;
+    use rand_distr::{Distribution, StandardNormal};
+    let phi = model.features(&train.x.view());
+    let (n, p) = phi.dim();
+    let clip = u.var("clip")?;
+    let phi_sq = crate::linalg::row_norms_sq(&phi.view());
+    let mut rng = u.seeds.rng_for("eq10");
+    let (mut worst, mut clipped, mut total) = (0.0_f64, 0usize, 0usize);
+    for s in [0.5, 1.0, 2.0] {
+        let a = s * clip / (2.0 * E_TANH_SQ * p as f64);
+        let theta =
+            ndarray::Array1::from_iter((0..p).map(|_| a * Distribution::<f64>::sample(&StandardNormal, &mut rng)));
+        let (g, _) = dpgd::clipped_mean_gradient(
+            &phi.view(),
+            &phi_sq.view(),
+            &train.y.view(),
+            &theta.view(),
+            clip,
+            dpgd::ClipRule::Divide,
+            0.0,
+        );
+        let r = phi.dot(&theta) - &train.y;
+        let mut h = ndarray::Array1::<f64>::zeros(p);
+        for i in 0..n {
+            let lp = 2.0 * r[i];
+            let norm = phi_sq[i].sqrt();
+            let factor = if lp == 0.0 { 1.0 } else { (clip / (lp.abs() * norm)).min(1.0) };
+            clipped += usize::from(factor < 1.0);
+            total += 1;
+            h.scaled_add(lp * factor / n as f64, &phi.row(i));
+        }
+        let diff = (&g - &h).mapv(|v| v * v).sum().sqrt();
+        worst = worst.max(diff / h.mapv(|v| v * v).sum().sqrt());
+    }
+    Ok((worst, clipped as f64 / total as f64))
 }

@@ -195,6 +195,34 @@ pub fn sup_noise(
     grid: usize,
     rng: &mut impl Rng,
 ) -> Result<Array1<f64>, TrainError> {
+    Ok(sup_noise_eq16(ks, tau, big_sigma, drift, grid, None, rng)?.0)
+}
+
+/// What [`sup_noise_eq16`] counts of Eq. 16 (L191-L193) along the OU path
+/// `Theta_hat(t) = theta_hat(t) + Theta~(t)` at the grid times: `(i, t)` pairs where
+/// Eq. 16's condition `|phi_i^T Theta~| + |phi_i^T theta_hat - y_i| <= C/(2 ||phi_i||)`
+/// holds, pairs where the gradient `2 |phi_i^T Theta_hat - y_i| ||phi_i||` exceeds C,
+/// and pairs where both happen (Eq. 16 => Eq. 15 says: none).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Eq16Counts {
+    pub pairs: usize,
+    pub condition: usize,
+    pub clipped: usize,
+    pub violations: usize,
+}
+
+/// [`sup_noise`], and with `eq16 = Some((y, C))` the counts of [`Eq16Counts`]; the
+/// noise-free path's residual is `phi_i^T theta_hat(t) - y_i = -(U exp(-2 K t/n) U^T y)_i`
+/// (gradient flow from 0), evaluated at the same grid times.
+pub fn sup_noise_eq16(
+    ks: &KernelSplit,
+    tau: f64,
+    big_sigma: f64,
+    drift: Drift,
+    grid: usize,
+    eq16: Option<(ArrayView1<f64>, f64)>,
+    rng: &mut impl Rng,
+) -> Result<(Array1<f64>, Eq16Counts), TrainError> {
     if grid == 0 {
         return Err(TrainError::InvalidConfig("sup_noise: grid must be >= 1".into()));
     }
@@ -214,6 +242,9 @@ pub fn sup_noise(
     let ur = ks.u.slice(s![.., ..r]);
     let mut w = Array1::<f64>::zeros(r);
     let mut sup = Array1::<f64>::zeros(n);
+    let mut counts = Eq16Counts::default();
+    let uy = eq16.as_ref().map(|(y, _)| ks.u.t().dot(y));
+    let norms: Vec<f64> = (0..n).map(|i| ks.k[[i, i]].max(0.0).sqrt()).collect();
     for step in 0..grid {
         for j in 0..r {
             let g: f64 = StandardNormal.sample(rng);
@@ -223,6 +254,25 @@ pub fn sup_noise(
         for (s, v) in sup.iter_mut().zip(z.iter()) {
             *s = s.max(v.abs());
         }
+        if let (Some((_, clip)), Some(uy)) = (eq16.as_ref(), uy.as_ref()) {
+            let t = (step + 1) as f64 * dt;
+            let decayed = Array1::from_iter((0..ks.n()).map(|j| {
+                if j < r {
+                    -uy[j] * (-2.0 * ks.mu[j] * t / n as f64).exp()
+                } else {
+                    -uy[j]
+                }
+            }));
+            let free = ks.u.dot(&decayed);
+            for i in 0..n {
+                let cond = z[i].abs() + free[i].abs() <= clip / (2.0 * norms[i]);
+                let clipped = 2.0 * (z[i] + free[i]).abs() * norms[i] > *clip;
+                counts.pairs += 1;
+                counts.condition += usize::from(cond);
+                counts.clipped += usize::from(clipped);
+                counts.violations += usize::from(cond && clipped);
+            }
+        }
         if !w.iter().all(|v| v.is_finite()) {
             return Err(TrainError::Diverged {
                 step,
@@ -230,7 +280,7 @@ pub fn sup_noise(
             });
         }
     }
-    Ok(sup)
+    Ok((sup, counts))
 }
 
 #[cfg(test)]
