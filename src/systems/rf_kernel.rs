@@ -264,7 +264,7 @@ impl System for RfKernel {
                     drift,
                     grid,
                     eq16,
-                    &mut u.noise_rng("noise"),
+                    &mut u.seeds.rng_for("noise"),
                 )?;
                 if c16.pairs > 0 {
                     let pairs = c16.pairs as f64;
@@ -301,7 +301,7 @@ impl System for RfKernel {
                 big_sigma: big_sigma(u, n)? * u.var_or("sigma_scale", 1.0),
                 scaling,
             };
-            let r = rf_em::coupled_pair(&pb, eta, steps, &mut u.noise_rng("em"))?;
+            let r = rf_em::coupled_pair(&pb, eta, steps, &mut u.seeds.rng_for("em"))?;
             out.insert("em_diff".into(), r.diff);
             out.insert("em_loss_coarse".into(), r.loss_coarse);
             out.insert("em_loss_fine".into(), r.loss_fine);
