@@ -230,6 +230,24 @@ fn small_units() -> Vec<SmallUnit> {
         rf("rf_dpgd", 1.0),
         rf("rf_engines", 2.0),
         unit(
+            "rf_kernel",
+            &[
+                ("d", 4.0),
+                ("n", 12.0),
+                ("p", 144.0),
+                ("n_test", 10.0),
+                ("tau", 0.05),
+                ("clip", 12.0),
+                ("epsilon", 2.0),
+                ("delta", 1e-3),
+                ("kappa", 2.0),
+                ("eta", 0.01),
+                ("grid", 50.0),
+            ],
+            &[],
+            TargetSpec::Sign,
+        ),
+        unit(
             "rf_tuned",
             &[
                 ("d", 5.0),

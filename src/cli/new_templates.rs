@@ -48,7 +48,7 @@ const EXACT_EPSILON_GRID: &str = r#"  - kind: inequality
 
 /// Every system `dpclaims new` scaffolds (`external` runs a program of the user's:
 /// docs/external-cores.md).
-pub(super) fn all() -> [Template; 8] {
+pub(super) fn all() -> [Template; 9] {
     [
         rf_dpgd(),
         gaussian_calibration(),
@@ -57,6 +57,7 @@ pub(super) fn all() -> [Template; 8] {
         feature_learning(),
         rf_engines(),
         rf_tuned(),
+        rf_kernel(),
         tp_topk(),
     ]
 }
@@ -358,6 +359,58 @@ fn rf_engines() -> Template {
     rhs: "1e-9"                    # an expression of the point's variables
 "#,
         report_metric: "ks_p_value",
+    }
+}
+
+fn rf_kernel() -> Template {
+    Template {
+        system: "rf_kernel",
+        adjacency: "replace_one",
+        data: Some(("sphere", "sign")),
+        options: &[("drift", "attractive")],
+        params: &[
+            ("d", "4"),
+            ("p", "n^2"),
+            ("n_test", "20"),
+            ("tau", "d * ln(n)^2 / p"),
+            ("clip", "sqrt(p) * ln(n)^2"),
+            ("epsilon", "4"),
+            ("delta", "1/n"),
+            ("kappa", "2"),
+            ("grid", "200"),
+        ],
+        helper_docs: &[],
+        example: "the noise part of the OU process of privacy-for-free (Eq. 13) stays, in \
+                  expectation, below the reflection bound of its drift-free comparison (Eq. 19): \
+                  the mean over the training points of sup_t |phi_i^T Theta~(t)| over \
+                  sqrt(pi/2) Sigma sqrt(tau) ||phi_i|| is at most 1, so its log at most 0.",
+        sweeps: r#"  vs_n:
+    quick:
+      axes: {n: [8, 12, 16]}
+      replicates: 8
+    full:
+      axes: {n: [8, 12, 16, 24]}
+      replicates: 16
+"#,
+        variants: r#"  - name: as-stated
+    description: "TODO: the process as the paper states it (here: the attractive drift -H theta of Eq. 13)"
+  - name: repulsive-drift
+    negative_control: true
+    caught_by: [sup-within-reflection-bound]
+    description: "the drift +H theta instead of -H theta: the comparison with the drift-free process fails"
+    options: {drift: repulsive}
+"#,
+        prediction: r#"  - kind: inequality
+    name: sup-within-reflection-bound
+    evidence: statement
+    QUOTE
+    metric: sup_noise_log_ratio
+    sweep: vs_n
+    op: "<="                       # <= | < | >= | >
+    rhs: "0"                       # an expression of the point's variables
+    over: means                    # runs (default: every replicate) | means (intervals of the replicate means)
+"#,
+        report_metric: "sup_noise_ratio",
     }
 }
 

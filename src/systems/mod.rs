@@ -26,6 +26,7 @@ pub mod external;
 pub mod feature_learning;
 pub mod gaussian_mechanism;
 pub mod rf_dpgd;
+pub mod rf_kernel;
 pub mod rf_tuned;
 pub mod shared;
 pub mod tp_topk;
@@ -259,6 +260,7 @@ pub fn all() -> &'static [&'static dyn System] {
         &engines::RfEngines,
         &rf_tuned::RfTuned,
         &gaussian_mechanism::GaussianMechanism,
+        &rf_kernel::RfKernel,
     ]
 }
 

@@ -14,6 +14,8 @@ pub mod feature_learning;
 pub mod noise_term;
 pub mod recipe;
 pub mod reduced;
+pub mod rf_em;
+pub mod rf_kernel;
 
 pub use recipe::Recipe;
 

@@ -35,6 +35,7 @@ pub const UNIT_SECONDS: &[(&str, f64)] = &[
     ("feature_learning", 0.005),
     ("tp_topk", 0.04),
     ("rf_dpgd", 0.1),
+    ("rf_kernel", 0.03),
     ("rf_engines", 0.28),
     ("rf_tuned", 0.3),
     ("privacy_audit", 0.5),
