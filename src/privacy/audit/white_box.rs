@@ -20,7 +20,8 @@
 //!
 //! A Dirac gradient canary (Nasr et al. 2021, "Adversary instantiation", Sec. 3; Nasr et
 //! al. 2023, "Tight auditing of DP machine learning"): the logistic regression has F
-//! features and 2 classes (P = 2F + 2 parameters); the N - 1 ordinary records have a zero
+//! features and 2 classes (P = 2F + 2 parameters); the N - 1 ordinary records (features
+//! [`ORDINARY_SCALE`] N(0, 1), labels alternating) have a zero
 //! last feature, the canary is `x_c = M e_{F-1}` (M = [`CANARY_SCALE`]) with label 0. Its
 //! gradient on the weights of feature F-1 is `M p1 (-1, +1)` (p1 its predicted
 //! probability of class 1), a fixed direction that no other record touches, and its norm
@@ -78,6 +79,12 @@ use serde::Serialize;
 
 /// Feature scale M of the canary (module docs).
 pub const CANARY_SCALE: f64 = 1000.0;
+
+/// Scale of the ordinary records' features: their clipped gradients are small beside the
+/// canary's on every weight coordinate, so that scores read before the noise rank the
+/// canary's coordinates first when it is present (the selection-before-noise control)
+/// even at q < 1, where the canary is in a quarter of the warm-up batches.
+pub const ORDINARY_SCALE: f64 = 0.1;
 
 /// Bonus of the support statistic: far above any |L| of the audited configurations.
 pub const SUPPORT_BONUS: f64 = 1.0e4;
@@ -276,7 +283,7 @@ fn data(cfg: &WhiteBoxConfig, path: &SeedPath) -> (Classification, Classificatio
     for i in 0..n - 1 {
         for j in 0..f - 1 {
             let v: f64 = StandardNormal.sample(&mut rng);
-            x[[i, j]] = v;
+            x[[i, j]] = ORDINARY_SCALE * v;
         }
     }
     let y: Vec<usize> = (0..n).map(|i| if i == n - 1 { 0 } else { i % 2 }).collect();
@@ -501,8 +508,17 @@ pub fn as_method(
     );
     mc.delta = cfg.delta;
     mc.active_ratio = active_ratio(pr.model.num_params());
-    mc.epochs = cfg.steps;
-    mc.phase1_epochs = pr.t1;
+    // run_method counts epochs of round(1/q) steps.
+    let spe = ((1.0 / cfg.sampling_rate).round() as usize).max(1);
+    if cfg.steps % spe != 0 || pr.t1 % spe != 0 {
+        return Err(AuditError::Parameter {
+            name: "steps",
+            expected: "T and T1 multiples of round(1/q) to compare with run_method",
+            value: format!("T = {}, T1 = {}, round(1/q) = {spe}", cfg.steps, pr.t1),
+        });
+    }
+    mc.epochs = cfg.steps / spe;
+    mc.phase1_epochs = pr.t1 / spe;
     mc.budget_split = BUDGET_SPLIT;
     mc.batch_size = cfg.sampling_rate * cfg.records as f64;
     mc.clip = pr.sp1.clip;
