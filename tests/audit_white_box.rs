@@ -36,12 +36,18 @@ fn calibrated_holds_and_half_noise_is_caught_at_q_1() {
     let r = run_white_box(&cfg(2.0, 1.0), 0, &Recipe::PAPER).unwrap();
     assert!(r.epsilon_lower_bound <= 2.0, "{r:?}");
     // Near tight: more than half of the exact epsilon 1.84 of the schedule.
-    assert!(r.epsilon_lower_bound > 0.5 * r.epsilon_exact_as_run.unwrap(), "{r:?}");
+    assert!(
+        r.epsilon_lower_bound > 0.5 * r.epsilon_exact_as_run.unwrap(),
+        "{r:?}"
+    );
     let mut half = cfg(2.0, 1.0);
     half.noise_scale = 0.5;
     let h = run_white_box(&half, 0, &Recipe::PAPER).unwrap();
     assert!(h.epsilon_lower_bound > 2.0, "{h:?}");
-    assert!(h.epsilon_lower_bound <= h.epsilon_exact_as_run.unwrap(), "{h:?}");
+    assert!(
+        h.epsilon_lower_bound <= h.epsilon_exact_as_run.unwrap(),
+        "{h:?}"
+    );
 }
 
 #[test]
@@ -81,7 +87,9 @@ fn same_seed_same_result_and_bad_input_is_an_error() {
     for bad in [0.0, 1.5, f64::NAN] {
         let mut c = cfg(1.0, bad);
         c.trials = 10;
-        let e = run_white_box(&c, 0, &Recipe::PAPER).unwrap_err().to_string();
+        let e = run_white_box(&c, 0, &Recipe::PAPER)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("sampling-rate"), "{e}");
     }
 }
@@ -90,22 +98,44 @@ fn same_seed_same_result_and_bad_input_is_an_error() {
 fn cli_exit_status_says_whether_the_claim_is_refuted() {
     let run = |extra: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_dpclaims"))
-            .args(["audit", "--system", "tp-topk", "--white-box", "--epsilon", "2"])
+            .args([
+                "audit",
+                "--system",
+                "tp-topk",
+                "--white-box",
+                "--epsilon",
+                "2",
+            ])
             .args(["--delta", "1e-5", "--trials", "2000", "--json"])
             .args(extra)
             .output()
             .unwrap()
     };
     let ok = run(&[]);
-    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
     let bad = run(&["--noise-scale", "0.5"]);
     assert_eq!(bad.status.code(), Some(1));
     let doc: serde_json::Value = serde_json::from_slice(&bad.stdout).unwrap();
     assert!(doc["epsilon_lower_bound"].as_f64().unwrap() > 2.0);
     // The classic path too (rf-dpgd, the real DP-GD loop, half the exact noise).
     let rf = Command::new(env!("CARGO_BIN_EXE_dpclaims"))
-        .args(["audit", "--system", "rf-dpgd", "--engine", "direct", "--epsilon", "2"])
-        .args(["--delta", "1e-5", "--trials", "2000", "--d", "4", "--n", "10", "--p", "20"])
+        .args([
+            "audit",
+            "--system",
+            "rf-dpgd",
+            "--engine",
+            "direct",
+            "--epsilon",
+            "2",
+        ])
+        .args([
+            "--delta", "1e-5", "--trials", "2000", "--d", "4", "--n", "10", "--p", "20",
+        ])
         .args(["--noise-scale", "0.5"])
         .output()
         .unwrap();
