@@ -19,6 +19,7 @@ mod dpsgd;
 mod evidence;
 mod external;
 mod faults;
+mod feature_learning;
 mod figures;
 mod fit;
 mod fuzz_corpus;
