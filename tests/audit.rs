@@ -298,9 +298,17 @@ fn cli_same_seed_same_bytes() {
         args.extend_from_slice(extra);
         let a = dpclaims(&args);
         let b = dpclaims(&args);
-        assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
         assert_eq!(a.stdout, b.stdout);
         let doc: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+        // Exit status 1 exactly when the certified bound exceeds the claim (the blog's
+        // first layer does at eps = 2), 0 otherwise.
+        let exceeds = doc["epsilon_lower_bound"].as_f64().unwrap() > 2.0;
+        assert_eq!(
+            a.status.code(),
+            Some(i32::from(exceeds)),
+            "{}",
+            String::from_utf8_lossy(&a.stderr)
+        );
         for key in [
             "epsilon_lower_bound",
             "epsilon_claimed",

@@ -75,7 +75,10 @@ fn cli_audit_reports_every_estimator() {
     let reported = v["epsilon_lower_bound"].as_f64().unwrap();
     assert!(reported <= 2.0, "{v}");
     assert!(reported >= est["gdp"]["epsilon_lower_bound"].as_f64().unwrap());
-    let under = ok_json(&dpclaims(&[&base[..], &["--noise-scale", "0.25"]].concat()));
+    let out = dpclaims(&[&base[..], &["--noise-scale", "0.25"]].concat());
+    // Exit status 1: the certified bound exceeds the claimed epsilon.
+    assert_eq!(out.status.code(), Some(1));
+    let under: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(
         under["epsilon_lower_bound"].as_f64().unwrap() > 2.0,
         "{under}"

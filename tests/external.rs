@@ -344,7 +344,8 @@ fn the_audit_runs_through_the_protocol() {
         "--json",
     ];
     let o = dpclaims_in(dir.path(), &args);
-    assert!(o.status.success(), "{}", stderr(&o));
+    // Exit status 1: the certified bound exceeds the claimed epsilon.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     // mu = 3: far more than 1 of epsilon shows.
     assert!(v["epsilon_lower_bound"].as_f64().unwrap() > 1.0, "{v}");

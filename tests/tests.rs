@@ -5,6 +5,7 @@ mod architecture;
 mod audit;
 mod audit_estimators;
 mod audit_tp_topk;
+mod audit_white_box;
 mod bad_inputs;
 mod cache;
 mod check;

@@ -118,9 +118,15 @@ pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         confidence: args.confidence,
     };
     let r = audit::run(&cfg, args.seed).map_err(|m| anyhow!("audit of `{command}`: {m}"))?;
+    // Exit status 1 when the certified bound exceeds the claimed epsilon.
+    let code = if r.epsilon_lower_bound > r.epsilon_claimed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    };
     if args.json {
         println!("{}", serde_json::to_string(&r)?);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(code);
     }
     println!(
         "audit of external core `{}`: epsilon_lower_bound = {:.4} vs claimed epsilon = {} \
@@ -147,5 +153,5 @@ pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     if r.epsilon_lower_bound > r.epsilon_claimed {
         println!("  the lower bound EXCEEDS the claimed epsilon");
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
 }

@@ -11,6 +11,7 @@ mod accept;
 mod advise;
 mod alias;
 mod audit_null;
+mod audit_white_box;
 mod cache;
 mod check;
 mod completions;

@@ -174,6 +174,21 @@ pub struct AuditArgs {
     /// With --null-audits: write the table as Markdown to this file (reports/AUDIT.md).
     #[arg(long, value_name = "FILE", requires = "null_audits")]
     pub markdown: Option<std::path::PathBuf>,
+    /// tp-topk: audit the real DP-SGD step white-box (every released noisy gradient,
+    /// a Dirac gradient canary, the likelihood-ratio statistic; privacy::audit::white_box).
+    #[arg(long)]
+    pub white_box: bool,
+    /// --white-box: Poisson sampling rate q in (0, 1] (default 1).
+    #[arg(long, requires = "white_box", allow_negative_numbers = true)]
+    pub sampling_rate: Option<f64>,
+    /// --white-box: the step clips at this multiple of C while its noise stays z C (2:
+    /// the sensitivity off by 2; default 1).
+    #[arg(long, requires = "white_box", allow_negative_numbers = true)]
+    pub clip_scale: Option<f64>,
+    /// --white-box: calibrate the noise exactly (Gaussian DP at q = 1, PLD at q < 1)
+    /// instead of with the paper's RDP accountant: the audit's null.
+    #[arg(long, requires = "white_box")]
+    pub null: bool,
     /// Print one JSON document on stdout.
     #[arg(long)]
     pub json: bool,
@@ -281,6 +296,16 @@ pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         super::external::AuditTarget::External => return super::external::audit(args),
         super::external::AuditTarget::Builtin(s) => s,
     };
+    if args.white_box {
+        if system != audit::AuditSystem::TpTopk {
+            anyhow::bail!("--white-box applies to --system tp-topk (rf-dpgd: --engine direct)");
+        }
+        let mut recipe = crate::train::Recipe::PAPER;
+        if args.scores == "pre-noise" {
+            recipe.dpsgd.scores = crate::train::dpsgd::ScoreSource::PreNoise;
+        }
+        return super::audit_white_box::run(args, &recipe);
+    }
     let mut cfg = audit::AuditConfig::new(system, args.epsilon, args.delta);
     cfg.trials = args.trials;
     cfg.noise_scale = args.noise_scale;
@@ -347,7 +372,7 @@ pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
             "one_run": est.one_run,
         });
         println!("{}", serde_json::to_string(&doc)?);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(exceeds(est.epsilon_lower_bound, r.epsilon_claimed));
     }
     let mut s = String::new();
     writeln!(
@@ -429,5 +454,15 @@ pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         writeln!(s, "  the lower bound EXCEEDS the claimed epsilon")?;
     }
     print!("{s}");
-    Ok(ExitCode::SUCCESS)
+    Ok(exceeds(est.epsilon_lower_bound, r.epsilon_claimed))
+}
+
+/// Exit status of an audit: 1 when the certified lower bound exceeds the claimed epsilon
+/// (the claim is refuted at the audit's confidence), 0 otherwise.
+fn exceeds(bound: f64, claimed: f64) -> ExitCode {
+    if bound > claimed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }

@@ -119,6 +119,7 @@ pub mod estimators;
 pub mod run;
 pub mod stats;
 pub mod tp_topk;
+pub mod white_box;
 
 pub use config::{
     clip_rule_name, parse_clip_rule, AuditConfig, AuditEngine, AuditSystem, Calibration,
