@@ -268,7 +268,8 @@ pub fn judge(
                     continue;
                 }
             }
-            let (inside, regime) = regime::filter(&p.assumptions, &recs).map_err(err)?;
+            let x = p.kind.fit_spec().map(|f| f.x.as_str());
+            let (inside, regime) = regime::filter(&p.assumptions, &recs, x).map_err(err)?;
             let in_regime = inside.len() >= p.min_points();
             let used = if in_regime { &inside } else { &recs };
             let boot_seed = SeedPath::new(seed)

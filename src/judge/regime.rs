@@ -74,12 +74,25 @@ pub fn point_values(r: &PointRecord) -> BTreeMap<String, f64> {
 
 /// Splits `recs` into the points inside every assumption and the regime summary. A
 /// hypothesis may name metrics (a measured hypothesis): their replicate means are used.
+/// An asymptotic hypothesis ([`crate::spec::Trend`]) is checked along the sweep, its
+/// points taken in the order of `x` (the prediction's x variable; sweep order without
+/// one): a sweep that does not move its ratio the way the statement needs has no point
+/// inside it.
 pub fn filter<'a>(
     assumptions: &[Assumption],
     recs: &[&'a PointRecord],
+    x: Option<&str>,
 ) -> Result<(Vec<&'a PointRecord>, RegimeCheck), String> {
     let mut inside = Vec::new();
     let mut per: Vec<PerAssumption> = vec![(0, None); assumptions.len()];
+    let mut off_path: Vec<ViolatedAssumption> = Vec::new();
+    for a in assumptions {
+        if let Some(trend) = a.trend {
+            if let Some(v) = along(a, trend, recs, x)? {
+                off_path.push(v);
+            }
+        }
+    }
     for r in recs {
         let mut ok = true;
         let vars = point_values(r);
@@ -102,11 +115,13 @@ pub fn filter<'a>(
                 }
             }
         }
-        if ok {
+        if ok && off_path.is_empty() {
             inside.push(*r);
         }
     }
-    let violated = assumptions
+    let violated = off_path
+        .into_iter()
+        .chain(assumptions
         .iter()
         .zip(per)
         .filter_map(|(a, (count, worst))| {
@@ -116,7 +131,7 @@ pub fn filter<'a>(
                 failing_points: count,
                 worst: format!("{label}: {:.4} vs {:.4}, {}", v.lhs, v.rhs, v.margin()),
             })
-        })
+        }))
         .collect();
     let check = RegimeCheck {
         inside: inside.len(),
@@ -124,6 +139,49 @@ pub fn filter<'a>(
         violated,
     };
     Ok((inside, check))
+}
+
+/// The along-the-sweep check of one asymptotic hypothesis: `None` when the sweep moves
+/// its ratio as needed, else the violation (every point counts as failing it; `worst`
+/// names the ratio at the first and last points).
+fn along(
+    a: &Assumption,
+    trend: crate::spec::Trend,
+    recs: &[&PointRecord],
+    x: Option<&str>,
+) -> Result<Option<ViolatedAssumption>, String> {
+    let mut pts: Vec<(f64, f64, &str)> = Vec::with_capacity(recs.len());
+    for (i, r) in recs.iter().enumerate() {
+        let vars = point_values(r);
+        let ratio = a
+            .lhs
+            .eval_map(&vars)
+            .map_err(|e| format!("assumption `{}` at {}: {e}", a.text, r.label))?;
+        let key = x.and_then(|x| vars.get(x).copied()).unwrap_or(i as f64);
+        pts.push((key, ratio, r.label.as_str()));
+    }
+    // Stable: points with one x keep their sweep order.
+    pts.sort_by(|p, q| p.0.total_cmp(&q.0));
+    let ratios: Vec<f64> = pts.iter().map(|p| p.1).collect();
+    Ok(trend.check(&ratios).map(|why| {
+        let (first, last) = (pts.first(), pts.last());
+        let ends = match (first, last) {
+            (Some(f), Some(l)) => format!(
+                "ratio {} at {} -> {} at {}: {why}",
+                crate::fit::fmt_num(f.1),
+                f.2,
+                crate::fit::fmt_num(l.1),
+                l.2
+            ),
+            _ => why,
+        };
+        ViolatedAssumption {
+            assumption: a.text.clone(),
+            source: a.source.clone(),
+            failing_points: recs.len(),
+            worst: ends,
+        }
+    }))
 }
 
 /// The main variant a negative control cannot differ from on a sweep, if any: same

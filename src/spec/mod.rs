@@ -26,7 +26,7 @@ pub mod registry;
 pub mod replicates;
 pub mod schema;
 
-pub use assumption::{Assumption, Violation};
+pub use assumption::{Assumption, Direction, Trend, Violation};
 pub use evidence::{Deviation, Erratum, Evidence, Finding, Quote, QuotedNumber};
 pub use external::MAX_TIMEOUT_S as EXTERNAL_MAX_TIMEOUT_S;
 pub use load::MAX_SWEEP_POINTS;

@@ -9,7 +9,7 @@
 //! (Eq. 6, an asymptotic step size) or a measurement (no per-sample gradient clipped).
 use super::evidence::Quote;
 use super::raw;
-use super::Assumption;
+use super::{Assumption, Direction};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -39,11 +39,26 @@ pub struct Registry {
 pub struct RawHypothesis {
     pub name: String,
     pub quote: Quote,
-    pub require: String,
+    /// A finite comparison with explicit constants, checked at each sweep point.
+    #[serde(default)]
+    pub require: Option<String>,
+    /// An asymptotic hypothesis (ω, o, O, "as η → 0"): a ratio and the direction it must
+    /// move along the sweep; never a pointwise gate ([`crate::spec::assumption`]).
+    #[serde(default)]
+    pub asymptotic: Option<RawAsymptotic>,
     #[serde(default)]
     pub reading: String,
     #[serde(default)]
     pub feasible_from: String,
+}
+
+/// `asymptotic: {ratio: "n*ln(d)^3/d^1.5", direction: shrinks}`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAsymptotic {
+    pub ratio: String,
+    /// `grows` (ω), `shrinks` (o), `bounded` (O).
+    pub direction: String,
 }
 
 #[derive(Deserialize)]
@@ -76,8 +91,29 @@ pub fn validate(raw: &[RawHypothesis]) -> Result<Vec<Hypothesis>, String> {
             ));
         }
         let source = format!("{}: {}", h.name, h.quote.location.trim());
-        let assumption =
-            Assumption::parse(&h.require, &source).map_err(|m| format!("{at}: require: {m}"))?;
+        let assumption = match (&h.require, &h.asymptotic) {
+            (Some(req), None) => {
+                Assumption::parse(req, &source).map_err(|m| format!("{at}: require: {m}"))?
+            }
+            (None, Some(a)) => {
+                let dir = Direction::parse(a.direction.trim()).ok_or_else(|| {
+                    format!(
+                        "{at}: asymptotic.direction: `{}` is not grows (ω), shrinks (o) or bounded (O)",
+                        a.direction
+                    )
+                })?;
+                Assumption::asymptotic(&a.ratio, dir, &source)
+                    .map_err(|m| format!("{at}: asymptotic.ratio: {m}"))?
+            }
+            _ => {
+                return Err(format!(
+                    "{at}: write exactly one of `require` (a finite comparison with explicit \
+                     constants, checked at each point) and `asymptotic` ({{ratio, direction}}: \
+                     an ω/o/O hypothesis, checked as a direction along the sweep, never with \
+                     constant 1 at a point)"
+                ))
+            }
+        };
         out.push(Hypothesis {
             name: h.name.clone(),
             quote: h.quote.clone(),

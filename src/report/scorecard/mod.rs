@@ -42,6 +42,45 @@ struct RawScorecard {
     #[serde(default)]
     hypotheses: Vec<crate::spec::registry::RawHypothesis>,
     results: Vec<RawResult>,
+    /// Remarks for the authors: textual slips and internal tensions, never errata.
+    #[serde(default)]
+    remarks: Vec<Remark>,
+}
+
+/// A remark for the authors (a slip or a tension that is not an erratum): where it
+/// stands, the slip in one sentence, and the one-line derivation that shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Remark {
+    #[serde(rename = "where")]
+    pub location: String,
+    pub text: String,
+    pub derivation: String,
+}
+
+/// Why a result cannot be judged at feasible sizes, quantitatively: the quantity that
+/// makes it so, its measured (or computed) value, and the size at which it would change.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotTestable {
+    pub quantity: String,
+    pub measured: String,
+    pub changes_at: String,
+}
+
+impl NotTestable {
+    /// One sentence for the page.
+    pub fn sentence(&self) -> String {
+        let mut q = self.quantity.trim().to_string();
+        if let Some(c) = q.get(..1) {
+            q = c.to_uppercase() + &q[1..];
+        }
+        format!(
+            "{q}: {}. Would change: {}.",
+            self.measured.trim().trim_end_matches('.'),
+            self.changes_at.trim().trim_end_matches('.')
+        )
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -59,6 +98,8 @@ struct RawResult {
     #[serde(default)]
     planned: Vec<String>,
     not_checkable: Option<String>,
+    #[serde(default)]
+    not_testable: Option<NotTestable>,
 }
 
 /// One check of a result: a main variant's verdict on one prediction of a claim.
@@ -85,6 +126,9 @@ pub struct PaperResult {
     pub planned: Vec<String>,
     /// Why it cannot be checked in simulation.
     pub not_checkable: Option<String>,
+    /// Why it cannot be judged at feasible sizes (with the numbers); its checks, if any,
+    /// are then shown as diagnostics.
+    pub not_testable: Option<NotTestable>,
 }
 
 /// A validated scorecard file.
@@ -99,6 +143,7 @@ pub struct Scorecard {
     /// The paper's hypothesis registry, for the page (name, where, feasible from).
     pub hypotheses: Vec<HypothesisInfo>,
     pub results: Vec<PaperResult>,
+    pub remarks: Vec<Remark>,
 }
 
 /// What a scorecard page shows of a registry hypothesis.
@@ -174,7 +219,10 @@ pub fn load_file(path: &Path) -> Result<Scorecard, ScorecardError> {
         .map(|h| HypothesisInfo {
             name: h.name,
             quote: h.quote,
-            require: h.assumption.text,
+            require: match h.assumption.trend {
+                Some(_) => format!("asymptotic: {}", h.assumption.text),
+                None => h.assumption.text,
+            },
             reading: h.reading,
             feasible_from: h.feasible_from,
         })
@@ -198,13 +246,34 @@ pub fn load_file(path: &Path) -> Result<Scorecard, ScorecardError> {
                     "`not_checkable` cannot be combined with `checked_by` or `planned`".into(),
                 ))
             }
-            None if r.checked_by.is_empty() && r.planned.is_empty() => {
+            None if r.checked_by.is_empty() && r.planned.is_empty() && r.not_testable.is_none() => {
                 return Err(at(
                     entry,
-                    "needs `checked_by`, `planned` or `not_checkable`".into(),
+                    "needs `checked_by`, `planned`, `not_testable` or `not_checkable`".into(),
                 ))
             }
             _ => {}
+        }
+        if let Some(nt) = &r.not_testable {
+            if r.not_checkable.is_some() {
+                return Err(at(
+                    entry,
+                    "`not_testable` (too large to simulate) and `not_checkable` (nothing to \
+                     simulate) exclude each other"
+                        .into(),
+                ));
+            }
+            if [&nt.quantity, &nt.measured, &nt.changes_at]
+                .iter()
+                .any(|t| t.trim().is_empty())
+            {
+                return Err(at(
+                    entry,
+                    "`not_testable` names the quantity, its measured value and the size at \
+                     which it would change (`quantity`, `measured`, `changes_at`, none empty)"
+                        .into(),
+                ));
+            }
         }
         if !r.checked_by.is_empty()
             && r.quote
@@ -232,6 +301,7 @@ pub fn load_file(path: &Path) -> Result<Scorecard, ScorecardError> {
             checked_by: r.checked_by,
             planned: r.planned,
             not_checkable: r.not_checkable,
+            not_testable: r.not_testable,
         });
     }
     if results.is_empty() {
@@ -245,6 +315,22 @@ pub fn load_file(path: &Path) -> Result<Scorecard, ScorecardError> {
         intro: raw.intro,
         hypotheses,
         results,
+        remarks: {
+            for (i, m) in raw.remarks.iter().enumerate() {
+                if [&m.location, &m.text, &m.derivation]
+                    .iter()
+                    .any(|t| t.trim().is_empty())
+                {
+                    return Err(at(
+                        format!("remarks[{i}]"),
+                        "a remark says where, what and its one-line derivation (`where`, \
+                         `text`, `derivation`, none empty)"
+                            .into(),
+                    ));
+                }
+            }
+            raw.remarks
+        },
     })
 }
 

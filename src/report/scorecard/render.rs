@@ -143,16 +143,21 @@ pub fn scorecard_markdown(
         .map(|sec| format!("{} {}", count(*sec), sec.count_word(count(*sec))))
         .collect();
     let selfs = self_check_rows(card, claims, &found);
-    let passed = selfs
-        .iter()
-        .filter(|(_, f)| f.r["verdict"] == "holds")
-        .count();
+    let n_with = |v: &str| selfs.iter().filter(|(_, f)| f.r["verdict"] == v).count();
+    let (passed, failed) = (n_with("holds"), n_with("refuted"));
+    // A self-check neither passed nor failed (out of regime, inconclusive) is said as such,
+    // never counted as a failure.
+    let other = selfs.len() - passed - failed;
     let _ = writeln!(
         s,
-        "**{} numbered results:** {}. Tool self-checks: {passed}/{} passed (not counted).\n",
+        "**{} numbered results:** {}. Tool self-checks (not counted): {passed} passed, {failed} failed{}.\n",
         card.results.len(),
         tally.join(", "),
-        selfs.len()
+        if other > 0 {
+            format!(", {other} not decided")
+        } else {
+            String::new()
+        }
     );
     let _ =
         writeln!(
@@ -218,6 +223,24 @@ pub fn scorecard_markdown(
                 } else {
                     links.join(", ")
                 }
+            );
+        }
+        let _ = writeln!(s);
+    }
+    if !card.remarks.is_empty() {
+        let _ = writeln!(s, "## Remarks for the authors (not errata)\n");
+        let _ = writeln!(
+            s,
+            "Textual slips and internal tensions that change no numbered result; each with the \
+             one-line derivation that shows it. None is counted as an erratum.\n"
+        );
+        for m in &card.remarks {
+            let _ = writeln!(
+                s,
+                "- **{}.** {} *Derivation:* {}",
+                m.location.trim().trim_end_matches('.'),
+                crate::report::sentence(m.text.trim()),
+                crate::report::sentence(m.derivation.trim())
             );
         }
         let _ = writeln!(s);

@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 pub(super) enum Section {
     Errata,
     Holds,
+    NotDiscriminating,
     Inconclusive,
     NotTestable,
     Proxies,
@@ -21,9 +22,10 @@ pub(super) enum Section {
 }
 
 impl Section {
-    pub(super) const ALL: [Section; 8] = [
+    pub(super) const ALL: [Section; 9] = [
         Section::Errata,
         Section::Holds,
+        Section::NotDiscriminating,
         Section::Inconclusive,
         Section::NotTestable,
         Section::Proxies,
@@ -35,6 +37,7 @@ impl Section {
         match self {
             Section::Errata => "Errata",
             Section::Holds => "Statements that hold",
+            Section::NotDiscriminating => "Holds, not discriminating",
             Section::Inconclusive => "Inconclusive",
             Section::NotTestable => "Not testable at feasible sizes",
             Section::Proxies => "Reproduced or not reproduced on proxies",
@@ -50,6 +53,7 @@ impl Section {
             Section::Consequences if n == 1 => "consequence",
             Section::Errata => "errata",
             Section::Holds => "hold",
+            Section::NotDiscriminating => "hold, not discriminating",
             Section::Inconclusive => "inconclusive",
             Section::NotTestable => "not testable at feasible sizes",
             Section::Proxies => "on proxies",
@@ -62,8 +66,9 @@ impl Section {
         match self {
             Section::Errata => "A statement of the paper refuted inside its hypotheses, with the counterexample and an independent confirmation.",
             Section::Holds => "Statements tested literally inside their hypotheses; each could have failed: the control it caught is named.",
+            Section::NotDiscriminating => "Statements whose checks hold but catch no negative control of their own that breaks the statement: consistent, not counted as holding.",
             Section::Inconclusive => "Statements the run could not decide (or whose holds no control could move), with what the row could detect and what would resolve it.",
-            Section::NotTestable => "Statements whose hypotheses fail at every feasible sweep point: neither confirmed nor refuted; the failing hypothesis and, where known, the size at which it could hold.",
+            Section::NotTestable => "Statements that cannot be judged at feasible sizes: the quantity that makes it so, its measured value and the size at which it would change.",
             Section::Proxies => "Empirical results of the paper reproduced on another task or model (named): reproduced / not reproduced on the proxy, never a refutation of the paper.",
             Section::Consequences => "Quantities the tool derives from the paper (exact finite-size forms, proof steps): consistent / inconsistent.",
             Section::NotCheckable => "Results with nothing a simulation can judge.",
@@ -83,7 +88,7 @@ pub(super) struct Placed {
 /// discriminating counts as inconclusive.
 fn effective(f: &Found) -> &'static str {
     match f.r["verdict"].as_str().unwrap_or("") {
-        "holds" if f.r["discriminating"] == Value::Bool(false) => "inconclusive",
+        "holds" if nondiscriminating(f) => "inconclusive",
         "holds" => "holds",
         "refuted" => "refuted",
         "inconclusive" => "inconclusive",
@@ -91,7 +96,30 @@ fn effective(f: &Found) -> &'static str {
     }
 }
 
+fn nondiscriminating(f: &Found) -> bool {
+    f.r["verdict"] == "holds" && f.r["discriminating"] == Value::Bool(false)
+}
+
 pub(super) fn place(r: &PaperResult, found: &FoundMap) -> Placed {
+    let placed = place_by_checks(r, found);
+    // A result declared not testable at feasible sizes is placed there unless a check of
+    // it decides (holds or refuted inside its hypotheses).
+    if r.not_testable.is_some()
+        && matches!(
+            placed.section,
+            Section::NotTestable | Section::NotYet | Section::Inconclusive
+        )
+    {
+        return Placed {
+            section: Section::NotTestable,
+            word: "not testable at feasible sizes".into(),
+            decisive: placed.decisive,
+        };
+    }
+    placed
+}
+
+fn place_by_checks(r: &PaperResult, found: &FoundMap) -> Placed {
     if r.not_checkable.is_some() {
         return Placed {
             section: Section::NotCheckable,
@@ -121,9 +149,18 @@ pub(super) fn place(r: &PaperResult, found: &FoundMap) -> Placed {
             .and_then(|d| lookup(found, d))
             .map(|f| text(&f.r["word"]))
             .unwrap_or_else(|| c.as_str().into());
+        // Inconclusive only because its holds catch no control: its own heading and word.
+        let only_nd = c == Combined::Inconclusive
+            && mine.iter().all(|(_, f)| effective(f) != "inconclusive" || nondiscriminating(f));
+        let word = if only_nd && ev == "statement" {
+            "holds, not discriminating".into()
+        } else {
+            word
+        };
         let section = match (ev, c) {
             ("statement", Combined::Refuted) => Section::Errata,
             ("statement", Combined::Holds) => Section::Holds,
+            ("statement", Combined::Inconclusive) if only_nd => Section::NotDiscriminating,
             ("statement", Combined::Inconclusive) => Section::Inconclusive,
             ("statement", _) => Section::NotTestable,
             ("proxy", _) => Section::Proxies,
@@ -155,6 +192,22 @@ pub(super) fn section_detail(
     card: &Scorecard,
     claims: &Catalogue,
 ) -> String {
+    if let (Section::NotTestable, Some(nt)) = (sec, &r.not_testable) {
+        let diag = p
+            .decisive
+            .as_ref()
+            .and_then(|chk| lookup(found, chk).map(|f| (chk, f)))
+            .map(|(chk, f)| {
+                format!(
+                    " Diagnostic only (not a verdict): `{}` / `{}`: {}.",
+                    chk.prediction,
+                    chk.variant,
+                    measured(f.r)
+                )
+            })
+            .unwrap_or_default();
+        return format!("{}{diag}", nt.sentence());
+    }
     let Some(chk) = &p.decisive else {
         return match sec {
             Section::NotCheckable => r.not_checkable.clone().unwrap_or_default(),
