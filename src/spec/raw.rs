@@ -318,6 +318,10 @@ pub struct RawVariant {
     pub description: String,
     #[serde(default)]
     pub negative_control: bool,
+    /// The task this variant runs, named in the words of its proxy rows ("reproduced (on
+    /// <proxy>)"); default: the prediction's `proxy` text.
+    #[serde(default)]
+    pub proxy: Option<String>,
     #[serde(default, deserialize_with = "unique_keys")]
     pub params: BTreeMap<String, Expr>,
     #[serde(default, deserialize_with = "unique_keys")]
