@@ -314,3 +314,40 @@ pub fn initial_gradient_support(data: &Classification, k: usize) -> Result<Vec<u
     let g = model.mean_gradient(&theta.view(), &data.train_x.view(), &data.train_y);
     super::support::top_k(&g.mapv(|v| v * v).view(), k)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::SeedPath;
+
+    fn cfg(k: usize, steps: usize) -> StationarityConfig {
+        StationarityConfig { steps, k, eta_l: 0.25, step_factor: 1.0, noise_scale: 1.0 }
+    }
+
+    #[test]
+    fn quadratic_at_its_minimum_gives_the_stationary_ratio() {
+        // Per coordinate the stationary E||grad||^2 is L eta sigma^2/(2 - eta L) against
+        // the bound's 2 L eta sigma^2: ratio 1/(2 (2 - 1/4)) = 0.2857.
+        let mut rng = SeedPath::new(7).rng_for("t");
+        let r = synthetic_run(Problem::Quadratic { spread: 1.0 }, 200, 1.0, 0.0, 1.0, &cfg(200, 4000), &mut rng)
+            .unwrap();
+        let ratio = r.lhs() / r.rhs();
+        assert!((ratio - 0.2857).abs() < 0.01, "ratio {ratio}");
+        assert_eq!(r.gamma(), 1.0);
+    }
+
+    #[test]
+    fn smoothness_of_a_constant_column_is_one_half() {
+        let x = Array2::<f64>::zeros((10, 1));
+        assert!((logreg_smoothness(&x).unwrap() - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn bad_settings_are_errors() {
+        let mut rng = SeedPath::new(1).rng_for("t");
+        let q = Problem::Quadratic { spread: 1.0 };
+        assert!(synthetic_run(q, 10, 1.0, 0.0, 1.0, &cfg(0, 10), &mut rng).is_err());
+        assert!(synthetic_run(q, 10, 1.0, 0.0, 1.0, &cfg(11, 10), &mut rng).is_err());
+        assert!(synthetic_run(q, 10, -1.0, 0.0, 1.0, &cfg(5, 10), &mut rng).is_err());
+    }
+}
