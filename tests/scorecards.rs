@@ -197,7 +197,7 @@ fn bad_scorecard_entries_exit_2_naming_the_file_and_the_entry() {
         (
             format!("{head}\n"),
             "results[0] (Eq. 20)",
-            "needs `checked_by`, `planned` or `not_checkable`",
+            "needs `checked_by`, `planned`, `not_testable` or `not_checkable`",
         ),
         (
             format!("{head}\n    not_checkable: \"x\"\n    planned: [\"claims/a.yaml\"]\n"),
@@ -227,6 +227,39 @@ fn bad_scorecard_entries_exit_2_naming_the_file_and_the_entry() {
             format!("{head}\n    planned: [\"claims/a.yaml\"]\n    colour: red\n"),
             "results",
             "unknown field `colour`",
+        ),
+        (
+            // Not testable names the quantity, its value and where it would change.
+            format!("{head}\n    not_testable: {{quantity: \"q\", measured: \" \", changes_at: \"n > 1e7\"}}\n"),
+            "results[0] (Eq. 20)",
+            "`not_testable` names the quantity",
+        ),
+        (
+            format!("{head}\n    not_checkable: \"x\"\n    not_testable: {{quantity: \"q\", measured: \"m\", changes_at: \"c\"}}\n"),
+            "results[0] (Eq. 20)",
+            "exclude each other",
+        ),
+        (
+            format!("{head}\n    planned: [\"claims/a.yaml\"]\nremarks:\n  - {{where: \"L1\", text: \"a slip\", derivation: \"\"}}\n"),
+            "remarks[0]",
+            "one-line derivation",
+        ),
+        (
+            // An asymptotic hypothesis has a direction, and a hypothesis exactly one form.
+            format!(
+                "paper: \"p\"\nhypotheses:\n  - {{name: n-big, quote: {{text: \"n = ω(1)\", where: \"Eq. 6\"}}, asymptotic: {{ratio: \"n\", direction: up}}}}\n{}\n    planned: [\"claims/a.yaml\"]\n",
+                &head["paper: \"p\"\n".len()..],
+            ),
+            "hypotheses",
+            "is not grows (ω), shrinks (o) or bounded (O)",
+        ),
+        (
+            format!(
+                "paper: \"p\"\nhypotheses:\n  - {{name: n-big, quote: {{text: \"n = ω(1)\", where: \"Eq. 6\"}}, require: \"n >= 1\", asymptotic: {{ratio: \"n\", direction: grows}}}}\n{}\n    planned: [\"claims/a.yaml\"]\n",
+                &head["paper: \"p\"\n".len()..],
+            ),
+            "hypotheses",
+            "exactly one of `require`",
         ),
     ];
     for (card, entry, problem) in cases {
@@ -280,4 +313,65 @@ fn a_run_of_other_claims_keeps_the_verdicts_of_the_claims_it_did_not_run() {
         kept.contains("| kept: profile `quick`, seed 0, engine `"),
         "{kept}"
     );
+}
+
+/// An asymptotic hypothesis is a direction along the sweep, never a pointwise gate: a
+/// sweep in n that moves `n` up is inside `n = ω(1)` at every point (whatever n's size),
+/// and outside `1/n = ω(1)` at every point, with the ratio's ends named; `not_testable`
+/// and `remarks` reach the page.
+#[test]
+fn an_asymptotic_hypothesis_is_judged_along_the_sweep_and_not_testable_has_its_numbers() {
+    for (ratio, inside) in [("n", true), ("1/n", false)] {
+        let card = format!(
+            r#"
+paper: "A tiny paper"
+hypotheses:
+  - name: n-grows
+    quote: {{text: "n = ω(1)", where: "Eq. 6"}}
+    asymptotic: {{ratio: "{ratio}", direction: grows}}
+results:
+  - result: "Eq. 20"
+    title: "the noise term falls as n^-2"
+    quote: {{text: "the noise term falls as n^-2", where: "Eq. 20"}}
+    hypotheses: [n-grows]
+    checked_by:
+      - {{claim: tiny-sc, prediction: vs-n, variant: prop22}}
+    not_testable: {{quantity: "the tiny quantity", measured: "42 at every point", changes_at: "from n = 1e9"}}
+remarks:
+  - where: "L7"
+    text: "a small slip"
+    derivation: "1 + 1 = 2"
+"#
+        );
+        let dir = workdir(&card);
+        let spec = dir.path().join("claims/tiny-sc.yaml");
+        let text = read(&spec).replace(
+            "    name: vs-n\n",
+            "    name: vs-n\n    under: [n-grows]\n",
+        );
+        std::fs::write(&spec, text).unwrap();
+        let o = dpclaims_in(dir.path(), &["run", "--no-baseline", "--out", "out"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{err}");
+        let page = read(&dir.path().join("out/tiny-sc.md"));
+        if inside {
+            assert!(page.contains("all 4 points inside the hypotheses"), "{page}");
+        } else {
+            assert!(page.contains("0/4 points inside"), "{page}");
+            assert!(
+                page.contains("1/n grows along the sweep")
+                    && page.contains("the sweep moves the ratio away from the regime"),
+                "{page}"
+            );
+        }
+        let card_md = read(&dir.path().join("out/scorecard-tiny-paper.md"));
+        assert!(card_md.contains("## Remarks for the authors (not errata)"), "{card_md}");
+        assert!(card_md.contains("**L7.** A small slip."), "{card_md}");
+        if !inside {
+            assert!(
+                card_md.contains("The tiny quantity: 42 at every point. Would change: from n = 1e9."),
+                "{card_md}"
+            );
+        }
+    }
 }

@@ -18,6 +18,7 @@ mod dpsgd;
 mod evidence;
 mod external;
 mod faults;
+mod feature_learning;
 mod figures;
 mod fit;
 mod fuzz_corpus;

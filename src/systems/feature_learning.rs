@@ -9,7 +9,8 @@ use super::*;
 use crate::data::Dataset;
 use crate::train::dpgd::{self, DpGdConfig};
 use crate::train::feature_learning::{
-    self as fl, A0Init, FeatureLearningConfig, FeatureLearningData, GradReduction,
+    self as fl, A0Init, Activation, BiasInit, FeatureLearningConfig, FeatureLearningData,
+    GradReduction,
 };
 
 #[derive(Debug)]
@@ -119,6 +120,16 @@ const OPTIONS: &[OptionInfo] = &[
         doc: "second-layer clipping rule",
     },
     OptionInfo {
+        name: "activation",
+        values: &["tanh", "square_minus_one"],
+        doc: "activation of the first-layer gradient metrics (square_minus_one: the rank-one control; gradient metrics only)",
+    },
+    OptionInfo {
+        name: "bias",
+        values: &["gaussian", "zero"],
+        doc: "first-layer bias at initialisation (zero: the rank-one control; gradient metrics only)",
+    },
+    OptionInfo {
         name: "normalise",
         values: &["yes", "no"],
         doc: "per-neuron normalisation after the first step",
@@ -133,6 +144,30 @@ const METRICS: &[MetricInfo] = &[
     MetricInfo {
         name: "misalignment",
         doc: "1 - <u_1(G), mu>^2, u_1 the top left singular vector of G",
+    },
+    MetricInfo {
+        name: "approx_residual",
+        doc: "||G - A||_op/||G||_op, A = s (X^T r)(a o c)^T the Ba-type rank-one approximant (c_j = E_z sigma'(||w_j|| z + b_j) by quadrature)",
+    },
+    MetricInfo {
+        name: "spike_content",
+        doc: "1 - cos^2(u_1(G), X^T r): how far the spike is from the residual-weighted input mean",
+    },
+    MetricInfo {
+        name: "ridge_risk",
+        doc: "test risk of the non-private ridge second layer (lambda) on the printed W_1 features of the second data set (Sec. 2.4 step 3)",
+    },
+    MetricInfo {
+        name: "ridge_objective",
+        doc: "min_a (1/n)||Phi a - y||^2 + lambda ||a||^2 on the W_1 features: the best certificate's penalised loss (Sec. 2.4 step 2)",
+    },
+    MetricInfo {
+        name: "ridge_norm",
+        doc: "||a|| of the ridge second layer (lambda)",
+    },
+    MetricInfo {
+        name: "stability_factor",
+        doc: "2 eta_a (lambda + lambda_max(Phi^T Phi/n)) on the W_1 features: unclipped GD on the second layer contracts iff < 2",
     },
     MetricInfo {
         name: "test_risk",
@@ -178,14 +213,33 @@ impl System for FeatureLearning {
         let mut seconds =
             Cost::normals(n * d + d * p) + Cost::gemm(4.0 * n * d * p) + Cost::tanh(n * p);
         let mut bytes = Cost::f64s(3.0 * n * d + 3.0 * d * p + n * p);
+        let ridge = u.wants(&[
+            "ridge_risk",
+            "ridge_objective",
+            "ridge_norm",
+            "stability_factor",
+        ]);
+        if second || ridge {
+            let feats = super::cost::features_cost(n + nt, p, d);
+            seconds += feats.seconds + Cost::normals(d * p);
+            bytes += feats.bytes + Cost::f64s(2.0 * d * p + 6.0 * p);
+        }
         if second {
             let steps = u.var("steps", 1.0);
-            let feats = super::cost::features_cost(n + nt, p, d);
-            seconds += feats.seconds
-                + Cost::normals(d * p)
-                + stages * super::cost::dpgd_seconds(n, p, steps)
+            seconds += stages * super::cost::dpgd_seconds(n, p, steps)
                 + stages * Cost::gemm(2.0 * n * n * p);
-            bytes += feats.bytes + Cost::f64s(2.0 * d * p + 6.0 * p + 3.0 * steps);
+            bytes += Cost::f64s(3.0 * steps);
+        }
+        if ridge {
+            // Gram matrix and its eigendecomposition (ridge solve and lambda_max).
+            let k = n.min(p);
+            seconds += 2.0 * Cost::gemm(2.0 * n * p * k) + 2.0 * Cost::eigen(k);
+            bytes += Cost::f64s(2.0 * k * k + 2.0 * n * k);
+        }
+        if u.wants(&["approx_residual", "spike_content"]) {
+            // Two more SVDs of d x p matrices and the approximant.
+            seconds += 2.0 * Cost::gemm(8.0 * d * d * p) + 2.0 * Cost::eigen(d.min(p));
+            bytes += Cost::f64s(4.0 * d * p + d * d);
         }
         if u.wants(&["spike_ratio", "misalignment"]) {
             // SVD of the d x p gradient.
@@ -207,6 +261,16 @@ impl System for FeatureLearning {
         } else {
             GradReduction::Mean
         };
+        let activation = if u.option("activation") == "square_minus_one" {
+            Activation::SquareMinusOne
+        } else {
+            Activation::Tanh
+        };
+        let bias = if u.option("bias") == "zero" {
+            BiasInit::Zero
+        } else {
+            BiasInit::Gaussian
+        };
         let mut data_rng = u.seeds.rng_for("data");
         let target = target(u.data, d, &mut data_rng)?;
         let first = Dataset::sample(
@@ -219,7 +283,19 @@ impl System for FeatureLearning {
         );
         let mut out = BTreeMap::new();
         let second_layer = u.wants(&["test_risk", "clip_fraction", "privacy_risk"]);
-        let gradient = if second_layer {
+        let features = u.wants(&[
+            "ridge_risk",
+            "ridge_objective",
+            "ridge_norm",
+            "stability_factor",
+        ]);
+        let controls = activation != Activation::Tanh || bias != BiasInit::Gaussian;
+        if controls && (second_layer || features) {
+            return Err(SystemError::Invalid(
+                "options activation = square_minus_one and bias = zero are controls of the first-layer gradient metrics (spike_ratio, misalignment, approx_residual, spike_content) only".into(),
+            ));
+        }
+        let gradient = if second_layer || features {
             let second = Dataset::sample(
                 n,
                 d,
@@ -229,73 +305,93 @@ impl System for FeatureLearning {
                 &mut data_rng,
             );
             let test = Dataset::sample(n_test, d, u.data.input, &target, 0.0, &mut data_rng);
-            let steps = u.count("steps")?;
-            let eta_a = u.var("eta_a")?;
-            // sigma_a = sqrt(eta_a T) sqrt(8 ln(1/delta))/eps (Assumption 4 = Prop. 2.2 of
-            // privacy-for-free).
-            let sigma = dpgd::prop22_sigma(
-                eta_a,
-                steps,
-                u.var("epsilon")?,
-                u.var("delta")?,
-                &u.recipe.dpgd,
-            )? * u.var_or("sigma_scale", 1.0);
-            let cfg = FeatureLearningConfig {
-                eta_w: u.var("eta_w")?,
-                sigma_w: u.var("sigma_w")?,
-                a0_init,
-                grad_reduction,
-                normalise: u.option("normalise") != "no",
-                second: DpGdConfig {
-                    eta: eta_a,
-                    steps,
-                    clip: u.var("clip")?,
-                    clip_rule: clip_rule(u.option("clip_rule")),
-                    sigma,
-                    kappa: u.var("kappa")?,
-                    ridge: u.var("lambda")?,
-                },
-            };
+            let cfg = config(u, a0_init, grad_reduction, second_layer)?;
             let data = FeatureLearningData {
                 first,
                 second,
                 test,
             };
-            let run = fl::run(
-                &data,
+            let (net, gradient) = fl::first_layer(
+                &data.first,
                 p,
                 &cfg,
                 &mut u.seeds.rng_for("init"),
                 &mut u.noise_rng("noise-w"),
-                &mut u.noise_rng("noise-a"),
                 u.recipe,
             )?;
-            out.insert("test_risk".into(), run.test_risk);
-            if u.wants(&["privacy_risk"]) {
-                // The same unit with the second layer's noise off: the same streams, so
-                // everything but sigma_a is shared (common random numbers).
-                let mut quiet = cfg.clone();
-                quiet.second.sigma = 0.0;
-                let q = fl::run(
+            if features {
+                feature_metrics(u, &net, &data, &mut out)?;
+            }
+            if second_layer {
+                let run = fl::second_layer(
                     &data,
-                    p,
-                    &quiet,
-                    &mut u.seeds.rng_for("init"),
-                    &mut u.noise_rng("noise-w"),
+                    net,
+                    gradient,
+                    &cfg,
                     &mut u.noise_rng("noise-a"),
                     u.recipe,
                 )?;
-                out.insert("privacy_risk".into(), run.test_risk - q.test_risk);
+                out.insert("test_risk".into(), run.test_risk);
+                if u.wants(&["privacy_risk"]) {
+                    // The same unit with the second layer's noise off: the same streams, so
+                    // everything but sigma_a is shared (common random numbers).
+                    let mut quiet = cfg.clone();
+                    quiet.second.sigma = 0.0;
+                    let q = fl::run(
+                        &data,
+                        p,
+                        &quiet,
+                        &mut u.seeds.rng_for("init"),
+                        &mut u.noise_rng("noise-w"),
+                        &mut u.noise_rng("noise-a"),
+                        u.recipe,
+                    )?;
+                    out.insert("privacy_risk".into(), run.test_risk - q.test_risk);
+                }
+                out.insert(
+                    "clip_fraction".into(),
+                    run.second.trajectory.overall_clip_fraction(),
+                );
+                run.gradient
+            } else {
+                gradient
             }
-            out.insert(
-                "clip_fraction".into(),
-                run.second.trajectory.overall_clip_fraction(),
-            );
-            run.gradient
         } else {
             crate::linalg::pin_blas_threads();
-            let net = fl::init_network(d, p, a0_init, &mut u.seeds.rng_for("init"));
-            fl::first_layer_gradient(&net, &first.x.view(), &first.y.view(), grad_reduction)
+            let net = fl::init_network_with(d, p, a0_init, bias, &mut u.seeds.rng_for("init"));
+            let (g, r) = fl::first_step_with_residual(
+                &net,
+                &first.x.view(),
+                &first.y.view(),
+                grad_reduction,
+                activation,
+            );
+            if u.wants(&["approx_residual"]) {
+                let a = fl::rank_one_approximant(
+                    &net,
+                    &first.x.view(),
+                    &r.view(),
+                    grad_reduction,
+                    activation,
+                )?;
+                let (s1, _, _) = crate::linalg::top_singular(&g.view())?;
+                let (e1, _, _) = crate::linalg::top_singular(&(&g - &a).view())?;
+                out.insert(
+                    "approx_residual".into(),
+                    if s1 > 0.0 { e1 / s1 } else { f64::NAN },
+                );
+            }
+            if u.wants(&["spike_content"]) {
+                let (_, _, u1) = crate::linalg::top_singular(&g.view())?;
+                let m = first.x.t().dot(&r);
+                let mm = m.dot(&m);
+                let c = u1.dot(&m);
+                out.insert(
+                    "spike_content".into(),
+                    if mm > 0.0 { 1.0 - c * c / mm } else { f64::NAN },
+                );
+            }
+            g
         };
         if u.wants(&["spike_ratio", "misalignment"]) {
             let (s1, s2, u1) = crate::linalg::top_singular(&gradient.view())?;
@@ -308,4 +404,80 @@ impl System for FeatureLearning {
         }
         Ok(out)
     }
+}
+
+/// Algorithm 1's configuration at the point; the second layer's parameters (eta_a, T,
+/// C_a, eps, delta, kappa) are read only when the second layer runs.
+fn config(
+    u: &UnitInput,
+    a0_init: A0Init,
+    grad_reduction: GradReduction,
+    second_layer: bool,
+) -> Result<FeatureLearningConfig, SystemError> {
+    let second = if second_layer {
+        let steps = u.count("steps")?;
+        let eta_a = u.var("eta_a")?;
+        // sigma_a = sqrt(eta_a T) sqrt(8 ln(1/delta))/eps (Assumption 4 = Prop. 2.2 of
+        // privacy-for-free).
+        let sigma = dpgd::prop22_sigma(
+            eta_a,
+            steps,
+            u.var("epsilon")?,
+            u.var("delta")?,
+            &u.recipe.dpgd,
+        )? * u.var_or("sigma_scale", 1.0);
+        DpGdConfig {
+            eta: eta_a,
+            steps,
+            clip: u.var("clip")?,
+            clip_rule: clip_rule(u.option("clip_rule")),
+            sigma,
+            kappa: u.var("kappa")?,
+            ridge: u.var("lambda")?,
+        }
+    } else {
+        // Only the first layer runs: the second layer's settings are unused.
+        DpGdConfig {
+            eta: 0.0,
+            steps: 0,
+            clip: 0.0,
+            clip_rule: clip_rule("none"),
+            sigma: 0.0,
+            kappa: 1.0,
+            ridge: 0.0,
+        }
+    };
+    Ok(FeatureLearningConfig {
+        eta_w: u.var("eta_w")?,
+        sigma_w: u.var("sigma_w")?,
+        a0_init,
+        grad_reduction,
+        normalise: u.option("normalise") != "no",
+        second,
+    })
+}
+
+/// The non-private ridge metrics on the printed W_1 features (blog Sec. 2.4, steps 2-3,
+/// l. 239-240) and the stability factor of Assumption 4's eta_a (l. 191).
+fn feature_metrics(
+    u: &UnitInput,
+    net: &crate::models::TwoLayer,
+    data: &FeatureLearningData,
+    out: &mut BTreeMap<String, f64>,
+) -> Result<(), SystemError> {
+    let lambda = u.var("lambda")?;
+    let phi = net.features(&data.second.x.view());
+    if u.wants(&["ridge_risk", "ridge_objective", "ridge_norm"]) {
+        let fit = fl::ridge_fit(&phi.view(), &data.second.y.view(), lambda)?;
+        let pt = net.features(&data.test.x.view());
+        let e = pt.dot(&fit.a) - &data.test.y;
+        out.insert("ridge_risk".into(), e.dot(&e) / e.len() as f64);
+        out.insert("ridge_objective".into(), fit.objective);
+        out.insert("ridge_norm".into(), fit.norm);
+    }
+    if u.wants(&["stability_factor"]) {
+        let f = fl::ridge_gd_stability(&phi.view(), u.var("eta_a")?, lambda)?;
+        out.insert("stability_factor".into(), f);
+    }
+    Ok(())
 }

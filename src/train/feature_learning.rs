@@ -121,11 +121,169 @@ pub fn first_layer_gradient(
     g
 }
 
+/// Activation of the first-layer gradient (the rank-one control needs one with
+/// `E sigma'(z + b) = 0`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activation {
+    /// `tanh`, as printed (Algorithm 1, l. 124-128).
+    Tanh,
+    /// `z^2 - 1` (He_2): `sigma'(z) = 2z`, so `E_z sigma'(s z + b) = 2b`, zero at `b = 0`:
+    /// the Ba-type rank-one term vanishes (a negative control, not the post's network).
+    SquareMinusOne,
+}
+
+impl Activation {
+    fn value(self, z: f64) -> f64 {
+        match self {
+            Activation::Tanh => crate::linalg::tanh_det(z),
+            Activation::SquareMinusOne => z * z - 1.0,
+        }
+    }
+
+    fn derivative(self, z: f64) -> f64 {
+        match self {
+            Activation::Tanh => {
+                let t = crate::linalg::tanh_det(z);
+                1.0 - t * t
+            }
+            Activation::SquareMinusOne => 2.0 * z,
+        }
+    }
+}
+
+/// The first-layer gradient `G` with the residuals `r = f_0(X) - y` it is built from,
+/// for an activation `sigma`: `G = s X^T M`, `M_ij = r_i a_j sigma'(z_ij)`, `s = 2/n`
+/// (mean) or 2 (sum). For tanh, `G` equals [`first_layer_gradient`] up to rounding of
+/// the activation (this one evaluates [`crate::linalg::tanh_det`] pointwise).
+pub fn first_step_with_residual(
+    net: &TwoLayer,
+    x: &ArrayView2<f64>,
+    y: &ArrayView1<f64>,
+    reduction: GradReduction,
+    activation: Activation,
+) -> (Array2<f64>, Array1<f64>) {
+    let z = net.preactivations(x);
+    let r = z.mapv(|v| activation.value(v)).dot(&net.a) - y;
+    let mut m = z;
+    Zip::indexed(&mut m).for_each(|(i, j), zij| {
+        *zij = r[i] * net.a[j] * activation.derivative(*zij);
+    });
+    let mut g = x.t().dot(&m);
+    g *= reduction_scale(reduction, y.len());
+    (g, r)
+}
+
+fn reduction_scale(reduction: GradReduction, n: usize) -> f64 {
+    match reduction {
+        GradReduction::Mean => 2.0 / n as f64,
+        GradReduction::Sum => 2.0,
+    }
+}
+
+/// The explicit rank-one approximant of the first gradient step in the form of Ba et al.
+/// (2022, Prop. 2), which the post's step 1 invokes (Sec. 2.4, l. 238): writing
+/// `sigma'(w_j.x + b_j) = c_j + (remainder with zero mean over x)`, with
+/// `c_j = E_z sigma'(||w_j|| z + b_j)` (z ~ N(0, 1), x ~ N(0, I_d)), the gradient's
+/// leading term is `A = s (X^T r)(a o c)^T`: its left vector is the residual-weighted
+/// input mean `X^T r`. `c_j` by a 64-point Gauss-Hermite rule (independent of the
+/// sample: the pointwise `sigma'` of `G` is never used).
+pub fn rank_one_approximant(
+    net: &TwoLayer,
+    x: &ArrayView2<f64>,
+    r: &ArrayView1<f64>,
+    reduction: GradReduction,
+    activation: Activation,
+) -> Result<Array2<f64>, crate::linalg::LinalgError> {
+    let rule = crate::data::hermite::GaussHermite::new(64)?;
+    let col = x.t().dot(r) * reduction_scale(reduction, r.len());
+    let row: Array1<f64> = net
+        .w
+        .axis_iter(Axis(1))
+        .zip(net.b.iter().zip(net.a.iter()))
+        .map(|(w, (&b, &a))| {
+            let s = w.dot(&w).sqrt();
+            a * rule.expect(|z| activation.derivative(s * z + b))
+        })
+        .collect();
+    let col2 = col.insert_axis(Axis(1));
+    let row2 = row.insert_axis(Axis(0));
+    Ok(col2.dot(&row2))
+}
+
+/// Bias of the first layer at initialisation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BiasInit {
+    /// `b ~ N(0, I_p)` as printed.
+    Gaussian,
+    /// `b = 0` (drawn, then zeroed, so the streams stay aligned): the rank-one control.
+    Zero,
+}
+
+/// Ridge on fixed features: `a = argmin (1/n)||Phi a - y||^2 + lambda ||a||^2`
+/// (Algorithm 1's second-layer objective, l. 146, without noise or clipping: the
+/// "non-private ridge" of Sec. 2.4, step 3, l. 240).
+#[derive(Clone, Debug)]
+pub struct RidgeFit {
+    pub a: Array1<f64>,
+    /// `(1/n)||Phi a - y||^2 + lambda ||a||^2` at the minimiser: no second layer of
+    /// penalised training loss below it exists (the certificate of step 2, l. 239).
+    pub objective: f64,
+    /// `||a||`.
+    pub norm: f64,
+}
+
+/// [`RidgeFit`] through [`crate::linalg::ridge_solve`].
+pub fn ridge_fit(
+    phi: &ArrayView2<f64>,
+    y: &ArrayView1<f64>,
+    lambda: f64,
+) -> Result<RidgeFit, crate::linalg::LinalgError> {
+    let a = crate::linalg::ridge_solve(phi, y, lambda)?;
+    let res = phi.dot(&a) - y;
+    let norm2 = a.dot(&a);
+    let objective = res.dot(&res) / y.len() as f64 + lambda * norm2;
+    Ok(RidgeFit {
+        a,
+        objective,
+        norm: norm2.sqrt(),
+    })
+}
+
+/// `2 eta (lambda + lambda_max(Phi^T Phi / n))`: full-batch gradient descent on the ridge
+/// objective (unclipped, noiseless) contracts iff this is below 2 (step sizes of
+/// Assumption 4, l. 191; the Hessian of the objective is `2 (Phi^T Phi/n + lambda I)`).
+pub fn ridge_gd_stability(
+    phi: &ArrayView2<f64>,
+    eta: f64,
+    lambda: f64,
+) -> Result<f64, crate::linalg::LinalgError> {
+    let n = phi.nrows() as f64;
+    let h = phi.t().dot(phi) / n;
+    let (w, _) = crate::linalg::sym_eig(&h.view())?;
+    let lmax = w.iter().copied().fold(0.0f64, f64::max);
+    Ok(2.0 * eta * (lambda + lmax))
+}
+
 /// Initialisation of Algorithm 1: `W0_ij ~ N(0, 1/d)` (d x p, row by row), then
 /// `b ~ N(0, I_p)`, then a0 (random signs only for the `signs_*` variants).
 pub fn init_network(d: usize, p: usize, a0_init: A0Init, rng: &mut impl Rng) -> TwoLayer {
+    init_network_with(d, p, a0_init, BiasInit::Gaussian, rng)
+}
+
+/// [`init_network`] with the bias of `bias` (`Zero` draws b and zeroes it, so the draws
+/// of W0 and a0 are those of the printed initialisation).
+pub fn init_network_with(
+    d: usize,
+    p: usize,
+    a0_init: A0Init,
+    bias: BiasInit,
+    rng: &mut impl Rng,
+) -> TwoLayer {
     let w = gaussian_matrix(d, p, rng) / (d as f64).sqrt();
-    let b = gaussian_vector(p, rng);
+    let mut b = gaussian_vector(p, rng);
+    if bias == BiasInit::Zero {
+        b.fill(0.0);
+    }
     let a = a0_init.sample(p, rng);
     TwoLayer { w, b, a }
 }
@@ -200,8 +358,21 @@ pub fn run(
     noise_a_rng: &mut impl Rng,
     recipe: &Recipe,
 ) -> Result<FeatureLearningRun, TrainError> {
+    let (net, gradient) = first_layer(&data.first, p, cfg, init_rng, noise_w_rng, recipe)?;
+    second_layer(data, net, gradient, cfg, noise_a_rng, recipe)
+}
+
+/// Steps 1-3 of Algorithm 1 (initialisation, the first-layer step, normalisation and
+/// noise): the network with `W_1` and `a_0`, and the gradient `G`. Same draws as [`run`].
+pub fn first_layer(
+    first: &Dataset,
+    p: usize,
+    cfg: &FeatureLearningConfig,
+    init_rng: &mut impl Rng,
+    noise_w_rng: &mut impl Rng,
+    recipe: &Recipe,
+) -> Result<(TwoLayer, Array2<f64>), TrainError> {
     crate::linalg::pin_blas_threads();
-    let (first, second, test) = (&data.first, &data.second, &data.test);
     let d = first.x.ncols();
     let mut net = init_network(d, p, cfg.a0_init, init_rng);
     let gradient = first_layer_gradient(&net, &first.x.view(), &first.y.view(), cfg.grad_reduction);
@@ -222,6 +393,20 @@ pub fn run(
             what: "first-layer weights".into(),
         });
     }
+    Ok((net, gradient))
+}
+
+/// Step 4 of Algorithm 1 (DP-GD on the second layer) from the output of [`first_layer`].
+pub fn second_layer(
+    data: &FeatureLearningData,
+    mut net: TwoLayer,
+    gradient: Array2<f64>,
+    cfg: &FeatureLearningConfig,
+    noise_a_rng: &mut impl Rng,
+    recipe: &Recipe,
+) -> Result<FeatureLearningRun, TrainError> {
+    crate::linalg::pin_blas_threads();
+    let (second, test) = (&data.second, &data.test);
     let phi = net.features(&second.x.view());
     let phi_test = net.features(&test.x.view());
     let problem = Problem {

@@ -239,7 +239,7 @@ pub fn scorecard_markdown(
                 s,
                 "- **{}.** {} *Derivation:* {}",
                 m.location.trim().trim_end_matches('.'),
-                crate::report::sentence(m.text.trim()),
+                capitalised(&crate::report::sentence(m.text.trim())),
                 crate::report::sentence(m.derivation.trim())
             );
         }
@@ -306,6 +306,15 @@ pub fn scorecard_markdown(
         }
     }
     s
+}
+
+/// `s` with its first letter upper-case.
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
 }
 
 pub(super) type FoundMap<'a> = BTreeMap<(String, String, String), Found<'a>>;

@@ -104,12 +104,12 @@ pub(super) fn place(r: &PaperResult, found: &FoundMap) -> Placed {
     let placed = place_by_checks(r, found);
     // A result declared not testable at feasible sizes is placed there unless a check of
     // it decides (holds or refuted inside its hypotheses).
-    if r.not_testable.is_some()
-        && matches!(
-            placed.section,
-            Section::NotTestable | Section::NotYet | Section::Inconclusive
-        )
-    {
+    let decided = r
+        .checked_by
+        .iter()
+        .filter_map(|c| lookup(found, c))
+        .any(|f| matches!(effective(f), "holds" | "refuted"));
+    if r.not_testable.is_some() && !decided {
         return Placed {
             section: Section::NotTestable,
             word: "not testable at feasible sizes".into(),
