@@ -325,7 +325,7 @@ pub fn judge(
             } else {
                 main_rules(&mut res, p, variant, &recs, used);
             }
-            res.word = evidence::word(&res, &p.proxy);
+            res.word = evidence::word(&res, variant.proxy_of(p));
             results.push(res);
         }
     }
@@ -348,7 +348,13 @@ pub fn finish(claim: &Claim, results: &mut [PredictionResult]) {
     }
     evidence::mark_discriminating(results);
     for r in results.iter_mut() {
-        r.word = evidence::word(r, &claim.predictions[r.prediction].proxy);
+        let p = &claim.predictions[r.prediction];
+        let proxy = claim
+            .variants
+            .iter()
+            .find(|v| v.name == r.variant)
+            .map_or(p.proxy.as_str(), |v| v.proxy_of(p));
+        r.word = evidence::word(r, proxy);
     }
 }
 

@@ -430,6 +430,7 @@ fn validate_into(ctx: &Ctx, raw: RawClaim, path: &Path, spec_hash: String) -> Op
             name: v.name.clone(),
             description: v.description.clone(),
             negative_control: v.negative_control,
+            proxy: v.proxy.clone(),
             params: v.params.clone(),
             options,
             data,

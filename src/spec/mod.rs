@@ -150,6 +150,8 @@ pub struct Variant {
     pub name: String,
     pub description: String,
     pub negative_control: bool,
+    /// The task of this variant's proxy rows (overrides the prediction's `proxy`).
+    pub proxy: Option<String>,
     pub params: BTreeMap<String, Expr>,
     pub options: BTreeMap<String, String>,
     pub data: DataSpec,
@@ -165,6 +167,10 @@ pub struct Variant {
 }
 
 impl Variant {
+    /// The name of the task a proxy row of `prediction` on this variant runs.
+    pub fn proxy_of<'a>(&'a self, prediction: &'a Prediction) -> &'a str {
+        self.proxy.as_deref().unwrap_or(&prediction.proxy)
+    }
     /// A variant with a change other than a declared typo fix: shown in the report, never
     /// counted for a result of the paper.
     pub fn is_ablation(&self) -> bool {

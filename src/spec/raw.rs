@@ -6,9 +6,8 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
-/// Deepest nesting of flow collections (`[...]`, `{...}`) a spec may use. The YAML
-/// parser takes time quadratic in the depth (100 000 levels: half a minute), so deeper
-/// input is refused before parsing; serde_yaml's own recursion limit is 128 as well.
+/// Deepest nesting of flow collections a spec may use: the YAML parser takes time quadratic in
+/// the depth, so deeper input is refused before parsing (serde_yaml's recursion limit: 128).
 pub const MAX_NESTING: usize = 128;
 
 /// Parses YAML into `T`; on error returns (field path, message).
@@ -22,9 +21,8 @@ pub fn from_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, (Strin
     serde_yaml::from_str(text).map_err(|e| split_path(&e.to_string()))
 }
 
-/// Parses a claim file ([`from_yaml`]); an error inside a prediction is located at its
-/// index (`predictions[1].tolerance`), which serde_yaml does not report for elements it
-/// deserialises by hand.
+/// Parses a claim file ([`from_yaml`]), locating an error inside a prediction at its index
+/// (`predictions[1].tolerance`), which serde_yaml does not report for hand-read elements.
 pub fn claim_from_yaml(text: &str) -> Result<RawClaim, (String, String)> {
     from_yaml::<RawClaim>(text).map_err(|(field, message)| {
         let Some(inner) = field.strip_prefix("predictions") else {
@@ -90,9 +88,8 @@ fn split_path(msg: &str) -> (String, String) {
     }
 }
 
-/// The line of the first flow collection nested deeper than [`MAX_NESTING`], if any
-/// (quotes and comments skipped; a line starting at column 0 starts a new top-level
-/// entry, where no flow collection can still be open).
+/// The line of the first flow collection nested deeper than [`MAX_NESTING`], if any (quotes and
+/// comments skipped; a line at column 0 starts a new top-level entry, where none can be open).
 fn too_deep(text: &str) -> Option<usize> {
     let mut depth = 0usize;
     for (n, line) in text.lines().enumerate() {
@@ -318,6 +315,9 @@ pub struct RawVariant {
     pub description: String,
     #[serde(default)]
     pub negative_control: bool,
+    /// The task of this variant, named in its proxy rows' words (default: the prediction's).
+    #[serde(default)]
+    pub proxy: Option<String>,
     #[serde(default, deserialize_with = "unique_keys")]
     pub params: BTreeMap<String, Expr>,
     #[serde(default, deserialize_with = "unique_keys")]

@@ -32,6 +32,8 @@ pub mod shared;
 pub mod tp_topk;
 mod tp_topk_metrics;
 mod tp_topk_planted;
+mod tp_topk_stationarity;
+mod tp_topk_tables;
 mod tp_topk_tuning;
 
 pub use cost::{Cost, CostInput};

@@ -37,11 +37,11 @@
 //! * `misranking` — Prop. 5.3 (App. B.1) under the additive model of Sec. 5,
 //!   `g~_{t,j} = g_j + sigma xi_{t,j}`: the Chebyshev bound on `P(s_j >= s_i)` for
 //!   `g_i^2 > g_j^2` and its Monte Carlo estimate (stream `misranking`).
-use super::tp_topk_metrics::{noise_metrics, privacy_metrics, support_metrics};
+use super::tp_topk_metrics::{noise_metrics, privacy_metrics, support_metrics, METRICS};
 use super::tp_topk_tuning::{Tuner, CLIP_GRID, LR_GRID, VALIDATION_FRACTION};
 use super::*;
 use crate::train::dpsgd::{
-    misranking_bound, misranking_monte_carlo, Activation, Classification, Method, MethodConfig,
+    misranking_bound, misranking_monte_carlo, score_mean_monte_carlo, Activation, Classification, Method, MethodConfig,
     ModelKind, SyntheticSpec,
 };
 
@@ -109,14 +109,44 @@ const PARAMS: &[ParamInfo] = &[
         "tune validation: share of the training split held out for the selection (default 0.2, < 1; 0 only with a one-cell grid)",
     ),
     p("noise_multiplier", ParamKind::NonNegative, "one-step: noise multiplier z of the step"),
-    p("theta_scale", ParamKind::NonNegative, "one-step: theta ~ theta_scale N(0, I) (default 0: theta = 0)"),
+    p("theta_scale", ParamKind::NonNegative, "one-step: theta ~ theta_scale N(0, I) (default 0: theta = 0); stationarity (synthetic): theta_0 = theta_scale on every coordinate"),
+    p("dim", ParamKind::IntAtLeast(1), "stationarity (synthetic): dimension P"),
+    p("steps", ParamKind::IntAtLeast(1), "stationarity: phase-2 steps T"),
+    p("eta_l", ParamKind::Positive, "stationarity: declared eta L (Theorem 6.3's hypothesis, as derived: <= 1/4)"),
+    p("step_factor", ParamKind::Positive, "stationarity: the run's step is step_factor eta_l / L (default 1; else a negative control)"),
+    p("noise_scale", ParamKind::NonNegative, "stationarity: the run's noise sd is noise_scale sigma, the bound's is sigma (default 1)"),
+    p("smoothness", ParamKind::Positive, "stationarity (quadratic): L, the largest curvature (default 1)"),
+    p("spread", ParamKind::Positive, "stationarity (quadratic): curvatures log-spaced from L to L/spread (default 1: isotropic)"),
+    p("cos_a", ParamKind::NonNegative, "stationarity (cosine): a of theta^2/2 - a cos theta (default 2; L = 1 + a)"),
+    p("rand_1", ParamKind::Finite, "printed-table: Table 3's TP-Rand accuracy at r = 0.2"),
+    p("rand_2", ParamKind::Finite, "printed-table: Table 3's TP-Rand accuracy at r = 0.4"),
+    p("rand_3", ParamKind::Finite, "printed-table: Table 3's TP-Rand accuracy at r = 0.6"),
+    p("rand_4", ParamKind::Finite, "printed-table: Table 3's TP-Rand accuracy at r = 0.8"),
+    p("topk_1", ParamKind::Finite, "printed-table: Table 3's TP-TopK accuracy at r = 0.2"),
+    p("topk_2", ParamKind::Finite, "printed-table: Table 3's TP-TopK accuracy at r = 0.4"),
+    p("topk_3", ParamKind::Finite, "printed-table: Table 3's TP-TopK accuracy at r = 0.6"),
+    p("topk_4", ParamKind::Finite, "printed-table: Table 3's TP-TopK accuracy at r = 0.8"),
+    p("sensitivity", ParamKind::Finite, "printed-table: a Table 5 row's sensitivity"),
+    p("specificity", ParamKind::Finite, "printed-table: a Table 5 row's specificity"),
+    p("balanced_accuracy", ParamKind::Finite, "printed-table: a Table 5 row's balanced accuracy"),
+    p("score_floor", ParamKind::NonNegative, "misranking: multiplies the sigma^2 subtracted from the scores of Lemma 5.2's check (default 1; 0: no correction, a negative control)"),
 ];
 
 const OPTIONS: &[OptionInfo] = &[
     OptionInfo {
         name: "mode",
-        values: &["train", "misranking", "one-step"],
-        doc: "train: one DP-SGD-family run; misranking: Prop. 5.3's bound and its Monte Carlo estimate; one-step: Prop. 5.1 and Lemma 6.4 at a fixed theta on the planted task",
+        values: &["train", "misranking", "one-step", "stationarity", "printed-table"],
+        doc: "train: one DP-SGD-family run; misranking: Prop. 5.3's bound and its Monte Carlo estimate (and Lemma 5.2's unbiased scores); one-step: Prop. 5.1 and Lemma 6.4 at a fixed theta on the planted task; stationarity: Theorem 6.3, Corollary 6.6 and Lemma 6.4 along a support-restricted trajectory (tp_topk_stationarity); printed-table: arithmetic of the paper's Tables 3 and 5 (tp_topk_tables)",
+    },
+    OptionInfo {
+        name: "problem",
+        values: &["quadratic", "cosine", "logreg"],
+        doc: "stationarity: a diagonal quadratic, sum theta^2/2 - a cos theta, or logistic regression on the data of option data (digits)",
+    },
+    OptionInfo {
+        name: "lemma64_bound",
+        values: &["paper", "jensen-reversed"],
+        doc: "stationarity: lemma64_excess against Lemma 6.4's bound, or against (E||g^m|| - C)_+ (wrong, negative control)",
     },
     OptionInfo {
         name: "method",
@@ -175,114 +205,6 @@ const OPTIONS: &[OptionInfo] = &[
     },
 ];
 
-const fn m(name: &'static str, doc: &'static str) -> MetricInfo {
-    MetricInfo { name, doc }
-}
-
-const METRICS: &[MetricInfo] = &[
-    m("test_accuracy", "test accuracy of the final parameters"),
-    m("train_accuracy", "training accuracy of the final parameters (tune validation: on the training split without the validation part)"),
-    m("epsilon_spent", "epsilon the run reports: RDP accountant on its privacy ledger"),
-    m(
-        "epsilon_composed",
-        "epsilon recomputed from the schedule (q, T1, T2, the run's z): per-phase RDP curves composed (option accountant), improved conversion",
-    ),
-    m("epsilon_error", "|epsilon_spent - epsilon_composed|"),
-    m(
-        "epsilon_independent",
-        "epsilon of the same schedule (q, z1, T1, z2, T2) by the independent quadrature accountant (privacy::rdp_quadrature): no recipe, no option accountant, its own order grid (1.01..10 by 0.01, 11..256)",
-    ),
-    m(
-        "epsilon_independent_gap",
-        "epsilon_spent - epsilon_independent (signed; about +1e-3 relative when correct: the independent grid of orders is finer)",
-    ),
-    m(
-        "epsilon_pld_lower",
-        "lower end of the certified PLD bracket (privacy::pld, width 0.01) of the schedule (q, z1, T1, z2, T2): the exact epsilon of the composed subsampled Gaussian is at least this",
-    ),
-    m(
-        "epsilon_pld_upper",
-        "upper end of the certified PLD bracket of the same schedule: the exact epsilon is at most this",
-    ),
-    m(
-        "epsilon_pld_gap",
-        "epsilon_spent - epsilon_pld_lower (>= 0 when the RDP accountant is a sound upper bound)",
-    ),
-    m("epsilon_phase1", "epsilon of the warm-up alone (two-phase; else of the whole run)"),
-    m("noise_multiplier_2", "noise multiplier of phase 2 (the only one for one-phase methods)"),
-    m(
-        "phase2_noise_energy",
-        "mean over the phase-2 steps (two-phase: support; online: epochs >= 2; dense: all) of the injected ||m o z C xi||^2/(qN)^2",
-    ),
-    m("phase2_noise_energy_expected", "k (z2 C2/(qN))^2 (P for dense DP-SGD)"),
-    m("dense_noise_energy", "P (z2 C2/(qN))^2: a dense step at phase 2's (z2, C2)"),
-    m("noise_energy_ratio", "phase2_noise_energy / dense_noise_energy (paper: r, precisely k/P)"),
-    m(
-        "noise_energy_abs_z",
-        "|measured/expected - 1| / sqrt(2/(k T2)): the deviation in standard errors (k T2 chi-square(1) draws)",
-    ),
-    m("active_k", "k (P for dense DP-SGD)"),
-    m("params_p", "number of parameters P"),
-    m(
-        "gamma",
-        "oracle energy capture ||m o g||^2/||g||^2 of the first selected support (held-out noiseless gradient; 1 for dense DP-SGD)",
-    ),
-    m("gamma_best", "energy capture of the best support of size k (ceiling of gamma)"),
-    m("random_expectation", "k/P: expected gamma of a uniformly random support"),
-    m("gamma_advantage", "gamma - k/P"),
-    m("gamma_ratio", "gamma / (k/P)"),
-    m("gamma_beats_random", "1 if gamma > k/P, else 0 (an event per run)"),
-    m("proxy_concentration", "DP-visible proxy concentration of the selected support (Sec. 7.4)"),
-    m("proxy_advantage", "proxy_concentration - k/P"),
-    m("misranking_bound", "Prop. 5.3: 4 sigma^2 (g_i^2 + g_j^2 + sigma^2) / (T1 (g_i^2 - g_j^2)^2)"),
-    m("misranking_mc", "Monte Carlo estimate of P(s_j >= s_i) under the additive model"),
-    m("misranking_excess", "misranking_mc - misranking_bound (> 0 violates Prop. 5.3)"),
-    m("misranking_mc_se", "binomial standard error of misranking_mc"),
-    m("onestep_restricted_error", "one-step: mean ||u_S - gbar||^2 over the trials (Prop. 5.1)"),
-    m("onestep_dense_error", "one-step: mean ||u_[P] - gbar||^2 over the trials"),
-    m("onestep_difference", "one-step: mean of restricted minus dense error"),
-    m("onestep_difference_se", "one-step: its Monte Carlo standard error"),
-    m("criterion_discarded", "one-step: ||P_{S^c} gbar||^2, discarded clipped-gradient energy"),
-    m("criterion_saved", "one-step: (P - k) (z C/N)^2, noise energy saved"),
-    m("criterion_margin", "one-step: criterion_discarded - criterion_saved (Prop. 5.1's prediction of the difference)"),
-    m("onestep_residual_z", "one-step: (onestep_difference - criterion_margin) / se"),
-    m("onestep_identity_holds", "one-step: 1 if |onestep_residual_z| <= 4 (an event per run)"),
-    m("onestep_sign_agrees", "one-step: 1 if the measured difference has the criterion's sign"),
-    m("restriction_predicted_better", "one-step: 1 if criterion_margin < 0"),
-    m("restriction_measured_better", "one-step: 1 if onestep_difference < 0"),
-    m("clip_order_term", "one-step: ||P_S(a_S - gbar)||^2, masking before clipping's addition to Prop. 5.1"),
-    m("clip_bias_norm", "one-step: ||a_S - m o mean grad||, Lemma 6.4's left side"),
-    m("clip_bias_bound", "one-step: mean (||m o grad l_i|| - C)_+, Lemma 6.4's right side"),
-    m("clip_bias_excess", "one-step: clip_bias_norm - clip_bias_bound (> 0 violates Lemma 6.4)"),
-    m("gamma_trajectory", "Def. 6.5: sum_t ||m o g_t||^2 / sum_t ||g_t||^2 over phase 2 (held-out noiseless gradients, each epoch; 1 if not two-phase)"),
-    m("gamma_trajectory_ratio", "gamma_trajectory / (k/P)"),
-    m("gamma_trajectory_beats_random", "1 if gamma_trajectory > k/P (Cor. 6.6's condition), else 0"),
-    m("accuracy_ratio_vs_rand", "compare ranking: test_accuracy / rand_accuracy"),
-    m("gap_vs_center", "compare center: test_accuracy - that of the split (0.3 epochs, rho 0.3)"),
-    m("rand_accuracy", "compare ranking: TP-Rand's test accuracy on the same streams"),
-    m("dense_accuracy", "compare ranking: dense DP-SGD's test accuracy on the same streams"),
-    m("gap_vs_rand", "compare ranking: test_accuracy - rand_accuracy (paired)"),
-    m("gap_vs_dense", "compare ranking: test_accuracy - dense_accuracy (paired)"),
-    m("clipped_fraction", "one-step: share of examples whose full gradient is clipped"),
-    m("selected_lr", "train: learning rate of the method's selected cell (tune none: lr)"),
-    m("selected_clip", "train: clipping norm C1 of the method's selected cell (tune none: clip)"),
-    m("rand_selected_lr", "compare ranking: TP-Rand's selected learning rate"),
-    m("dense_selected_lr", "compare ranking: dense DP-SGD's selected learning rate"),
-    m(
-        "dense_ceiling_accuracy",
-        "train: test accuracy of non-private dense SGD (no clipping, no noise) on the same streams, its lr tuned on validation like the methods (tune none: at lr)",
-    ),
-    m("dense_ceiling_gap", "compare ranking: dense_ceiling_accuracy - dense_accuracy"),
-    m(
-        "gap_vs_rand_second",
-        "compare ranking: gap_vs_rand with both methods at their second-best validation cell (tune none or one cell: gap_vs_rand)",
-    ),
-    m(
-        "gap_vs_dense_second",
-        "compare ranking: gap_vs_dense with both methods at their second-best validation cell (tune none or one cell: gap_vs_dense)",
-    ),
-];
-
 const INFO: SystemInfo = SystemInfo {
     name: "tp_topk",
     model: "dpsgd_classifier",
@@ -306,8 +228,9 @@ impl System for TpTopK {
     fn cost(&self, u: &CostInput) -> Cost {
         if u.option("mode") == "misranking" {
             let (t1, trials) = (u.var("t1", 1.0), u.var("trials", 1.0));
+            let scores = if u.wants(&["score_bias_z", "score_unbiased"]) { 2.0 } else { 0.0 };
             return Cost {
-                seconds: Cost::normals(2.0 * trials * t1) + 1e-3,
+                seconds: Cost::normals((2.0 + scores) * trials * t1) + 1e-3,
                 bytes: 1e3,
             };
         }
@@ -315,6 +238,12 @@ impl System for TpTopK {
         let spec = SyntheticSpec::default();
         if u.option("mode") == "one-step" {
             return super::tp_topk_planted::one_step_cost(u);
+        }
+        if u.option("mode") == "printed-table" {
+            return Cost { seconds: 1e-6, bytes: 1e3 };
+        }
+        if u.option("mode") == "stationarity" {
+            return super::tp_topk_stationarity::cost(u);
         }
         let planted_sizes = super::tp_topk_planted::planted_sizes(u);
         let (n_all, features, classes) = if u.option("data") == "planted" {
@@ -400,6 +329,8 @@ impl System for TpTopK {
         match u.option("mode") {
             "misranking" => misranking(u),
             "one-step" => super::tp_topk_planted::one_step(u),
+            "stationarity" => super::tp_topk_stationarity::run(u),
+            "printed-table" => super::tp_topk_tables::run(u),
             _ => train(u),
         }
     }
@@ -432,6 +363,23 @@ fn misranking(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
         "misranking_mc_se".into(),
         (p * (1.0 - p) / trials as f64).sqrt(),
     );
+    // Lemma 5.2, only when asked for (its own stream, so Prop. 5.3's draws are unchanged):
+    // both coordinates' mean scores against g^2, the larger |z|.
+    if u.wants(&["score_bias_z", "score_unbiased"]) {
+        let mut rng = u.seeds.rng_for("scores");
+        let floor = u.var_or("score_floor", 1.0);
+        let mut worst = 0.0f64;
+        for g in [gi, gj] {
+            let (mean, se) =
+                score_mean_monte_carlo(g, sigma, t1, trials, floor, &mut rng).map_err(invalid)?;
+            let z = if se > 0.0 { (mean - g * g) / se } else { 0.0 };
+            if z.abs() >= worst.abs() {
+                worst = z;
+            }
+        }
+        out.insert("score_bias_z".into(), worst);
+        out.insert("score_unbiased".into(), f64::from(u8::from(worst.abs() <= 5.0)));
+    }
     Ok(out)
 }
 

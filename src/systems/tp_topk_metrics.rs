@@ -2,7 +2,7 @@
 //! [`super::tp_topk`] define them): privacy against the schedule and the independent
 //! accountants (Sec. 4, Theorem 4.1), the phase-2 noise energy (Sec. 3.2), support quality
 //! at the first selection (Sec. 7.4).
-use super::SystemError;
+use super::{MetricInfo, SystemError};
 use crate::privacy::pld::pld_epsilon;
 use crate::privacy::rdp_quadrature::epsilon_subsampled_gaussian;
 use crate::privacy::{default_orders, rdp_curve, AccountantRecipe, Phase};
@@ -143,3 +143,133 @@ pub(super) fn support_metrics(run: &MethodRun, out: &mut BTreeMap<String, f64>) 
     );
     out.insert("proxy_advantage".into(), proxy - rand);
 }
+
+const fn m(name: &'static str, doc: &'static str) -> MetricInfo {
+    MetricInfo { name, doc }
+}
+
+pub(super) const METRICS: &[MetricInfo] = &[
+    m("test_accuracy", "test accuracy of the final parameters"),
+    m("train_accuracy", "training accuracy of the final parameters (tune validation: on the training split without the validation part)"),
+    m("epsilon_spent", "epsilon the run reports: RDP accountant on its privacy ledger"),
+    m(
+        "epsilon_composed",
+        "epsilon recomputed from the schedule (q, T1, T2, the run's z): per-phase RDP curves composed (option accountant), improved conversion",
+    ),
+    m("epsilon_error", "|epsilon_spent - epsilon_composed|"),
+    m(
+        "epsilon_independent",
+        "epsilon of the same schedule (q, z1, T1, z2, T2) by the independent quadrature accountant (privacy::rdp_quadrature): no recipe, no option accountant, its own order grid (1.01..10 by 0.01, 11..256)",
+    ),
+    m(
+        "epsilon_independent_gap",
+        "epsilon_spent - epsilon_independent (signed; about +1e-3 relative when correct: the independent grid of orders is finer)",
+    ),
+    m(
+        "epsilon_pld_lower",
+        "lower end of the certified PLD bracket (privacy::pld, width 0.01) of the schedule (q, z1, T1, z2, T2): the exact epsilon of the composed subsampled Gaussian is at least this",
+    ),
+    m(
+        "epsilon_pld_upper",
+        "upper end of the certified PLD bracket of the same schedule: the exact epsilon is at most this",
+    ),
+    m(
+        "epsilon_pld_gap",
+        "epsilon_spent - epsilon_pld_lower (>= 0 when the RDP accountant is a sound upper bound)",
+    ),
+    m("epsilon_phase1", "epsilon of the warm-up alone (two-phase; else of the whole run)"),
+    m("noise_multiplier_2", "noise multiplier of phase 2 (the only one for one-phase methods)"),
+    m(
+        "phase2_noise_energy",
+        "mean over the phase-2 steps (two-phase: support; online: epochs >= 2; dense: all) of the injected ||m o z C xi||^2/(qN)^2",
+    ),
+    m("phase2_noise_energy_expected", "k (z2 C2/(qN))^2 (P for dense DP-SGD)"),
+    m("dense_noise_energy", "P (z2 C2/(qN))^2: a dense step at phase 2's (z2, C2)"),
+    m("noise_energy_ratio", "phase2_noise_energy / dense_noise_energy (paper: r, precisely k/P)"),
+    m(
+        "noise_energy_abs_z",
+        "|measured/expected - 1| / sqrt(2/(k T2)): the deviation in standard errors (k T2 chi-square(1) draws)",
+    ),
+    m("active_k", "k (P for dense DP-SGD)"),
+    m("params_p", "number of parameters P"),
+    m(
+        "gamma",
+        "oracle energy capture ||m o g||^2/||g||^2 of the first selected support (held-out noiseless gradient; 1 for dense DP-SGD)",
+    ),
+    m("gamma_best", "energy capture of the best support of size k (ceiling of gamma)"),
+    m("random_expectation", "k/P: expected gamma of a uniformly random support"),
+    m("gamma_advantage", "gamma - k/P"),
+    m("gamma_ratio", "gamma / (k/P)"),
+    m("gamma_beats_random", "1 if gamma > k/P, else 0 (an event per run)"),
+    m("proxy_concentration", "DP-visible proxy concentration of the selected support (Sec. 7.4)"),
+    m("proxy_advantage", "proxy_concentration - k/P"),
+    m("misranking_bound", "Prop. 5.3: 4 sigma^2 (g_i^2 + g_j^2 + sigma^2) / (T1 (g_i^2 - g_j^2)^2)"),
+    m("misranking_mc", "Monte Carlo estimate of P(s_j >= s_i) under the additive model"),
+    m("misranking_excess", "misranking_mc - misranking_bound (> 0 violates Prop. 5.3)"),
+    m("misranking_mc_se", "binomial standard error of misranking_mc"),
+    m("onestep_restricted_error", "one-step: mean ||u_S - gbar||^2 over the trials (Prop. 5.1)"),
+    m("onestep_dense_error", "one-step: mean ||u_[P] - gbar||^2 over the trials"),
+    m("onestep_difference", "one-step: mean of restricted minus dense error"),
+    m("onestep_difference_se", "one-step: its Monte Carlo standard error"),
+    m("criterion_discarded", "one-step: ||P_{S^c} gbar||^2, discarded clipped-gradient energy"),
+    m("criterion_saved", "one-step: (P - k) (z C/N)^2, noise energy saved"),
+    m("criterion_margin", "one-step: criterion_discarded - criterion_saved (Prop. 5.1's prediction of the difference)"),
+    m("onestep_residual_z", "one-step: (onestep_difference - criterion_margin) / se"),
+    m("onestep_identity_holds", "one-step: 1 if |onestep_residual_z| <= 4 (an event per run)"),
+    m("onestep_sign_agrees", "one-step: 1 if the measured difference has the criterion's sign"),
+    m("restriction_predicted_better", "one-step: 1 if criterion_margin < 0"),
+    m("restriction_measured_better", "one-step: 1 if onestep_difference < 0"),
+    m("clip_order_term", "one-step: ||P_S(a_S - gbar)||^2, masking before clipping's addition to Prop. 5.1"),
+    m("clip_bias_norm", "one-step: ||a_S - m o mean grad||, Lemma 6.4's left side"),
+    m("clip_bias_bound", "one-step: mean (||m o grad l_i|| - C)_+, Lemma 6.4's right side"),
+    m("clip_bias_excess", "one-step: clip_bias_norm - clip_bias_bound (> 0 violates Lemma 6.4)"),
+    m("gamma_trajectory", "Def. 6.5: sum_t ||m o g_t||^2 / sum_t ||g_t||^2 over phase 2 (held-out noiseless gradients, each epoch; 1 if not two-phase)"),
+    m("gamma_trajectory_ratio", "gamma_trajectory / (k/P)"),
+    m("gamma_trajectory_beats_random", "1 if gamma_trajectory > k/P (Cor. 6.6's condition), else 0"),
+    m("accuracy_ratio_vs_rand", "compare ranking: test_accuracy / rand_accuracy"),
+    m("gap_vs_center", "compare center: test_accuracy - that of the split (0.3 epochs, rho 0.3)"),
+    m("rand_accuracy", "compare ranking: TP-Rand's test accuracy on the same streams"),
+    m("dense_accuracy", "compare ranking: dense DP-SGD's test accuracy on the same streams"),
+    m("gap_vs_rand", "compare ranking: test_accuracy - rand_accuracy (paired)"),
+    m("gap_vs_dense", "compare ranking: test_accuracy - dense_accuracy (paired)"),
+    m("clipped_fraction", "one-step: share of examples whose full gradient is clipped; stationarity (logreg): share of (step, example) pairs with ||P_S g_i|| > C"),
+    m("selected_lr", "train: learning rate of the method's selected cell (tune none: lr)"),
+    m("selected_clip", "train: clipping norm C1 of the method's selected cell (tune none: clip)"),
+    m("rand_selected_lr", "compare ranking: TP-Rand's selected learning rate"),
+    m("dense_selected_lr", "compare ranking: dense DP-SGD's selected learning rate"),
+    m(
+        "dense_ceiling_accuracy",
+        "train: test accuracy of non-private dense SGD (no clipping, no noise) on the same streams, its lr tuned on validation like the methods (tune none: at lr)",
+    ),
+    m("dense_ceiling_gap", "compare ranking: dense_ceiling_accuracy - dense_accuracy"),
+    m(
+        "gap_vs_rand_second",
+        "compare ranking: gap_vs_rand with both methods at their second-best validation cell (tune none or one cell: gap_vs_rand)",
+    ),
+    m(
+        "gap_vs_dense_second",
+        "compare ranking: gap_vs_dense with both methods at their second-best validation cell (tune none or one cell: gap_vs_dense)",
+    ),
+    m("thm63_lhs", "stationarity: sum_t eta_t ||P_S grad F(theta_t)||^2 / sum_t eta_t, display (1)'s left side (Theorem 6.3)"),
+    m("thm63_rhs", "stationarity: display (1)'s right side as derived from App. C.1 (train::dpsgd::stationarity): [4 (F0 - F*) + 3 sum eta ||b_t||^2 + 2 L sum eta^2 (G^2 + k sigma^2)] / sum eta"),
+    m("thm63_margin", "stationarity: thm63_lhs - thm63_rhs (> 0 violates Theorem 6.3)"),
+    m("thm63_ratio", "stationarity: thm63_lhs / thm63_rhs"),
+    m("thm63_dp_share", "stationarity: the DP term 2 L k sigma^2 sum eta^2 / sum eta over thm63_rhs"),
+    m("cor66_lhs", "stationarity: sum_t eta_t ||grad F(theta_t)||^2 / sum_t eta_t (Corollary 6.6's left side)"),
+    m("cor66_rhs", "stationarity: thm63_rhs / gamma_path (Corollary 6.6's right side)"),
+    m("cor66_margin", "stationarity: cor66_lhs - cor66_rhs (> 0 violates Corollary 6.6)"),
+    m("cor66_ratio", "stationarity: cor66_lhs / cor66_rhs (per run equal to thm63_ratio: the corollary is Theorem 6.3 divided by Gamma)"),
+    m("gamma_path", "stationarity: Definition 6.5's Gamma along the run, sum eta ||P_S grad F||^2 / sum eta ||grad F||^2"),
+    m("gamma_path_ratio", "stationarity: gamma_path / (k/P)"),
+    m("smoothness_l", "stationarity: the smoothness constant L of the problem"),
+    m("step_l", "stationarity: eta L of the steps the run takes"),
+    m("stationarity_final_gap", "stationarity: F(theta_T) - F* (logreg: the final training loss)"),
+    m("lemma64_excess", "stationarity, logreg: max over steps of ||b_t|| - Lemma 6.4's bound mean_i (||P_S g_i|| - C)_+ (option lemma64_bound: jensen-reversed uses (mean_i ||P_S g_i|| - C)_+, a negative control)"),
+    m("gap_min_drop", "printed-table (Table 3): the smallest fall of the TP-TopK - TP-Rand gap between neighbouring r (> 0: falls at every step)"),
+    m("gap_first", "printed-table (Table 3): the gap at r = 0.2"),
+    m("gap_last", "printed-table (Table 3): the gap at r = 0.8"),
+    m("ba_residual", "printed-table (Table 5): |BA - (Se + Sp)/2| of a row"),
+    m("score_bias_z", "misranking: (mean of the Monte Carlo scores s_j - g_j^2) / its standard error, the larger |z| of the two coordinates (Lemma 5.2)"),
+    m("score_unbiased", "misranking: 1 if |score_bias_z| <= 5 (5 standard errors: about 1e-4 false alarms over the 160 means of an 80-point grid)"),
+];
+

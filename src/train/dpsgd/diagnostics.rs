@@ -119,3 +119,39 @@ pub fn misranking_monte_carlo(
         probability: misranked as f64 / trials as f64,
     })
 }
+
+/// Lemma 5.2 (L81-L86) by Monte Carlo under the additive model of Sec. 5: the mean and
+/// the standard error of the mean of `trials` draws of the score
+/// `s = (1/T1) sum_t (g + sigma xi_t)^2 - floor_scale sigma^2` (`floor_scale` 1: the
+/// paper's noise-floor correction, so `E s = g^2`; 0: none, a negative control with
+/// bias sigma^2).
+pub fn score_mean_monte_carlo(
+    g: f64,
+    sigma: f64,
+    t1: usize,
+    trials: usize,
+    floor_scale: f64,
+    rng: &mut impl Rng,
+) -> Result<(f64, f64), DpSgdError> {
+    if !(g.is_finite() && sigma.is_finite() && sigma >= 0.0 && floor_scale.is_finite()) || t1 == 0 || trials < 2 {
+        return Err(DpSgdError::InvalidConfig(format!(
+            "Lemma 5.2 Monte Carlo needs finite g, sigma >= 0, T1 >= 1 and >= 2 trials (g = {g}, sigma = {sigma}, T1 = {t1}, trials = {trials})"
+        )));
+    }
+    let (mut sum, mut sum2) = (0.0, 0.0);
+    for _ in 0..trials {
+        let mut s = 0.0;
+        for _ in 0..t1 {
+            let xi: f64 = StandardNormal.sample(rng);
+            let v = g + sigma * xi;
+            s += v * v;
+        }
+        let s = s / t1 as f64 - floor_scale * sigma * sigma;
+        sum += s;
+        sum2 += s * s;
+    }
+    let n = trials as f64;
+    let mean = sum / n;
+    let var = ((sum2 - n * mean * mean) / (n - 1.0)).max(0.0);
+    Ok((mean, (var / n).sqrt()))
+}

@@ -15,6 +15,8 @@
 //! * [`criterion`] — Prop. 5.1's one-step criterion and Lemma 6.4's clipping-bias
 //!   bound at a fixed parameter vector, measured through the DP step.
 //! * [`config`] — [`MethodConfig`], a run's configuration and its checks.
+//! * [`stationarity`] — Theorem 6.3, Lemma 6.4 and Corollary 6.6 along a
+//!   support-restricted trajectory on problems with known constants.
 //! * [`plan`] — the privacy plan: each phase's calibrated noise multiplier and step
 //!   parameters.
 //! * [`outcome`] — [`MethodRun`], what a run produced (privacy report, diagnostics).
@@ -33,6 +35,7 @@ pub mod methods;
 pub mod model;
 pub mod outcome;
 pub mod plan;
+pub mod stationarity;
 pub mod support;
 
 pub use ceiling::{run_non_private, NonPrivateRun};
@@ -40,7 +43,8 @@ pub use config::MethodConfig;
 pub use criterion::{one_step_criterion, OneStep};
 pub use data::{Classification, SyntheticSpec};
 pub use diagnostics::{
-    misranking_bound, misranking_monte_carlo, proxy_concentration, MisrankingEstimate,
+    misranking_bound, misranking_monte_carlo, proxy_concentration, score_mean_monte_carlo,
+    MisrankingEstimate,
 };
 pub use mechanism::{
     dp_step, dp_step_cached, poisson_sample, privatize, ClipOrder, DpSgdRecipe, Mask, NoiseSupport,
