@@ -475,7 +475,7 @@ fn a_failed_self_check_is_a_failure_of_the_run_not_a_finding() {
         .contains("a failure of the tool"));
     assert!(Tally::of(&[o])
         .line()
-        .contains("self-checks: 0/1 passed (1 FAILED)"));
+        .contains("self-checks: 0 passed, 1 FAILED"));
 }
 
 #[test]

@@ -132,10 +132,15 @@ impl Tally {
             "not reproduced",
         ));
         let sc = &self.self_checks;
-        let judged = sc.positive + sc.negative + sc.inconclusive + sc.out_of_regime;
-        s.push_str(&format!("; self-checks: {}/{judged} passed", sc.positive));
+        // A self-check out of regime or inconclusive is not decided, never a failure.
+        let passed = sc.positive + sc.not_discriminating;
+        s.push_str(&format!("; self-checks: {passed} passed"));
         if sc.negative > 0 {
-            s.push_str(&format!(" ({} FAILED)", sc.negative));
+            s.push_str(&format!(", {} FAILED", sc.negative));
+        }
+        let undecided = sc.inconclusive + sc.out_of_regime;
+        if undecided > 0 {
+            s.push_str(&format!(", {undecided} not decided"));
         }
         if self.ablations > 0 {
             s.push_str(&format!(
