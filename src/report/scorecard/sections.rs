@@ -53,7 +53,7 @@ impl Section {
             Section::Consequences if n == 1 => "consequence",
             Section::Errata => "errata",
             Section::Holds => "hold",
-            Section::NotDiscriminating => "hold, not discriminating",
+            Section::NotDiscriminating => "hold but not discriminating",
             Section::Inconclusive => "inconclusive",
             Section::NotTestable => "not testable at feasible sizes",
             Section::Proxies => "on proxies",
