@@ -1,7 +1,7 @@
 //! `reports/<id>.md`: a claim's page — statement, hypotheses, every verdict with its
 //! registered prediction, source, measurement and regime check, findings, sweep tables,
 //! fits, and what was measured.
-use super::{fmt_ci, fmt_num, fmt_opt, mean_sd};
+use super::{fmt_ci, fmt_num, fmt_opt, mean_sd, number};
 use crate::judge::{ClaimOutcome, ControlStatus, PointRecord, PredictionResult, Tally};
 use crate::spec::{InequalityOver, Predicted, Prediction, PredictionKind};
 use std::fmt::Write as _;
@@ -481,8 +481,13 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
             let b: Vec<String> = metrics
                 .iter()
                 .map(|m| {
-                    let (mu, sd) = mean_sd(&r.metrics[m]);
-                    if r.metrics[m].len() > 1 {
+                    // From the values as a report keeps them (6 significant digits, round-off
+                    // below 1e-12 at the floor), and rounded again: a quantity that is 0 or 1 up
+                    // to round-off reads the same whichever BLAS kernels computed it.
+                    let kept: Vec<f64> = r.metrics[m].iter().map(|v| number::round(*v)).collect();
+                    let (mu, sd) = mean_sd(&kept);
+                    let (mu, sd) = (number::round(mu), number::round(sd));
+                    if kept.len() > 1 {
                         format!("{} ± {}", fmt_num(mu), fmt_num(sd))
                     } else {
                         fmt_num(mu)

@@ -247,6 +247,9 @@ pub fn moved(old: &ResultDoc, new: &ResultDoc) -> bool {
     let outside = |v: f64, (a, b): (f64, f64)| v < a.min(b) || v > a.max(b);
     match (old.estimate, new.estimate) {
         (None, None) => false,
+        // Equal to the 6 significant digits a report file keeps: a report directory's
+        // rounded verdicts.json and the same run's unrounded `--json` never "move".
+        (Some(o), Some(n)) if super::number::data(o) == super::number::data(n) => false,
         (Some(o), Some(n)) => match (old.ci, new.ci) {
             (Some(oc), Some(nc)) => outside(n, oc) && outside(o, nc),
             (Some(oc), None) => outside(n, oc),
@@ -371,6 +374,12 @@ mod tests {
     fn an_estimate_moved_when_neither_interval_covers_the_other_estimate() {
         let old = r(Some(1.0), Some((0.8, 1.2)));
         assert!(!moved(&old, &old));
+        // Rounding to a report's 6 significant digits is no move, even with a degenerate
+        // interval (a deterministic row) that the unrounded value falls just outside of.
+        let exact = r(Some(0.123456789), Some((0.123456789, 0.123456789)));
+        let rounded = r(Some(0.123457), Some((0.123457, 0.123457)));
+        assert!(!moved(&exact, &rounded));
+        assert!(moved(&exact, &r(Some(0.1235), Some((0.1235, 0.1235)))));
         // Inside the old interval: no move.
         assert!(!moved(&old, &r(Some(1.1), Some((0.9, 1.3)))));
         // Outside the old interval but the new (wide) one covers the old estimate.

@@ -99,7 +99,8 @@ pub fn table(v: f64) -> String {
         return "0".into();
     }
     let a = v.abs();
-    if a < FLOOR {
+    // At or below the floor: a value [`round`] put at the floor reads as the floor too.
+    if a <= FLOOR {
         return FLOOR_TEXT.into();
     }
     if (1e-3..1e5).contains(&a) {

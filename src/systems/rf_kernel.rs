@@ -283,7 +283,10 @@ impl System for RfKernel {
         }
         if u.wants(&["eq10_identity_err", "eq10_clip_fraction"]) {
             let (e, f) = eq10_identity(u, &train, &model)?;
-            out.insert("eq10_identity_err".into(), e);
+            // Round-off below the reports' floor (1e-12) is written as the floor: its last
+            // digits are the BLAS kernel's, and the check's margin against its rhs must not
+            // depend on them (reports are byte-identical across kernels).
+            out.insert("eq10_identity_err".into(), e.max(1e-12));
             out.insert("eq10_clip_fraction".into(), f);
         }
         if u.wants(&EM_METRICS) {
