@@ -345,17 +345,18 @@ remarks:
         );
         let dir = workdir(&card);
         let spec = dir.path().join("claims/tiny-sc.yaml");
-        let text = read(&spec).replace(
-            "    name: vs-n\n",
-            "    name: vs-n\n    under: [n-grows]\n",
-        );
+        let text =
+            read(&spec).replace("    name: vs-n\n", "    name: vs-n\n    under: [n-grows]\n");
         std::fs::write(&spec, text).unwrap();
         let o = dpclaims_in(dir.path(), &["run", "--no-baseline", "--out", "out"]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(matches!(o.status.code(), Some(0 | 1)), "{err}");
         let page = read(&dir.path().join("out/tiny-sc.md"));
         if inside {
-            assert!(page.contains("all 4 points inside the hypotheses"), "{page}");
+            assert!(
+                page.contains("all 4 points inside the hypotheses"),
+                "{page}"
+            );
         } else {
             assert!(page.contains("0/4 points inside"), "{page}");
             assert!(
@@ -365,11 +366,15 @@ remarks:
             );
         }
         let card_md = read(&dir.path().join("out/scorecard-tiny-paper.md"));
-        assert!(card_md.contains("## Remarks for the authors (not errata)"), "{card_md}");
+        assert!(
+            card_md.contains("## Remarks for the authors (not errata)"),
+            "{card_md}"
+        );
         assert!(card_md.contains("**L7.** A small slip."), "{card_md}");
         if !inside {
             assert!(
-                card_md.contains("The tiny quantity: 42 at every point. Would change: from n = 1e9."),
+                card_md
+                    .contains("The tiny quantity: 42 at every point. Would change: from n = 1e9."),
                 "{card_md}"
             );
         }

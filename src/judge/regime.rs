@@ -121,17 +121,19 @@ pub fn filter<'a>(
     }
     let violated = off_path
         .into_iter()
-        .chain(assumptions
-        .iter()
-        .zip(per)
-        .filter_map(|(a, (count, worst))| {
-            worst.map(|(_, v, label)| ViolatedAssumption {
-                assumption: a.text.clone(),
-                source: a.source.clone(),
-                failing_points: count,
-                worst: format!("{label}: {:.4} vs {:.4}, {}", v.lhs, v.rhs, v.margin()),
-            })
-        }))
+        .chain(
+            assumptions
+                .iter()
+                .zip(per)
+                .filter_map(|(a, (count, worst))| {
+                    worst.map(|(_, v, label)| ViolatedAssumption {
+                        assumption: a.text.clone(),
+                        source: a.source.clone(),
+                        failing_points: count,
+                        worst: format!("{label}: {:.4} vs {:.4}, {}", v.lhs, v.rhs, v.margin()),
+                    })
+                }),
+        )
         .collect();
     let check = RegimeCheck {
         inside: inside.len(),

@@ -171,7 +171,11 @@ impl Assumption {
     }
 
     /// An asymptotic hypothesis: `ratio` must move in `direction` along the sweep.
-    pub fn asymptotic(ratio: &str, direction: Direction, source: &str) -> Result<Assumption, String> {
+    pub fn asymptotic(
+        ratio: &str,
+        direction: Direction,
+        source: &str,
+    ) -> Result<Assumption, String> {
         let lhs = Expr::parse(ratio.trim()).map_err(|e| format!("`{ratio}`: {e}"))?;
         let rhs = Expr::parse("0").map_err(|e| e.to_string())?;
         Ok(Assumption {

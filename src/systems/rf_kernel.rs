@@ -37,15 +37,60 @@ const PARAMS: [ParamInfo; 12] = [
     p("d", ParamKind::IntAtLeast(1), false, "input dimension"),
     p("n", ParamKind::IntAtLeast(2), false, "training samples"),
     p("p", ParamKind::IntAtLeast(1), false, "random features"),
-    p("n_test", ParamKind::IntAtLeast(1), false, "test samples (the E_x of Eq. 20-21)"),
-    p("tau", ParamKind::Positive, true, "time tau = eta T of Eq. 8 (Eq. 19-21)"),
-    p("clip", ParamKind::Positive, true, "clipping threshold C (Sigma and Algorithm 1)"),
-    p("epsilon", ParamKind::Positive, true, "privacy budget (sigma from Prop. 2.2 at eta T = tau)"),
-    p("delta", ParamKind::Probability, true, "privacy budget delta"),
-    p("kappa", ParamKind::Positive, true, "noise constant: Sigma = kappa C sigma / n (2 in Eq. 11-12)"),
-    p("eta", ParamKind::Positive, true, "coarse step of the coupled Euler-Maruyama pair (eta and eta/2)"),
-    p("grid", ParamKind::IntAtLeast(1), true, "time steps of the sup in Eq. 19 (default 1000)"),
-    p("sigma_scale", ParamKind::Positive, true, "multiplies Sigma in the simulated process only (default 1; negative controls)"),
+    p(
+        "n_test",
+        ParamKind::IntAtLeast(1),
+        false,
+        "test samples (the E_x of Eq. 20-21)",
+    ),
+    p(
+        "tau",
+        ParamKind::Positive,
+        true,
+        "time tau = eta T of Eq. 8 (Eq. 19-21)",
+    ),
+    p(
+        "clip",
+        ParamKind::Positive,
+        true,
+        "clipping threshold C (Sigma and Algorithm 1)",
+    ),
+    p(
+        "epsilon",
+        ParamKind::Positive,
+        true,
+        "privacy budget (sigma from Prop. 2.2 at eta T = tau)",
+    ),
+    p(
+        "delta",
+        ParamKind::Probability,
+        true,
+        "privacy budget delta",
+    ),
+    p(
+        "kappa",
+        ParamKind::Positive,
+        true,
+        "noise constant: Sigma = kappa C sigma / n (2 in Eq. 11-12)",
+    ),
+    p(
+        "eta",
+        ParamKind::Positive,
+        true,
+        "coarse step of the coupled Euler-Maruyama pair (eta and eta/2)",
+    ),
+    p(
+        "grid",
+        ParamKind::IntAtLeast(1),
+        true,
+        "time steps of the sup in Eq. 19 (default 1000)",
+    ),
+    p(
+        "sigma_scale",
+        ParamKind::Positive,
+        true,
+        "multiplies Sigma in the simulated process only (default 1; negative controls)",
+    ),
 ];
 
 const OPTIONS: &[OptionInfo] = &[
@@ -163,7 +208,12 @@ impl System for RfKernel {
         let mut seconds = feats.seconds + Cost::normals(p * d) + Cost::gemm(nm * nm * p);
         let mut bytes = Cost::f64s(p * d + 4.0 * nm * nm + 512.0 * nm);
         seconds += 2.0 * Cost::eigen(n) + Cost::gemm(2.0 * nt * n * n);
-        if u.wants(&["sup_noise_ratio", "sup_noise_log_ratio", "sup_noise_residual", "sup_noise_bound"]) {
+        if u.wants(&[
+            "sup_noise_ratio",
+            "sup_noise_log_ratio",
+            "sup_noise_residual",
+            "sup_noise_bound",
+        ]) {
             let grid = u.var("grid", 1000.0);
             seconds += Cost::normals(grid * n) + Cost::stream(grid * n * n);
         }
@@ -174,7 +224,8 @@ impl System for RfKernel {
             let tau = u.var("tau", 1.0);
             let eta = u.var("eta", 1.0);
             let steps = 2.0 * (tau / eta).ceil();
-            seconds += Cost::eigen(nm) + steps * (Cost::stream(nm * nm + 2.0 * nm * n) + Cost::normals(nm));
+            seconds += Cost::eigen(nm)
+                + steps * (Cost::stream(nm * nm + 2.0 * nm * n) + Cost::normals(nm));
             bytes += Cost::f64s(3.0 * nm * nm);
         }
         Cost { seconds, bytes }
@@ -196,7 +247,11 @@ impl System for RfKernel {
         let mut g = rk::gram(&model.v.view(), &xs.view(), act)?;
         if u.option("feature_norm") == "unit" {
             // phi / ||phi||: G_ij / sqrt(G_ii G_jj).
-            let diag: Vec<f64> = g.diag().iter().map(|v| v.max(f64::MIN_POSITIVE).sqrt()).collect();
+            let diag: Vec<f64> = g
+                .diag()
+                .iter()
+                .map(|v| v.max(f64::MIN_POSITIVE).sqrt())
+                .collect();
             for ((i, j), v) in g.indexed_iter_mut() {
                 *v /= diag[i] * diag[j];
             }
@@ -220,7 +275,10 @@ impl System for RfKernel {
             if u.wants(&["gap_ratio_hermite"]) {
                 let (nf, df) = (n as f64, d as f64);
                 let lin = MU1_SQ_TANH * (nf / df) * (1.0 - (df / nf).sqrt()).powi(2);
-                out.insert("gap_ratio_hermite".into(), 1.0 + lin / (E_TANH_SQ - MU1_SQ_TANH));
+                out.insert(
+                    "gap_ratio_hermite".into(),
+                    1.0 + lin / (E_TANH_SQ - MU1_SQ_TANH),
+                );
             }
             if u.wants(&["theta_star_sq", "theta_star_sq_scaled"]) {
                 let t = rk::theta_star_sq(&ks, &train.y.view());
@@ -252,7 +310,11 @@ impl System for RfKernel {
                 let s = big_sigma(u, n)?;
                 let tau = u.var("tau")?;
                 let grid = u.var_or("grid", 1000.0) as usize;
-                let eq16 = if u.wants(&["eq16_violations", "eq16_condition_fraction", "eq16_clip_fraction"]) {
+                let eq16 = if u.wants(&[
+                    "eq16_violations",
+                    "eq16_condition_fraction",
+                    "eq16_clip_fraction",
+                ]) {
                     Some((train.y.view(), u.var("clip")?))
                 } else {
                     None
@@ -269,7 +331,10 @@ impl System for RfKernel {
                 if c16.pairs > 0 {
                     let pairs = c16.pairs as f64;
                     out.insert("eq16_violations".into(), c16.violations as f64);
-                    out.insert("eq16_condition_fraction".into(), c16.condition as f64 / pairs);
+                    out.insert(
+                        "eq16_condition_fraction".into(),
+                        c16.condition as f64 / pairs,
+                    );
                     out.insert("eq16_clip_fraction".into(), c16.clipped as f64 / pairs);
                 }
                 let c = (std::f64::consts::PI / 2.0).sqrt() * s * tau.sqrt();
@@ -277,8 +342,14 @@ impl System for RfKernel {
                 let ratio = sup.iter().zip(&bounds).map(|(a, b)| a / b).sum::<f64>() / n as f64;
                 out.insert("sup_noise_ratio".into(), ratio);
                 out.insert("sup_noise_log_ratio".into(), ratio.ln());
-                out.insert("sup_noise_residual".into(), sup.iter().copied().fold(0.0, f64::max));
-                out.insert("sup_noise_bound".into(), bounds.iter().copied().fold(0.0, f64::max));
+                out.insert(
+                    "sup_noise_residual".into(),
+                    sup.iter().copied().fold(0.0, f64::max),
+                );
+                out.insert(
+                    "sup_noise_bound".into(),
+                    bounds.iter().copied().fold(0.0, f64::max),
+                );
             }
         }
         if u.wants(&["eq10_identity_err", "eq10_clip_fraction"]) {
@@ -337,8 +408,9 @@ fn eq10_identity(
     let (mut worst, mut clipped, mut total) = (0.0_f64, 0usize, 0usize);
     for s in [0.5, 1.0, 2.0] {
         let a = s * clip / (2.0 * E_TANH_SQ * p as f64);
-        let theta =
-            ndarray::Array1::from_iter((0..p).map(|_| a * Distribution::<f64>::sample(&StandardNormal, &mut rng)));
+        let theta = ndarray::Array1::from_iter(
+            (0..p).map(|_| a * Distribution::<f64>::sample(&StandardNormal, &mut rng)),
+        );
         let (g, _) = dpgd::clipped_mean_gradient(
             &phi.view(),
             &phi_sq.view(),
@@ -353,7 +425,11 @@ fn eq10_identity(
         for i in 0..n {
             let lp = 2.0 * r[i];
             let norm = phi_sq[i].sqrt();
-            let factor = if lp == 0.0 { 1.0 } else { (clip / (lp.abs() * norm)).min(1.0) };
+            let factor = if lp == 0.0 {
+                1.0
+            } else {
+                (clip / (lp.abs() * norm)).min(1.0)
+            };
             clipped += usize::from(factor < 1.0);
             total += 1;
             h.scaled_add(lp * factor / n as f64, &phi.row(i));

@@ -41,8 +41,8 @@ use super::tp_topk_metrics::{noise_metrics, privacy_metrics, support_metrics, ME
 use super::tp_topk_tuning::{Tuner, CLIP_GRID, LR_GRID, VALIDATION_FRACTION};
 use super::*;
 use crate::train::dpsgd::{
-    misranking_bound, misranking_monte_carlo, score_mean_monte_carlo, Activation, Classification, Method, MethodConfig,
-    ModelKind, SyntheticSpec,
+    misranking_bound, misranking_monte_carlo, score_mean_monte_carlo, Activation, Classification,
+    Method, MethodConfig, ModelKind, SyntheticSpec,
 };
 
 #[derive(Debug)]
@@ -228,7 +228,11 @@ impl System for TpTopK {
     fn cost(&self, u: &CostInput) -> Cost {
         if u.option("mode") == "misranking" {
             let (t1, trials) = (u.var("t1", 1.0), u.var("trials", 1.0));
-            let scores = if u.wants(&["score_bias_z", "score_unbiased"]) { 2.0 } else { 0.0 };
+            let scores = if u.wants(&["score_bias_z", "score_unbiased"]) {
+                2.0
+            } else {
+                0.0
+            };
             return Cost {
                 seconds: Cost::normals((2.0 + scores) * trials * t1) + 1e-3,
                 bytes: 1e3,
@@ -240,7 +244,10 @@ impl System for TpTopK {
             return super::tp_topk_planted::one_step_cost(u);
         }
         if u.option("mode") == "printed-table" {
-            return Cost { seconds: 1e-6, bytes: 1e3 };
+            return Cost {
+                seconds: 1e-6,
+                bytes: 1e3,
+            };
         }
         if u.option("mode") == "stationarity" {
             return super::tp_topk_stationarity::cost(u);
@@ -378,7 +385,10 @@ fn misranking(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
             }
         }
         out.insert("score_bias_z".into(), worst);
-        out.insert("score_unbiased".into(), f64::from(u8::from(worst.abs() <= 5.0)));
+        out.insert(
+            "score_unbiased".into(),
+            f64::from(u8::from(worst.abs() <= 5.0)),
+        );
     }
     Ok(out)
 }

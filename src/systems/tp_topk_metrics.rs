@@ -272,4 +272,3 @@ pub(super) const METRICS: &[MetricInfo] = &[
     m("score_bias_z", "misranking: (mean of the Monte Carlo scores s_j - g_j^2) / its standard error, the larger |z| of the two coordinates (Lemma 5.2)"),
     m("score_unbiased", "misranking: 1 if |score_bias_z| <= 5 (5 standard errors: about 1e-4 false alarms over the 160 means of an 80-point grid)"),
 ];
-

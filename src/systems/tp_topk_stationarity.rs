@@ -61,8 +61,9 @@ pub(super) fn run(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
     let mut rng = u.noise_rng("noise");
     let mut out = BTreeMap::new();
     let run: StationarityRun = if u.option("problem") == "logreg" {
-        let data = Classification::digits(u.var_or("test_fraction", 0.2), &mut u.seeds.rng_for("data"))
-            .map_err(invalid)?;
+        let data =
+            Classification::digits(u.var_or("test_fraction", 0.2), &mut u.seeds.rng_for("data"))
+                .map_err(invalid)?;
         let p = (data.features() + 1) * data.classes;
         let k = u.var_or("k", (0.1 * p as f64).round()) as usize;
         let supp = match u.option("support") {
@@ -90,9 +91,13 @@ pub(super) fn run(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
         run
     } else {
         let problem = if u.option("problem") == "cosine" {
-            Problem::Cosine { a: u.var_or("cos_a", 2.0) }
+            Problem::Cosine {
+                a: u.var_or("cos_a", 2.0),
+            }
         } else {
-            Problem::Quadratic { spread: u.var_or("spread", 1.0) }
+            Problem::Quadratic {
+                spread: u.var_or("spread", 1.0),
+            }
         };
         // Exact gradients, no clipping: b_t = 0 and Lemma 6.4's bound is 0 (its
         // equality case).
@@ -124,10 +129,16 @@ pub(super) fn run(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
     out.insert("cor66_margin".into(), full - rhs / gamma);
     out.insert("cor66_ratio".into(), full * gamma / rhs);
     out.insert("gamma_path".into(), gamma);
-    out.insert("gamma_path_ratio".into(), gamma / (run.k as f64 / run.p as f64));
+    out.insert(
+        "gamma_path_ratio".into(),
+        gamma / (run.k as f64 / run.p as f64),
+    );
     out.insert("smoothness_l".into(), run.smoothness);
     // Constant steps: eta L = (sum eta / T) L.
-    out.insert("step_l".into(), run.sum_eta / u.var_or("steps", 1.0) * run.smoothness);
+    out.insert(
+        "step_l".into(),
+        run.sum_eta / u.var_or("steps", 1.0) * run.smoothness,
+    );
     out.insert("stationarity_final_gap".into(), run.final_loss);
     Ok(out)
 }

@@ -224,7 +224,9 @@ pub fn sup_noise_eq16(
     rng: &mut impl Rng,
 ) -> Result<(Array1<f64>, Eq16Counts), TrainError> {
     if grid == 0 {
-        return Err(TrainError::InvalidConfig("sup_noise: grid must be >= 1".into()));
+        return Err(TrainError::InvalidConfig(
+            "sup_noise: grid must be >= 1".into(),
+        ));
     }
     let n = ks.n();
     let r = ks.kept();
@@ -236,7 +238,10 @@ pub fn sup_noise_eq16(
                 Drift::Attractive => (-lambda * dt).exp(),
                 Drift::Repulsive => (lambda * dt).exp(),
             };
-            (dec, big_sigma * (ks.mu[j] * g_int(lambda, dt, drift)).sqrt())
+            (
+                dec,
+                big_sigma * (ks.mu[j] * g_int(lambda, dt, drift)).sqrt(),
+            )
         })
         .unzip();
     let ur = ks.u.slice(s![.., ..r]);

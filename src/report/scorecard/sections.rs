@@ -151,7 +151,9 @@ fn place_by_checks(r: &PaperResult, found: &FoundMap) -> Placed {
             .unwrap_or_else(|| c.as_str().into());
         // Inconclusive only because its holds catch no control: its own heading and word.
         let only_nd = c == Combined::Inconclusive
-            && mine.iter().all(|(_, f)| effective(f) != "inconclusive" || nondiscriminating(f));
+            && mine
+                .iter()
+                .all(|(_, f)| effective(f) != "inconclusive" || nondiscriminating(f));
         let word = if only_nd && ev == "statement" {
             "holds, not discriminating".into()
         } else {

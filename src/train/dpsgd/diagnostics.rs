@@ -133,7 +133,10 @@ pub fn score_mean_monte_carlo(
     floor_scale: f64,
     rng: &mut impl Rng,
 ) -> Result<(f64, f64), DpSgdError> {
-    if !(g.is_finite() && sigma.is_finite() && sigma >= 0.0 && floor_scale.is_finite()) || t1 == 0 || trials < 2 {
+    if !(g.is_finite() && sigma.is_finite() && sigma >= 0.0 && floor_scale.is_finite())
+        || t1 == 0
+        || trials < 2
+    {
         return Err(DpSgdError::InvalidConfig(format!(
             "Lemma 5.2 Monte Carlo needs finite g, sigma >= 0, T1 >= 1 and >= 2 trials (g = {g}, sigma = {sigma}, T1 = {t1}, trials = {trials})"
         )));

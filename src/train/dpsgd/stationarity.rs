@@ -127,7 +127,11 @@ fn check(cfg: &StationarityConfig, p: usize) -> Result<(), DpSgdError> {
         return bad("stationarity: steps must be at least 1".into());
     }
     let pos = |v: f64| v.is_finite() && v > 0.0;
-    if !(pos(cfg.eta_l) && pos(cfg.step_factor) && cfg.noise_scale.is_finite() && cfg.noise_scale >= 0.0) {
+    if !(pos(cfg.eta_l)
+        && pos(cfg.step_factor)
+        && cfg.noise_scale.is_finite()
+        && cfg.noise_scale >= 0.0)
+    {
         return bad("stationarity: eta_l and step_factor must be > 0, noise_scale >= 0".into());
     }
     Ok(())
@@ -145,13 +149,22 @@ pub fn synthetic_run(
     rng: &mut impl Rng,
 ) -> Result<StationarityRun, DpSgdError> {
     check(cfg, p)?;
-    if !(smoothness.is_finite() && smoothness > 0.0 && theta_scale.is_finite() && sigma.is_finite() && sigma >= 0.0) {
-        return Err(DpSgdError::InvalidConfig("stationarity: L > 0, finite theta_scale and sigma >= 0 needed".into()));
+    if !(smoothness.is_finite()
+        && smoothness > 0.0
+        && theta_scale.is_finite()
+        && sigma.is_finite()
+        && sigma >= 0.0)
+    {
+        return Err(DpSgdError::InvalidConfig(
+            "stationarity: L > 0, finite theta_scale and sigma >= 0 needed".into(),
+        ));
     }
     let (lambdas, l, fstar, cos_a) = match problem {
         Problem::Quadratic { spread } => {
             if !(spread.is_finite() && spread >= 1.0) {
-                return Err(DpSgdError::InvalidConfig("stationarity: spread must be >= 1".into()));
+                return Err(DpSgdError::InvalidConfig(
+                    "stationarity: spread must be >= 1".into(),
+                ));
             }
             let lam: Vec<f64> = (0..p)
                 .map(|j| smoothness * spread.powf(-(j as f64) / ((p.max(2) - 1) as f64)))
@@ -160,7 +173,9 @@ pub fn synthetic_run(
         }
         Problem::Cosine { a } => {
             if !(a.is_finite() && a >= 0.0) {
-                return Err(DpSgdError::InvalidConfig("stationarity: cos_a must be >= 0".into()));
+                return Err(DpSgdError::InvalidConfig(
+                    "stationarity: cos_a must be >= 0".into(),
+                ));
             }
             (vec![1.0; p], 1.0 + a, -a * p as f64, a)
         }
@@ -244,7 +259,9 @@ pub fn logreg_run(
         )));
     }
     if support.len() != cfg.k || support.iter().any(|&j| j >= p) {
-        return Err(DpSgdError::InvalidSupport("support must hold k coordinates below P".into()));
+        return Err(DpSgdError::InvalidSupport(
+            "support must hold k coordinates below P".into(),
+        ));
     }
     let mut mask = Array1::<f64>::zeros(p);
     for &j in support {
@@ -270,7 +287,9 @@ pub fn logreg_run(
     let mut clipped = 0usize;
     for step in 0..cfg.steps {
         let bw = model.backward(&theta.view(), &x, y);
-        let norms = model.per_example_sq_norms(&bw, Some(&mask.view())).mapv(f64::sqrt);
+        let norms = model
+            .per_example_sq_norms(&bw, Some(&mask.view()))
+            .mapv(f64::sqrt);
         let factors = norms.mapv(|v| if v > clip { clip / v } else { 1.0 });
         clipped += norms.iter().filter(|&&v| v > clip).count();
         let full = model.weighted_gradient_sum(&bw, &Array1::from_elem(n, 1.0 / nf).view());
@@ -284,7 +303,13 @@ pub fn logreg_run(
         run.lemma64_reversed_excess = run.lemma64_reversed_excess.max(b_norm - reversed);
         let sampled: Array1<f64> = factors
             .iter()
-            .map(|&c| if rng.random::<f64>() < q { c / (q * nf) } else { 0.0 })
+            .map(|&c| {
+                if rng.random::<f64>() < q {
+                    c / (q * nf)
+                } else {
+                    0.0
+                }
+            })
             .collect();
         let mut ghat = model.weighted_gradient_sum(&bw, &sampled.view()) * &mask;
         for &j in support {
@@ -321,7 +346,13 @@ mod tests {
     use crate::rng::SeedPath;
 
     fn cfg(k: usize, steps: usize) -> StationarityConfig {
-        StationarityConfig { steps, k, eta_l: 0.25, step_factor: 1.0, noise_scale: 1.0 }
+        StationarityConfig {
+            steps,
+            k,
+            eta_l: 0.25,
+            step_factor: 1.0,
+            noise_scale: 1.0,
+        }
     }
 
     #[test]
@@ -329,8 +360,16 @@ mod tests {
         // Per coordinate the stationary E||grad||^2 is L eta sigma^2/(2 - eta L) against
         // the bound's 2 L eta sigma^2: ratio 1/(2 (2 - 1/4)) = 0.2857.
         let mut rng = SeedPath::new(7).rng_for("t");
-        let r = synthetic_run(Problem::Quadratic { spread: 1.0 }, 200, 1.0, 0.0, 1.0, &cfg(200, 4000), &mut rng)
-            .unwrap();
+        let r = synthetic_run(
+            Problem::Quadratic { spread: 1.0 },
+            200,
+            1.0,
+            0.0,
+            1.0,
+            &cfg(200, 4000),
+            &mut rng,
+        )
+        .unwrap();
         let ratio = r.lhs() / r.rhs();
         assert!((ratio - 0.2857).abs() < 0.01, "ratio {ratio}");
         assert_eq!(r.gamma(), 1.0);
