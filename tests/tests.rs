@@ -57,4 +57,5 @@ mod sharding;
 mod shared_work;
 mod spec_errors;
 mod stability;
+mod tpk_union_bound;
 mod util;

@@ -41,8 +41,8 @@ use super::tp_topk_metrics::{noise_metrics, privacy_metrics, support_metrics, ME
 use super::tp_topk_tuning::{Tuner, CLIP_GRID, LR_GRID, VALIDATION_FRACTION};
 use super::*;
 use crate::train::dpsgd::{
-    misranking_bound, misranking_monte_carlo, score_mean_monte_carlo, Activation, Classification,
-    Method, MethodConfig, ModelKind, SyntheticSpec,
+    misranking_bound, misranking_monte_carlo, score_mean_monte_carlo, support_miss_monte_carlo,
+    Activation, Classification, Method, MethodConfig, ModelKind, SyntheticSpec,
 };
 
 #[derive(Debug)]
@@ -233,8 +233,13 @@ impl System for TpTopK {
             } else {
                 0.0
             };
+            let set = if u.wants(&["support_miss_mc", "support_miss_mc_se"]) {
+                u.var("set_trials", 1.0) * u.var("set_p", 1.0)
+            } else {
+                0.0
+            };
             return Cost {
-                seconds: Cost::normals((2.0 + scores) * trials * t1) + 1e-3,
+                seconds: Cost::normals(((2.0 + scores) * trials + set) * t1) + 1e-3,
                 bytes: 1e3,
             };
         }
@@ -314,6 +319,8 @@ impl System for TpTopK {
         // method at every cell.
         let methods = match u.option("compare") {
             "ranking" => 3.0,
+            // The premise's dense run (tp_topk_planted::center), when asked for.
+            "center" if u.wants(&["premise_gap_vs_dense"]) => 3.0,
             "center" => 2.0,
             _ => 1.0,
         };
@@ -370,6 +377,29 @@ fn misranking(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
         "misranking_mc_se".into(),
         (p * (1.0 - p) / trials as f64).sqrt(),
     );
+    // The union bound after Prop. 5.3 (L90-L91), only when asked for (its own stream):
+    // `set_k` coordinates at g_i and `set_p - set_k` at g_j, `set_trials` draws.
+    if u.wants(&["support_miss_mc", "support_miss_mc_se"]) {
+        let (k, p) = (u.count("set_k")?, u.count("set_p")?);
+        let set_trials = u.count("set_trials")?;
+        let miss = support_miss_monte_carlo(
+            gi,
+            gj,
+            sigma,
+            t1,
+            k,
+            p,
+            set_trials,
+            &mut u.seeds.rng_for("support-miss"),
+        )
+        .map_err(invalid)?;
+        let q = miss.probability;
+        out.insert("support_miss_mc".into(), q);
+        out.insert(
+            "support_miss_mc_se".into(),
+            (q * (1.0 - q) / set_trials as f64).sqrt(),
+        );
+    }
     // Lemma 5.2, only when asked for (its own stream, so Prop. 5.3's draws are unchanged):
     // both coordinates' mean scores against g^2, the larger |z|.
     if u.wants(&["score_bias_z", "score_unbiased"]) {
@@ -489,6 +519,10 @@ fn train(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
     out.insert("train_accuracy".into(), run.train_accuracy);
     out.insert("selected_lr".into(), own.best.lr);
     out.insert("selected_clip".into(), own.best.clip);
+    out.insert(
+        "selected_at_edge".into(),
+        f64::from(u8::from(own.best.at_edge)),
+    );
     match u.option("compare") {
         "ranking" => super::tp_topk_planted::ranking(&tuner, &cfg, u.recipe, &own, &mut out)?,
         "center" => super::tp_topk_planted::center(

@@ -237,6 +237,10 @@ pub(super) const METRICS: &[MetricInfo] = &[
     m("selected_clip", "train: clipping norm C1 of the method's selected cell (tune none: clip)"),
     m("rand_selected_lr", "compare ranking: TP-Rand's selected learning rate"),
     m("dense_selected_lr", "compare ranking: dense DP-SGD's selected learning rate"),
+    m("selected_at_edge", "train, tune validation: 1 if the method's selected cell is the first or last of a grid axis of at least 3 points (tp_topk_tuning), else 0; its mean is the share of units selected at the grid's edge"),
+    m("rand_selected_at_edge", "compare ranking: selected_at_edge of TP-Rand's selection"),
+    m("dense_selected_at_edge", "compare ranking: selected_at_edge of dense DP-SGD's selection"),
+    m("premise_gap_vs_dense", "compare center: accuracy of the reference split (0.3, 0.3) minus dense DP-SGD's at the same target eps, data, streams and tuning (Table 4's premise: phase 2's restriction pays off)"),
     m(
         "dense_ceiling_accuracy",
         "train: test accuracy of non-private dense SGD (no clipping, no noise) on the same streams, its lr tuned on validation like the methods (tune none: at lr)",
@@ -269,6 +273,8 @@ pub(super) const METRICS: &[MetricInfo] = &[
     m("gap_first", "printed-table (Table 3): the gap at r = 0.2"),
     m("gap_last", "printed-table (Table 3): the gap at r = 0.8"),
     m("ba_residual", "printed-table (Table 5): |BA - (Se + Sp)/2| of a row"),
+    m("support_miss_mc", "misranking: Monte Carlo share of set_trials draws in which the top set_k of set_p scores (set_k coordinates at g_i, the rest at g_j) is not the oracle support (the union bound after Prop. 5.3)"),
+    m("support_miss_mc_se", "misranking: binomial standard error of support_miss_mc"),
     m("score_bias_z", "misranking: (mean of the Monte Carlo scores s_j - g_j^2) / its standard error, the larger |z| of the two coordinates (Lemma 5.2)"),
     m("score_unbiased", "misranking: 1 if |score_bias_z| <= 5 (5 standard errors: about 1e-4 false alarms over the 160 means of an 80-point grid)"),
 ];

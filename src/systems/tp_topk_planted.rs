@@ -219,6 +219,10 @@ pub(super) fn ranking(
         out.insert(format!("gap_vs_{name}"), accuracy - acc);
         out.insert(format!("{name}_selected_lr"), t.best.lr);
         out.insert(
+            format!("{name}_selected_at_edge"),
+            f64::from(u8::from(t.best.at_edge)),
+        );
+        out.insert(
             format!("gap_vs_{name}_second"),
             own.second.test - t.second.test,
         );
@@ -235,6 +239,14 @@ pub(super) fn ranking(
 /// is shared by the units of the sweep point and replicate ([`super::shared`]) whose
 /// data, tuning and center configuration agree (`data_key` names the first two): a
 /// negative control that miscalibrates the unit's own cells leaves it as it is.
+///
+/// `premise_gap_vs_dense` (when asked for): the center's accuracy minus that of dense
+/// DP-SGD at the same target epsilon, data, streams and tuning, shared the same way.
+/// It measures Table 4's premise in the same run: the trade-off of Sec. 7.3 (L184,
+/// "Phase 2 must retain enough budget for effective support-restricted optimization")
+/// presupposes a phase 2 whose support restriction pays off (Sec. 5, L76), i.e. TP-TopK
+/// at the reference split beating dense DP-SGD. A negative control that miscalibrates
+/// the unit's own cells leaves it as it is, so a control keeps its proxy's premise.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn center(
     u: &UnitInput,
@@ -256,5 +268,14 @@ pub(super) fn center(
     let key = format!("tp_topk::center {data_key} center={c:?}");
     let acc = *u.shared(&key, || tuner.method(&c, recipe).map(|t| t.best.test))?;
     out.insert("gap_vs_center".into(), own.best.test - acc);
+    if u.wants(&["premise_gap_vs_dense"]) {
+        let d = MethodConfig {
+            method: Method::DpSgd,
+            ..c
+        };
+        let key = format!("tp_topk::center-dense {data_key} dense={d:?}");
+        let dense = *u.shared(&key, || tuner.method(&d, recipe).map(|t| t.best.test))?;
+        out.insert("premise_gap_vs_dense".into(), acc - dense);
+    }
     Ok(())
 }

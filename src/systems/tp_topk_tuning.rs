@@ -19,6 +19,14 @@
 //!   `run/init`, `run/train`, `run/support` — those of the untuned run — so cells and
 //!   methods differ by their hyper-parameters and not by their draws (common random
 //!   numbers; no stream per cell).
+//! * Edge: a selected cell is *at the grid's edge* when its learning rate is the first
+//!   or last of an axis of at least 3 points, or its clip the first or last of a clip
+//!   axis of at least 3 points (`selected_at_edge`, 0 or 1 per unit; its mean over a
+//!   point's replicates is the share of units whose selection sits on an edge). An axis
+//!   of 1 point is fixed by design and an axis of 2 points has no interior: neither
+//!   counts (the selected clip itself is reported as `selected_clip`). A selection at
+//!   the edge means the grid may not contain the method's optimum: the tuning is
+//!   reported, not silently trusted (issue 46).
 //! * Selection: the cell of the highest validation accuracy; ties go to the earlier cell
 //!   in grid order (the smaller learning rate, then the smaller clip). The "second" cell
 //!   is the next in the order by validation accuracy (descending, ties in grid order);
@@ -91,6 +99,8 @@ pub(super) struct Cell {
     /// Validation accuracy (NaN without a validation split).
     pub validation: f64,
     pub test: f64,
+    /// On an edge of an axis of at least 3 points (module docs).
+    pub at_edge: bool,
 }
 
 /// A method's selection: its best and second-best cells and the best cell's run.
@@ -246,11 +256,19 @@ impl Tuner {
                 .collect(),
             _ => vec![cfg.clone()],
         };
+        // Axis sizes and positions, for the edge flag (module docs): grid order is the
+        // learning rate ascending, then the clip ascending.
+        let (n_lr, n_clip) = match (&self.grid, clips) {
+            (Some((lrs, _)), Some(clips)) => (lrs.len(), clips.len()),
+            _ => (1, 1),
+        };
+        let edge = |i: usize, n: usize| n >= 3 && (i == 0 || i + 1 == n);
         let model = Model::new(cfg.model, self.data.features(), self.data.classes);
         let mut cells = Vec::with_capacity(configs.len());
         let mut runs = Vec::with_capacity(configs.len());
-        for c in &configs {
+        for (index, c) in configs.iter().enumerate() {
             let (test, theta, r) = run(c)?;
+            let (i_lr, i_clip) = (index / n_clip, index % n_clip);
             // The selection's only input: accuracy on the validation part.
             let validation = self.validation.as_ref().map_or(f64::NAN, |(x, y)| {
                 model.accuracy(&theta.view(), &x.view(), y)
@@ -260,6 +278,7 @@ impl Tuner {
                 clip: c.clip,
                 validation,
                 test,
+                at_edge: edge(i_lr, n_lr) || edge(i_clip, n_clip),
             });
             runs.push(Some(r));
         }
@@ -502,10 +521,40 @@ mod tests {
             [0.5, 2.0].iter().any(|g| (g - clip).abs() < 1e-12),
             "{clip}"
         );
+        // Two lr points and two clips: no axis has an interior, so no edge counts.
+        for m in [
+            "selected_at_edge",
+            "rand_selected_at_edge",
+            "dense_selected_at_edge",
+        ] {
+            assert_eq!(out[m], 0f64.to_bits(), "{m}");
+        }
         let gap = f64::from_bits(out["dense_ceiling_gap"]);
         let ceiling = f64::from_bits(out["dense_ceiling_accuracy"]);
         let dense = f64::from_bits(out["dense_accuracy"]);
         assert!((ceiling - dense - gap).abs() < 1e-15);
+    }
+
+    #[test]
+    fn a_selection_on_the_first_or_last_learning_rate_is_at_the_edge() {
+        // Three learning rates, one clip: the edge flag is the selected lr's position.
+        let grid = [
+            ("tune_lr_points", 3.0),
+            ("tune_lr_min", 0.02),
+            ("tune_lr_max", 0.5),
+            ("tune_clip_points", 1.0),
+        ];
+        let u = unit(&grid, &[("tune", "validation")]);
+        let out = u.run();
+        for (lr, edge) in [
+            ("selected_lr", "selected_at_edge"),
+            ("rand_selected_lr", "rand_selected_at_edge"),
+            ("dense_selected_lr", "dense_selected_at_edge"),
+        ] {
+            let lr = f64::from_bits(out[lr]);
+            let interior = (lr - 0.1).abs() < 1e-12;
+            assert_eq!(f64::from_bits(out[edge]), if interior { 0.0 } else { 1.0 });
+        }
     }
 
     #[test]

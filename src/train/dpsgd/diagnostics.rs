@@ -158,3 +158,59 @@ pub fn score_mean_monte_carlo(
     let var = ((sum2 - n * mean * mean) / (n - 1.0)).max(0.0);
     Ok((mean, (var / n).sqrt()))
 }
+
+/// The union bound after Prop. 5.3 (Sec. 5, L90-L91) by Monte Carlo under the additive
+/// noise model: `p` coordinates, the first `k` (the oracle support S*) with signal `g_i`
+/// and the other `p - k` with `g_j`, each scored as in [`misranking_monte_carlo`]
+/// (`s = (1/T1) sum_t (g + sigma xi_t)^2 - sigma^2`); returns the share of `trials` in
+/// which the top-k of the scores is not S* (some coordinate of S* scores at most some
+/// coordinate outside it). The paper: "When every boundary pair satisfies [P(s_j >= s_i)
+/// <= delta'/(k(P-k))], a union bound over the at most [k(P-k)] boundary pairs gives
+/// that [S_hat = S*] with high probability" — i.e. P(S_hat != S*) <= k(P-k) times the
+/// largest pair probability, each bounded by Prop. 5.3.
+#[allow(clippy::too_many_arguments)]
+pub fn support_miss_monte_carlo(
+    g_i: f64,
+    g_j: f64,
+    sigma: f64,
+    t1: usize,
+    k: usize,
+    p: usize,
+    trials: usize,
+    rng: &mut impl Rng,
+) -> Result<MisrankingEstimate, DpSgdError> {
+    check_misranking_args(g_i, g_j, sigma, t1)?;
+    if trials == 0 || k == 0 || k >= p {
+        return Err(DpSgdError::InvalidConfig(format!(
+            "the union bound needs 1 <= k < P and at least one trial (k = {k}, P = {p}, trials = {trials})"
+        )));
+    }
+    let t = t1 as f64;
+    let mut misranked = 0;
+    for _ in 0..trials {
+        let (mut lowest_in, mut highest_out) = (f64::INFINITY, f64::NEG_INFINITY);
+        for c in 0..p {
+            let g = if c < k { g_i } else { g_j };
+            let mut s = 0.0;
+            for _ in 0..t1 {
+                let x: f64 = StandardNormal.sample(rng);
+                let a = g + sigma * x;
+                s += a * a;
+            }
+            let score = s / t - sigma * sigma;
+            if c < k {
+                lowest_in = lowest_in.min(score);
+            } else {
+                highest_out = highest_out.max(score);
+            }
+        }
+        if highest_out >= lowest_in {
+            misranked += 1;
+        }
+    }
+    Ok(MisrankingEstimate {
+        trials,
+        misranked,
+        probability: misranked as f64 / trials as f64,
+    })
+}

@@ -44,7 +44,7 @@ pub use criterion::{one_step_criterion, OneStep};
 pub use data::{Classification, SyntheticSpec};
 pub use diagnostics::{
     misranking_bound, misranking_monte_carlo, proxy_concentration, score_mean_monte_carlo,
-    MisrankingEstimate,
+    support_miss_monte_carlo, MisrankingEstimate,
 };
 pub use mechanism::{
     dp_step, dp_step_cached, poisson_sample, privatize, ClipOrder, DpSgdRecipe, Mask, NoiseSupport,
