@@ -51,6 +51,13 @@ impl CacheArgs {
         // itself (`cache::as_recipe`).
         let out = cache::with_cache(&c, "paper", f);
         let n = c.counts();
+        let unhashable = c.unhashable();
+        if !unhashable.is_empty() {
+            eprintln!(
+                "note: not cached (an external core that declares no `external.files` cannot be hashed, so its units always run): {}; declare the files its results depend on, e.g. `external: {{files: [core.py]}}`, to cache them",
+                unhashable.join("; ")
+            );
+        }
         if n.hits + n.misses > 0 {
             eprintln!(
                 "result cache {}: {} of {} units read, {} computed{}{}",

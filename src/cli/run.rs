@@ -203,6 +203,9 @@ fn record_failed(a: &RunArgs, ids: &[String]) {
 pub(super) struct InClaim {
     pub id: String,
     pub file: PathBuf,
+    /// The spec field the error belongs to (`external` for a failure of an external
+    /// core: its annotation goes on the spec's `external:` line).
+    pub field: Option<String>,
     pub message: String,
 }
 
@@ -218,6 +221,7 @@ fn in_claim(c: &spec::Claim, e: impl Into<anyhow::Error>) -> anyhow::Error {
     anyhow::Error::new(InClaim {
         id: c.id.clone(),
         file: c.file.clone(),
+        field: (c.system.name() == crate::systems::external::NAME).then(|| "external".into()),
         message: format!("{:#}", e.into()),
     })
 }
@@ -237,16 +241,18 @@ fn ci_error(a: &RunArgs, e: &anyhow::Error) {
         return;
     }
     let message = crate::spec::echo::clip_echoes(&format!("{e:#}"));
-    let (file, field) = if let Some(se) = e.downcast_ref::<spec::SpecError>() {
-        (Some(PathBuf::from(&se.file)), Some(se.field.clone()))
+    // A spec error's "line N" is the YAML parser's; a run error's message may carry a
+    // core's traceback ("File \"core.py\", line 12"), never a line of the spec.
+    let (file, field, parsed) = if let Some(se) = e.downcast_ref::<spec::SpecError>() {
+        (Some(PathBuf::from(&se.file)), Some(se.field.clone()), true)
     } else if let Some(ic) = e.downcast_ref::<InClaim>() {
-        (Some(ic.file.clone()), None)
+        (Some(ic.file.clone()), ic.field.clone(), false)
     } else {
-        (None, None)
+        (None, None, false)
     };
     let line = file
         .as_ref()
-        .map(|f| error_line(f, field.as_deref(), &message));
+        .map(|f| error_line(f, field.as_deref(), parsed.then_some(message.as_str())));
     let shown = file.as_ref().map(|f| report::github::workspace_path(f));
     if let Some(path) = &a.ci.junit {
         let xml = report::junit::error_xml(
@@ -288,10 +294,11 @@ fn ci_error(a: &RunArgs, e: &anyhow::Error) {
     }
 }
 
-/// The spec line an error points at: "line N" in the message (the YAML parser's), else
+/// The spec line an error points at: "line N" in the message of a spec error (the YAML
+/// parser's; `None` for a run error), else
 /// the first line that starts the field's last key, else 1.
-fn error_line(file: &std::path::Path, field: Option<&str>, message: &str) -> usize {
-    let words: Vec<&str> = message.split_whitespace().collect();
+fn error_line(file: &std::path::Path, field: Option<&str>, message: Option<&str>) -> usize {
+    let words: Vec<&str> = message.unwrap_or("").split_whitespace().collect();
     for w in words.windows(2) {
         if w[0] == "line" {
             if let Ok(n) = w[1].trim_end_matches([',', ':', '.', ')']).parse::<usize>() {

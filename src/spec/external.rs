@@ -43,6 +43,32 @@ fn command(
     })
 }
 
+/// The declared files of a core (`field` names them in errors), relative to `dir`: a
+/// relative path without NUL bytes (read when the core is prepared,
+/// [`crate::systems::external`]).
+fn files(
+    ctx: &Ctx,
+    field: &str,
+    names: &[String],
+    dir: &Path,
+) -> Result<Vec<std::path::PathBuf>, SpecError> {
+    let mut out = Vec::new();
+    for (i, f) in names.iter().enumerate() {
+        let p = Path::new(f);
+        if f.trim().is_empty() || f.contains('\0') || p.is_absolute() {
+            return Err(ctx.err(
+                format!("{field}[{i}]"),
+                format!("`{f}` is not a file path relative to the spec's directory"),
+            ));
+        }
+        let full = dir.join(p);
+        if !out.contains(&full) {
+            out.push(full);
+        }
+    }
+    Ok(out)
+}
+
 fn is_name(s: &str) -> bool {
     !s.is_empty()
         && s.chars()
@@ -97,6 +123,23 @@ pub(super) fn system(
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => Path::new(".").to_path_buf(),
     };
+    if let Some(c) = ext.cost_s {
+        if !(c.is_finite() && c > 0.0 && c <= MAX_TIMEOUT_S) {
+            return Err(ctx.err(
+                "external.cost_s",
+                format!("must be the CPU seconds of one unit in (0, {MAX_TIMEOUT_S}], got {c}"),
+            ));
+        }
+    }
+    if let Some(v) = &ext.version {
+        if v.trim().is_empty() || v.contains('\0') {
+            return Err(ctx.err(
+                "external.version",
+                "must name the core's version (e.g. \"1.2\" or \"opacus 1.5.2, torch 2.5\")",
+            ));
+        }
+    }
+    let claim_files = files(ctx, "external.files", &ext.files, &dir)?;
     let mut commands = vec![command(
         ctx,
         "external.command",
@@ -104,6 +147,7 @@ pub(super) fn system(
         &dir,
         timeout,
     )?];
+    let mut command_files = vec![claim_files.clone()];
     let mut variant_command = BTreeMap::new();
     for (i, v) in raw.variants.iter().enumerate() {
         let idx = match &v.external {
@@ -116,13 +160,21 @@ pub(super) fn system(
                     &dir,
                     timeout,
                 )?;
-                match commands.iter().position(|x| *x == c) {
+                let own = files(ctx, &format!("variants[{i}].external.files"), &e.files, &dir)?;
+                let j = match commands.iter().position(|x| *x == c) {
                     Some(j) => j,
                     None => {
                         commands.push(c);
+                        command_files.push(claim_files.clone());
                         commands.len() - 1
                     }
+                };
+                for f in own {
+                    if !command_files[j].contains(&f) {
+                        command_files[j].push(f);
+                    }
                 }
+                j
             }
         };
         variant_command.insert(v.name.clone(), idx);
@@ -136,6 +188,9 @@ pub(super) fn system(
     }
     Ok(ExternalSystem::leaked(ExternalSpec {
         commands,
+        files: command_files,
+        version: ext.version.clone(),
+        cost_s: ext.cost_s,
         variant_command,
         metrics: ext.metrics.clone(),
         params: params.into_iter().collect(),

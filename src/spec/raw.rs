@@ -263,6 +263,18 @@ pub struct RawExternal {
     pub metrics: Vec<String>,
     #[serde(default)]
     pub timeout_s: Option<f64>,
+    /// The files the core's results depend on (its sources, relative to the spec file):
+    /// hashed into the result cache's keys. Without them the core's units are not cached.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// The core's declared version (of what the files do not capture: a library, a
+    /// data set), part of the result cache's keys.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// The declared CPU seconds of one unit, for `dpclaims plan` (without it, `plan`
+    /// times one calibration unit).
+    #[serde(default)]
+    pub cost_s: Option<f64>,
 }
 
 /// A variant's own core (`external: {command: [...]}`), e.g. a faulty copy.
@@ -270,6 +282,9 @@ pub struct RawExternal {
 #[serde(deny_unknown_fields)]
 pub struct RawVariantExternal {
     pub command: Vec<String>,
+    /// The files this variant's core depends on besides the claim's `external.files`.
+    #[serde(default)]
+    pub files: Vec<String>,
 }
 
 #[derive(Deserialize, Debug, Default, Clone, schemars::JsonSchema)]

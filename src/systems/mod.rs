@@ -242,13 +242,27 @@ pub trait System: Sync + Send + std::fmt::Debug {
     fn variant_tag(&self, _variant: &str) -> String {
         String::new()
     }
-    /// Whether a unit's result is decided by this build and the unit's inputs alone, so
-    /// that the result cache may keep it (`execute::cache`, keyed on the engine hash). An
-    /// external core is a program outside the build: editing it must never be answered
-    /// from the cache, so its units are always run.
-    fn cacheable(&self) -> bool {
-        true
+    /// What, besides this build and the unit's inputs, decides the result of a unit of
+    /// `variant`, for the result cache's key (`execute::cache`): `Some("")` for a built-in
+    /// system (the engine hash covers it), the hash of an external core's declared files
+    /// and version, or `None` when it cannot be known (an external core that declares no
+    /// files: editing it must never be answered from the cache, so its units always run).
+    fn cache_identity(&self, _variant: &str) -> Option<String> {
+        Some(String::new())
     }
+    /// How [`System::cost`] is known, when it is not this build's cost model (an external
+    /// core: declared, measured by `plan`, or nominal), for `dpclaims plan`.
+    fn cost_basis(&self) -> Option<String> {
+        None
+    }
+    /// Whether `plan` should time one unit to know [`System::cost`] (an external core
+    /// without a declared `cost_s`).
+    fn wants_cost_measurement(&self) -> bool {
+        false
+    }
+    /// Records the CPU seconds one unit took (measured by `plan` on the unit named
+    /// `unit`): [`System::cost`] answers it from then on.
+    fn record_measured_cost(&self, _seconds: f64, _unit: &str) {}
 }
 
 /// Every registered system.
