@@ -18,6 +18,7 @@ mod dpgd_pass;
 mod dpsgd;
 mod evidence;
 mod external;
+mod external_cache;
 mod faults;
 mod feature_learning;
 mod figures;

@@ -107,6 +107,13 @@ pub struct CalibrateArgs {
 
 /// Arguments of `dpclaims audit` (see [`crate::privacy::audit`] for the construction).
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Exit status: 0 when the certified lower bound is at most the claimed \
+epsilon (no violation found; an audit never proves privacy); 1 when it exceeds the claimed \
+epsilon (the claim is refuted at the audit's confidence; with --null-audits, when a null \
+audit's check fails; the white-box null calibration only reports its counts, exit 0); 2 on \
+an error (bad arguments, a core that fails)."
+)]
 pub struct AuditArgs {
     /// Audited system: rf-dpgd, feature-learning-second-layer,
     /// feature-learning-first-layer, tp-topk, or external (a core speaking dpclaims-external/2,

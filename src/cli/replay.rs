@@ -67,8 +67,7 @@ pub fn replay_target(claim: &Claim) -> String {
     }
     let f = claim.file.display().to_string();
     if !f.is_empty()
-        && f
-            .chars()
+        && f.chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@=".contains(c))
     {
         f

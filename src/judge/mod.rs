@@ -61,6 +61,10 @@ pub struct Detail {
     /// `bound`: the implied constant (largest mean ratio, or smallest for Omega) and its
     /// interval.
     pub implied_constant: Option<(f64, (f64, f64))>,
+    /// `bound` with a registered constant: the ceiling (upper) or floor (lower) and the
+    /// verdict of the implied constant's interval against it (holds: wholly on the
+    /// right side; refuted: wholly on the wrong side).
+    pub constant_judged: Option<(f64, Verdict)>,
     /// `bound`: max/min of the bound over the judged points.
     pub bound_change: Option<f64>,
     /// `bound`: exp(width of the slope interval x ln(x range)): the change of the ratio
@@ -380,6 +384,33 @@ fn bound_rules(res: &mut PredictionResult, control: bool) {
     if let (Some(b), Some(c)) = (res.detail.bound_change, res.detail.ratio_interval_change) {
         if res.verdict == Verdict::Holds && b <= c {
             res.verdict = Verdict::Inconclusive;
+        }
+    }
+    // A registered constant (from the paper or its proof, at every size) is a finite
+    // statement: exceeding it refutes, on a main variant too; the trend alone on one
+    // instance cannot see a rate error whose ratio stays flat over the sweep.
+    if let (Some((c, v)), true) = (
+        res.detail.constant_judged,
+        res.verdict != Verdict::OutOfRegime,
+    ) {
+        match v {
+            Verdict::Refuted => {
+                let (m, (lo, _)) = res
+                    .detail
+                    .implied_constant
+                    .unwrap_or((f64::NAN, (f64::NAN, f64::NAN)));
+                res.trend = Some(format!(
+                    "the implied constant {} (interval lower end {}) exceeds the registered {}",
+                    crate::fit::fmt_num(m),
+                    crate::fit::fmt_num(lo),
+                    crate::fit::fmt_num(c)
+                ));
+                res.verdict = Verdict::Refuted;
+            }
+            Verdict::Inconclusive if res.verdict == Verdict::Holds => {
+                res.verdict = Verdict::Inconclusive;
+            }
+            _ => {}
         }
     }
 }

@@ -264,6 +264,9 @@ mod tests {
                             control: st(r, "control"),
                             points: r["points"].as_u64().unwrap() as usize,
                             points_total: r["points_total"].as_u64().unwrap() as usize,
+                            constant: r["constant"].as_sequence().map(|c| {
+                                (c[0].as_f64().unwrap(), c[1].as_str().unwrap().to_string())
+                            }),
                         })
                         .collect()
                 })

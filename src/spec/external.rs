@@ -69,6 +69,54 @@ fn files(
     Ok(out)
 }
 
+/// `external.audit` validated: trials, confidence, the estimator; the core must offer
+/// `score` (the only metric asked of it in canary mode).
+fn audit(
+    ctx: &Ctx,
+    a: &crate::spec::raw::RawExternalAudit,
+    metrics: &[String],
+) -> Result<crate::systems::external::audit::SpecAudit, SpecError> {
+    use crate::systems::external::audit::{Estimator, SpecAudit};
+    if !(4..=10_000_000).contains(&a.trials) {
+        return Err(ctx.err(
+            "external.audit.trials",
+            format!(
+                "must be the runs per world, 4 to 10 000 000, got {}",
+                a.trials
+            ),
+        ));
+    }
+    let confidence = a.confidence.unwrap_or(0.95);
+    if !(confidence > 0.5 && confidence < 1.0) {
+        return Err(ctx.err(
+            "external.audit.confidence",
+            format!("must be in (0.5, 1), got {confidence}"),
+        ));
+    }
+    let estimator = match a.estimator.as_deref().unwrap_or("best") {
+        "clopper_pearson" => Estimator::ClopperPearson,
+        "gdp" => Estimator::Gdp,
+        "best" => Estimator::Best,
+        other => {
+            return Err(ctx.err(
+                "external.audit.estimator",
+                format!("`{other}` is not an estimator: clopper_pearson, gdp or best"),
+            ))
+        }
+    };
+    if metrics.iter().any(|m| m != "score") {
+        return Err(ctx.err(
+            "external.metrics",
+            "in canary mode (`external.audit`) the core is asked for `score` only: leave `metrics` out or write [score]; the predictions use the audit's metrics (epsilon_lower_bound, ...)",
+        ));
+    }
+    Ok(SpecAudit {
+        trials: a.trials as usize,
+        confidence,
+        estimator,
+    })
+}
+
 fn is_name(s: &str) -> bool {
     !s.is_empty()
         && s.chars()
@@ -98,7 +146,11 @@ pub(super) fn system(
         ));
     }
     let timeout = Duration::from_secs_f64(timeout_s);
-    if ext.metrics.is_empty() {
+    let audit = match &ext.audit {
+        None => None,
+        Some(a) => Some(audit(ctx, a, &ext.metrics)?),
+    };
+    if ext.metrics.is_empty() && audit.is_none() {
         return Err(ctx.err(
             "external.metrics",
             "list the metrics the core computes (at least one)",
@@ -160,7 +212,12 @@ pub(super) fn system(
                     &dir,
                     timeout,
                 )?;
-                let own = files(ctx, &format!("variants[{i}].external.files"), &e.files, &dir)?;
+                let own = files(
+                    ctx,
+                    &format!("variants[{i}].external.files"),
+                    &e.files,
+                    &dir,
+                )?;
                 let j = match commands.iter().position(|x| *x == c) {
                     Some(j) => j,
                     None => {
@@ -191,6 +248,7 @@ pub(super) fn system(
         files: command_files,
         version: ext.version.clone(),
         cost_s: ext.cost_s,
+        audit,
         variant_command,
         metrics: ext.metrics.clone(),
         params: params.into_iter().collect(),

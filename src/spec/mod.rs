@@ -198,7 +198,21 @@ pub enum PredictionKind {
     /// shrink (lower) along `x` by more than the tolerance; the implied constant is
     /// reported. Never refuted on a main variant: finite data cannot refute an asymptotic
     /// rate ([`crate::judge::kinds`]).
-    Bound { fit: FitSpec, upper: bool },
+    /// `constant`: a registered implied-constant ceiling (upper) or floor (lower), with
+    /// its source: judged too, a finite statement ([`crate::judge`]'s bound rules).
+    Bound {
+        fit: FitSpec,
+        upper: bool,
+        constant: Option<RegisteredConstant>,
+    },
+}
+
+/// An implied constant registered from the paper or its proof (`constant:` of a bound).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegisteredConstant {
+    /// The ceiling (upper bound) or floor (lower bound).
+    pub value: f64,
+    pub source: String,
 }
 
 /// What an `inequality` is checked on.

@@ -253,6 +253,20 @@ pub struct RawSource {
     pub equation: String,
 }
 
+/// A bound's registered constant (`constant:` of a `bound` prediction).
+#[derive(Deserialize, Debug, Clone, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawConstant {
+    /// Upper bounds: the implied constant is at most this.
+    #[serde(default)]
+    pub at_most: Option<f64>,
+    /// Lower (Omega) bounds: the implied constant is at least this.
+    #[serde(default)]
+    pub at_least: Option<f64>,
+    /// Where the value comes from (the paper's or its proof's sentence, equation, line).
+    pub source: String,
+}
+
 /// The `external:` block of a claim (`system: external`).
 #[derive(Deserialize, Debug, Clone, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -275,6 +289,26 @@ pub struct RawExternal {
     /// times one calibration unit).
     #[serde(default)]
     pub cost_s: Option<f64>,
+    /// Canary mode: each unit is one empirical privacy audit of the core (its `score` on
+    /// `trials` runs with the canary and `trials` without), judged by the predictions
+    /// through the audit's metrics (`epsilon_lower_bound`, ...).
+    #[serde(default)]
+    pub audit: Option<RawExternalAudit>,
+}
+
+/// `external.audit`: an audit inside a spec.
+#[derive(Deserialize, Debug, Clone, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawExternalAudit {
+    /// Runs per world (with and without the canary), at least 4.
+    pub trials: u64,
+    /// The estimator whose bound is `epsilon_lower_bound`: clopper_pearson, gdp, or
+    /// best (the larger of the two, each at half the error probability; default).
+    #[serde(default)]
+    pub estimator: Option<String>,
+    /// Joint confidence of the bound (default 0.95).
+    #[serde(default)]
+    pub confidence: Option<f64>,
 }
 
 /// A variant's own core (`external: {command: [...]}`), e.g. a faulty copy.
@@ -607,6 +641,10 @@ pub struct RawBound {
     pub x: String,
     pub bound: Expr,
     pub direction: String,
+    /// An implied-constant ceiling (`upper`) or floor (`lower`) registered from the paper
+    /// or its proof: `{at_most: 12.6, source: "..."}`; the row is then judged on it too.
+    #[serde(default)]
+    pub constant: Option<RawConstant>,
     pub tolerance: f64,
     #[serde(default)]
     pub tolerance_reason: Option<String>,

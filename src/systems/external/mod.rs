@@ -160,13 +160,14 @@ impl Pool {
                 field(a.as_bytes());
             }
             for f in &files {
-                let bytes = crate::fsio::read(f, crate::fsio::InputKind::CoreFile).map_err(|e| {
-                    format!(
+                let bytes =
+                    crate::fsio::read(f, crate::fsio::InputKind::CoreFile).map_err(|e| {
+                        format!(
                         "core `{}`: external.files: cannot read `{}` to key the result cache: {e}",
                         self.command.display(),
                         f.display()
                     )
-                })?;
+                    })?;
                 let name = f.strip_prefix(&self.command.dir).unwrap_or(f);
                 field(name.to_string_lossy().as_bytes());
                 field(&bytes);
@@ -239,6 +240,8 @@ pub struct ExternalSpec {
     pub version: Option<String>,
     /// `external.cost_s`: the declared CPU seconds of one unit.
     pub cost_s: Option<f64>,
+    /// `external.audit`: canary mode, each unit one audit ([`audit::spec_unit`]).
+    pub audit: Option<audit::SpecAudit>,
     /// Variant name -> index in `commands`.
     pub variant_command: BTreeMap<String, usize>,
     /// The metrics the spec asks of the core.
@@ -256,6 +259,7 @@ pub struct ExternalSystem {
     pools: Vec<Pool>,
     version: Option<String>,
     cost_s: Option<f64>,
+    audit: Option<audit::SpecAudit>,
     /// The CPU seconds of one unit measured by [`System::measure_cost`] (`plan`), with
     /// the unit it was measured on.
     measured: Mutex<Option<(f64, String)>>,
@@ -282,14 +286,24 @@ impl ExternalSystem {
                 doc: "sent to the external core",
             })
             .collect();
-        let metrics: Vec<MetricInfo> = spec
-            .metrics
-            .iter()
-            .map(|m| MetricInfo {
-                name: leak(m),
-                doc: "computed by the external core",
-            })
-            .collect();
+        let metrics: Vec<MetricInfo> = match spec.audit {
+            Some(_) => audit::SPEC_AUDIT_METRICS
+                .iter()
+                .map(|(name, doc)| MetricInfo { name, doc })
+                .collect(),
+            None => spec
+                .metrics
+                .iter()
+                .map(|m| MetricInfo {
+                    name: leak(m),
+                    doc: "computed by the external core",
+                })
+                .collect(),
+        };
+        let wanted = match spec.audit {
+            Some(_) => vec!["score".to_string()],
+            None => spec.metrics.clone(),
+        };
         let cmds: Vec<String> = spec.commands.iter().map(|c| c.display()).collect();
         let info = Box::leak(Box::new(SystemInfo {
             name: NAME,
@@ -310,7 +324,7 @@ impl ExternalSystem {
             .zip(spec.files)
             .map(|(c, files)| Pool {
                 files,
-                ..Pool::new(c, spec.metrics.clone())
+                ..Pool::new(c, wanted.clone())
             })
             .collect();
         Box::leak(Box::new(ExternalSystem {
@@ -319,6 +333,7 @@ impl ExternalSystem {
             pools,
             version: spec.version,
             cost_s: spec.cost_s,
+            audit: spec.audit,
             measured: Mutex::new(None),
             failed: Mutex::new(None),
         }))
@@ -361,7 +376,11 @@ impl System for ExternalSystem {
         // The declared cost_s, else the one measured by `plan` (measure_cost), else a
         // nominal figure that keeps the plan's totals meaningful as unit counts (cost_basis
         // says which).
-        let measured = self.measured.lock().ok().and_then(|m| m.as_ref().map(|m| m.0));
+        let measured = self
+            .measured
+            .lock()
+            .ok()
+            .and_then(|m| m.as_ref().map(|m| m.0));
         Cost {
             seconds: self.cost_s.or(measured).unwrap_or(NOMINAL_COST_S),
             bytes: 1e5,
@@ -408,7 +427,12 @@ impl System for ExternalSystem {
         if let Some(first) = self.failed.lock().ok().and_then(|f| f.clone()) {
             return Err(SystemError::Invalid(format!("not run: {first}")));
         }
-        pool.call(&req, &wanted, check).map_err(|e| {
+        let out = match &self.audit {
+            Some(a) => audit::spec_unit(pool, a, &unit, &u.seeds, u.vars, u.options)
+                .map_err(|e| format!("core `{}`: audit: {e}", pool.command.display())),
+            None => pool.call(&req, &wanted, check),
+        };
+        out.map_err(|e| {
             if let Ok(mut f) = self.failed.lock() {
                 f.get_or_insert_with(|| format!("unit `{unit}` failed first: {e}"));
             }
@@ -440,7 +464,11 @@ impl System for ExternalSystem {
     /// parameters while running different programs): cached only under the hash of its
     /// declared files, command and version (module docs, "Cache").
     fn cache_identity(&self, variant: &str) -> Option<String> {
-        self.pool(variant).identity.lock().ok().and_then(|i| i.clone())
+        self.pool(variant)
+            .identity
+            .lock()
+            .ok()
+            .and_then(|i| i.clone())
     }
 
     fn release(&self) {
