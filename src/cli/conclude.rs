@@ -244,6 +244,9 @@ pub(super) fn conclude(
         );
         println!("{}", baseline.line());
         println!("{}; {}", tally.line(), baseline.line());
+        for line in report::apart_lines(outcomes) {
+            println!("{line}");
+        }
     }
     // Pending snapshots (insta's .snap.new): the new and changed claims' snapshots, from
     // this run's own results, for `dpclaims accept` / `dpclaims review`.
@@ -280,7 +283,6 @@ pub(super) fn conclude(
             }
         }
     }
-    ci_outputs(outcomes, &tally, &baseline, o, times)?;
     let unrecorded = match &baseline {
         baseline::Baseline::Unchanged { new, .. } if base.require_baseline && !new.is_empty() => {
             eprintln!(
@@ -299,6 +301,7 @@ pub(super) fn conclude(
         }
         _ => false,
     };
+    ci_outputs(outcomes, &tally, &baseline, o, times)?;
     Ok(if tally.ok() && baseline.ok() && !unrecorded {
         ExitCode::SUCCESS
     } else {
@@ -321,7 +324,11 @@ fn ci_outputs(
     if o.ci.junit.is_none() && !github {
         return Ok(());
     }
-    let cases = ci::cases(outcomes, baseline, (!o.no_reports).then_some(o.out));
+    let mut cases = ci::cases(outcomes, baseline, (!o.no_reports).then_some(o.out));
+    // `--require-baseline`'s failures are reasons of exit 1 too: failed cases of their own.
+    if o.baseline.require_baseline {
+        cases.extend(ci::unrecorded(outcomes, baseline, &o.baseline.baseline));
+    }
     // A spec that cannot be read any more points at line 1.
     let spec_texts: BTreeMap<String, String> = outcomes
         .iter()

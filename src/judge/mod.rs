@@ -119,6 +119,10 @@ pub struct PredictionResult {
     pub word: String,
     /// The variant changes the printed algorithm: shown, never counted for the paper.
     pub ablation: bool,
+    /// The variant is exploratory (`exploratory: true`): reported apart, never counted,
+    /// never a regression of the core, never compared with the baseline.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub exploratory: bool,
     /// A main `holds` (not a self-check): whether the same prediction catches a negative
     /// control, i.e. whether it could have failed.
     pub discriminating: Option<bool>,
@@ -292,6 +296,7 @@ pub fn judge(
             res.regime = regime;
             res.evidence = p.evidence;
             res.ablation = variant.is_ablation();
+            res.exploratory = variant.exploratory;
             if !in_regime {
                 res.verdict = Verdict::OutOfRegime;
             }
@@ -421,7 +426,7 @@ fn main_rules(
         }
     }
     let refuted = res.verdict == Verdict::Refuted;
-    match (p.evidence, refuted, res.ablation) {
+    match (p.evidence, refuted, res.ablation || res.exploratory) {
         (_, false, _) => {}
         (Evidence::SelfCheck, true, _) => problems.push(
             "self-check failed: a failure of the tool (its two sides should agree by construction), not a finding about the paper".into(),
@@ -528,6 +533,7 @@ impl PredictionResult {
             evidence: p.evidence,
             word: String::new(),
             ablation: false,
+            exploratory: false,
             discriminating: None,
             erratum: None,
             power: String::new(),

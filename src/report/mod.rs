@@ -258,3 +258,29 @@ mod tests {
         assert_eq!(super::sentence("why?"), "why?");
     }
 }
+
+/// One line per claim whose rows are reported apart: a draft (a TODO placeholder for its
+/// statement or a quote: never counted for the paper) and each exploratory variant
+/// (never counted, never a regression of the core, never compared with the baseline,
+/// so `--require-baseline` ignores it).
+pub fn apart_lines(outcomes: &[crate::judge::ClaimOutcome]) -> Vec<String> {
+    let mut out = Vec::new();
+    for o in outcomes {
+        if let Some(why) = o.claim.draft() {
+            out.push(format!(
+                "draft: {} ({why}): its {} main rows are shown, never counted for the paper",
+                o.claim.id,
+                o.results.iter().filter(|r| !r.negative_control).count()
+            ));
+        }
+        for v in o.claim.variants.iter().filter(|v| v.exploratory) {
+            let rows = o.results.iter().filter(|r| r.variant == v.name).count();
+            out.push(format!(
+                "exploratory: {} / {}: {rows} rows reported apart (not counted, never a \
+                 regression of the core, not compared with the baseline)",
+                o.claim.id, v.name
+            ));
+        }
+    }
+    out
+}

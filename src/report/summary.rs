@@ -11,7 +11,7 @@ pub fn claim_in_words(o: &ClaimOutcome) -> String {
     let main: Vec<&PredictionResult> = o.results.iter().filter(|r| !r.negative_control).collect();
     let stmts: Vec<&&PredictionResult> = main
         .iter()
-        .filter(|r| r.evidence == Evidence::Statement && !r.ablation)
+        .filter(|r| r.evidence == Evidence::Statement && !r.ablation && !r.exploratory)
         .collect();
     let head = if stmts.is_empty() {
         "**no statement of the paper**"

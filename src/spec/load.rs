@@ -430,6 +430,7 @@ fn validate_into(ctx: &Ctx, raw: RawClaim, path: &Path, spec_hash: String) -> Op
             name: v.name.clone(),
             description: v.description.clone(),
             negative_control: v.negative_control,
+            exploratory: v.exploratory,
             proxy: v.proxy.clone(),
             params: v.params.clone(),
             options,
@@ -439,6 +440,14 @@ fn validate_into(ctx: &Ctx, raw: RawClaim, path: &Path, spec_hash: String) -> Op
             errata,
             deviations: v.deviations.clone(),
         });
+    }
+    for (i, v) in raw.variants.iter().enumerate() {
+        if v.exploratory && v.negative_control {
+            ctx.report(ctx.err(
+                format!("variants[{i}].exploratory"),
+                "a negative control is not exploratory: it must be caught (drop one of the two)",
+            ));
+        }
     }
     if !raw.variants.iter().any(|v| v.negative_control) {
         ctx.report(ctx.err(

@@ -384,6 +384,13 @@ impl Scorecard {
                             c.variant, c.claim
                         )))
                     }
+                    Some(v) if v.exploratory => {
+                        return Err(bad(format!(
+                            "variant `{}` of `{}` is exploratory: shown in its claim's \
+                             report, never counted for a result",
+                            c.variant, c.claim
+                        )))
+                    }
                     Some(v) if v.is_ablation() => {
                         return Err(bad(format!(
                             "variant `{}` of `{}` changes the printed algorithm ({}): an \
