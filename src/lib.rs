@@ -40,6 +40,7 @@ pub mod judge;
 pub mod linalg;
 pub mod models;
 pub mod perf;
+pub mod project;
 pub mod plan;
 pub mod privacy;
 pub mod report;

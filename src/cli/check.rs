@@ -18,10 +18,11 @@ pub struct CheckArgs {
 
 pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
     let paths = if a.paths.is_empty() {
-        if !Path::new("claims").is_dir() {
-            anyhow::bail!("no claims/ here: pass claim files or ids");
+        let claims = crate::project::path("claims");
+        if !claims.is_dir() {
+            anyhow::bail!("no claims/ here: pass claim files or ids (or `dpclaims init` a project)");
         }
-        vec![PathBuf::from("claims")]
+        vec![claims]
     } else {
         super::select::resolve(&a.paths)?
     };

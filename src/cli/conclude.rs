@@ -15,7 +15,7 @@ use std::process::ExitCode;
 pub struct BaselineArgs {
     /// The regression baseline: the insta snapshots of `tests/claims.rs` (compared when
     /// they record this run's profile and seed).
-    #[arg(long, value_name = "DIR", default_value = "tests/snapshots")]
+    #[arg(long, value_name = "DIR", default_value_os_t = crate::project::path("tests/snapshots"))]
     pub baseline: PathBuf,
     /// Do not compare with the regression baseline.
     #[arg(long)]

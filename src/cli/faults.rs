@@ -74,7 +74,7 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
         Fault::all().filter(|f| wanted.contains(f)).collect()
     };
     let paths = if a.paths.is_empty() {
-        vec![PathBuf::from("claims")]
+        vec![crate::project::path("claims")]
     } else {
         a.paths.clone()
     };

@@ -21,6 +21,7 @@ mod diff;
 mod external;
 mod faults;
 mod fig2;
+mod init;
 mod new;
 mod new_templates;
 mod perf;
@@ -58,6 +59,9 @@ enum Command {
     /// Print the JSON Schema of the spec format (docs/claim.schema.json:
     /// `dpclaims schema > docs/claim.schema.json`, or `make schema`), for editors.
     Schema,
+    /// Start a project of one's own in DIR: claims/ with an example claim, scorecards/,
+    /// a Python core on the adapter, .gitignore and CI files (GitHub Actions, GitLab).
+    Init(init::InitArgs),
     /// Scaffold a claim spec that runs as written (claims/<id>.yaml): every field
     /// commented, a sweep, a main variant, a negative control and a prediction.
     New(new::NewArgs),
@@ -161,6 +165,7 @@ fn dispatch() -> ExitCode {
             println!("{}", crate::spec::schema::claim_schema_json());
             Ok(ExitCode::SUCCESS)
         }
+        Command::Init(a) => init::run(a),
         Command::New(a) => new::run(a),
         Command::Plan(a) => plan::run(a),
         Command::Run(a) => run::run(a),

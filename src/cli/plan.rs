@@ -20,7 +20,7 @@ pub struct PlanArgs {
     pub json: bool,
     /// A report directory whose verdicts.json gives the expected work of sequential
     /// sweeps: the replicates each row of that run stopped at.
-    #[arg(long, value_name = "DIR", default_value = "reports")]
+    #[arg(long, value_name = "DIR", default_value_os_t = crate::project::path("reports"))]
     pub last: PathBuf,
     #[command(flatten)]
     pub budget: BudgetArgs,

@@ -52,7 +52,7 @@ pub struct RunArgs {
     /// Scorecards, one `<name>.yaml` per paper, written as `scorecard-<name>.md` (and
     /// `.html`) with the reports; validated against the claims of the run and of the
     /// `claims/` directory beside DIR. None when DIR does not exist.
-    #[arg(long, value_name = "DIR", default_value = "scorecards")]
+    #[arg(long, value_name = "DIR", default_value_os_t = crate::project::path("scorecards"))]
     pub scorecards: PathBuf,
     /// Figure formats written beside each claim's plot, comma-separated: `svg` (always),
     /// `png` (2x, for slides), `pdf` (vector). Default `svg` only, so the committed
@@ -107,8 +107,8 @@ impl RunArgs {
 /// less than the whole suite at its defaults: then `target/dpclaims/<subset>`.
 pub(super) fn committed_or(out: PathBuf, subset: Option<String>) -> PathBuf {
     match subset {
-        Some(name) if out == Path::new("reports") => {
-            PathBuf::from("target").join("dpclaims").join(name)
+        Some(name) if out == crate::project::path("reports") => {
+            crate::project::path("target").join("dpclaims").join(name)
         }
         _ => out,
     }
@@ -117,13 +117,13 @@ pub(super) fn committed_or(out: PathBuf, subset: Option<String>) -> PathBuf {
 /// `reports` when `paths` is the `claims/` directory of the working directory (or
 /// empty), else `target/dpclaims/<name>`.
 pub(super) fn default_out(paths: &[PathBuf]) -> PathBuf {
-    let claims = std::fs::canonicalize("claims").ok();
+    let claims = std::fs::canonicalize(crate::project::path("claims")).ok();
     let whole = paths.is_empty()
         || (paths.len() == 1
             && claims.is_some()
             && std::fs::canonicalize(&paths[0]).ok() == claims);
     if whole {
-        return PathBuf::from("reports");
+        return crate::project::path("reports");
     }
     let name = match paths {
         [one] => one
@@ -145,7 +145,7 @@ pub(super) fn default_out(paths: &[PathBuf]) -> PathBuf {
             }
         })
         .collect();
-    PathBuf::from("target")
+    crate::project::path("target")
         .join("dpclaims")
         .join(name.trim_start_matches('_'))
 }
@@ -156,10 +156,11 @@ pub(super) fn default_out(paths: &[PathBuf]) -> PathBuf {
 /// what the shell completion offers).
 pub(super) fn default_paths(p: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     if p.is_empty() {
-        if !Path::new("claims").is_dir() {
-            anyhow::bail!("no claims/ here: pass claim files or ids");
+        let claims = crate::project::path("claims");
+        if !claims.is_dir() {
+            anyhow::bail!("no claims/ here: pass claim files or ids (or `dpclaims init` a project)");
         }
-        return Ok(vec![PathBuf::from("claims")]);
+        return Ok(vec![claims]);
     }
     super::select::resolve(p)
 }

@@ -97,7 +97,7 @@ pub struct MergeArgs {
     /// Scorecards, one `<name>.yaml` per paper, written as `scorecard-<name>.md` (and
     /// `.html`) with the reports, as `run --scorecards` writes them. None when DIR does
     /// not exist.
-    #[arg(long, value_name = "DIR", default_value = "scorecards")]
+    #[arg(long, value_name = "DIR", default_value_os_t = crate::project::path("scorecards"))]
     pub scorecards: PathBuf,
     /// Figure formats written beside each claim's plot (as `run --figures`).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "svg")]

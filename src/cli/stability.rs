@@ -61,7 +61,7 @@ impl StabilityArgs {
             let subset =
                 (self.profile != Profile::Quick).then(|| format!("stability-{}", self.profile));
             let out = super::run::default_out(&self.paths);
-            if out == std::path::Path::new("reports") {
+            if out == crate::project::path("reports") {
                 super::run::committed_or(out, subset)
             } else {
                 // A subset: its own directory under target/dpclaims.
