@@ -20,7 +20,9 @@ pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
     let paths = if a.paths.is_empty() {
         let claims = crate::project::path("claims");
         if !claims.is_dir() {
-            anyhow::bail!("no claims/ here: pass claim files or ids (or `dpclaims init` a project)");
+            anyhow::bail!(
+                "no claims/ here: pass claim files or ids (or `dpclaims init` a project)"
+            );
         }
         vec![claims]
     } else {
@@ -41,7 +43,11 @@ pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
                 "{} TODO placeholder{} left (not errors; a claim whose statement or quote is \
                  one is a draft: reported apart, never counted)",
                 report.placeholders.len(),
-                if report.placeholders.len() == 1 { "" } else { "s" }
+                if report.placeholders.len() == 1 {
+                    ""
+                } else {
+                    "s"
+                }
             );
         }
         if report.ok() {

@@ -120,7 +120,9 @@ fn out_path(a: &NewArgs) -> PathBuf {
     match &a.out {
         Some(p) if p.is_dir() => p.join(file),
         Some(p) => p.clone(),
-        None if crate::project::path("claims").is_dir() => crate::project::path("claims").join(file),
+        None if crate::project::path("claims").is_dir() => {
+            crate::project::path("claims").join(file)
+        }
         None => PathBuf::from(file),
     }
 }

@@ -158,7 +158,9 @@ pub(super) fn default_paths(p: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     if p.is_empty() {
         let claims = crate::project::path("claims");
         if !claims.is_dir() {
-            anyhow::bail!("no claims/ here: pass claim files or ids (or `dpclaims init` a project)");
+            anyhow::bail!(
+                "no claims/ here: pass claim files or ids (or `dpclaims init` a project)"
+            );
         }
         return Ok(vec![claims]);
     }

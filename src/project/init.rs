@@ -116,8 +116,14 @@ mod tests {
         std::fs::create_dir_all(&other).unwrap();
         std::fs::write(other.join("README.md"), "mine").unwrap();
         let e = init(&other).unwrap_err().to_string();
-        assert!(e.contains("README.md") && e.contains("nothing written"), "{e}");
-        assert_eq!(std::fs::read_to_string(other.join("README.md")).unwrap(), "mine");
+        assert!(
+            e.contains("README.md") && e.contains("nothing written"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(other.join("README.md")).unwrap(),
+            "mine"
+        );
         assert!(!other.join(crate::project::MARKER).exists());
     }
 }

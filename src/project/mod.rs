@@ -67,9 +67,15 @@ mod tests {
         std::fs::write(outer.join(MARKER), "").unwrap();
         assert_eq!(find_root(&inner.join("c")).as_deref(), Some(outer));
         std::fs::write(inner.join(MARKER), "").unwrap();
-        assert_eq!(find_root(&inner.join("c")).as_deref(), Some(inner.as_path()));
+        assert_eq!(
+            find_root(&inner.join("c")).as_deref(),
+            Some(inner.as_path())
+        );
         // A directory of that name is no marker.
         std::fs::create_dir_all(inner.join("c/x").join(MARKER)).unwrap();
-        assert_eq!(find_root(&inner.join("c/x")).as_deref(), Some(inner.as_path()));
+        assert_eq!(
+            find_root(&inner.join("c/x")).as_deref(),
+            Some(inner.as_path())
+        );
     }
 }

@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 
 /// The directory of pending snapshots (under the project root: [`crate::project`]).
 pub fn dir() -> PathBuf {
-    crate::project::path("target").join("dpclaims").join("pending")
+    crate::project::path("target")
+        .join("dpclaims")
+        .join("pending")
 }
 
 /// A claim's snapshot as the insta file of `tests/claims.rs` holds it: the header
