@@ -2,7 +2,7 @@
 //! field and line:column (the library's [`crate::spec::check`]); exit 2 if any.
 use crate::spec::check::{check_paths, CheckReport};
 use clap::Args;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]
