@@ -86,8 +86,13 @@ fn each_exit_1_reason_is_a_junit_failure_an_annotation_and_a_summary_line() {
     assert_ne!(spec, changed);
     std::fs::write(dir.join("claims/exit-reasons.yaml"), &changed).unwrap();
     fails_three_ways(dir, &[], "changed against the baseline");
-    // 3. A negative control not caught: the control breaks nothing.
-    let uncaught = spec.replacen("params: {sigma_scale: \"n^4\"}", "params: {}", 1);
+    // 3. A negative control not caught: the control's noise grows by a constant factor
+    // only, which leaves the exponent along n as it is.
+    let uncaught = spec.replacen(
+        "params: {sigma_scale: \"n^4\"}",
+        "params: {sigma_scale: \"1.5\"}",
+        1,
+    );
     assert_ne!(spec, uncaught);
     std::fs::write(dir.join("claims/exit-reasons.yaml"), &uncaught).unwrap();
     fails_three_ways(dir, &["--no-baseline"], "not caught");
