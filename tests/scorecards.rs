@@ -380,3 +380,59 @@ remarks:
         }
     }
 }
+
+/// A hypothesis every system meets by construction (`by_construction:`) is listed on the
+/// page so that a reader sees every hypothesis, gates nothing (a result may list it
+/// without its checks naming it), and cannot be named in a prediction's `under`.
+#[test]
+fn a_by_construction_hypothesis_is_listed_and_never_a_gate() {
+    let card = r#"
+paper: "A tiny paper"
+hypotheses:
+  - name: init-zero
+    quote: {text: "we set the initialization θ_0 = 0", where: "L107"}
+    by_construction: "every run starts at theta_0 = 0"
+results:
+  - result: "Eq. 20"
+    title: "the noise term falls as n^-2"
+    quote: {text: "the noise term falls as n^-2", where: "Eq. 20"}
+    hypotheses: [init-zero]
+    checked_by:
+      - {claim: tiny-sc, prediction: vs-n, variant: prop22}
+"#;
+    let dir = workdir(card);
+    let o = dpclaims_in(dir.path(), &["run", "--no-baseline", "--out", "out"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{err}");
+    let card_md = read(&dir.path().join("out/scorecard-tiny-paper.md"));
+    assert!(
+        card_md.contains("by construction: every run starts at theta_0 = 0"),
+        "{card_md}"
+    );
+    // Named in `under`: refused before anything runs, naming the hypothesis.
+    let dir = workdir(card);
+    let spec = dir.path().join("claims/tiny-sc.yaml");
+    let text = read(&spec).replace(
+        "    name: vs-n\n",
+        "    name: vs-n\n    under: [init-zero]\n",
+    );
+    std::fs::write(&spec, text).unwrap();
+    let o = dpclaims_in(dir.path(), &["run", "--no-baseline", "--out", "out"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("`init-zero` is met by construction") && err.contains("gates nothing"),
+        "{err}"
+    );
+    assert!(!dir.path().join("out").exists(), "{err}");
+    // Exactly one form.
+    let both = card.replace(
+        "    by_construction: \"every run starts at theta_0 = 0\"",
+        "    by_construction: \"x\"\n    require: \"n >= 1\"",
+    );
+    let dir = workdir(&both);
+    let o = dpclaims_in(dir.path(), &["run", "--no-baseline", "--out", "out"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("exactly one of `require`"), "{err}");
+}

@@ -152,6 +152,9 @@ pub struct HypothesisInfo {
     pub name: String,
     pub quote: Quote,
     pub require: String,
+    /// Met by every system by construction: listed, never a gate, so the checks of a
+    /// result need not name it in `under`.
+    pub by_construction: bool,
     pub reading: String,
     pub feasible_from: String,
 }
@@ -219,10 +222,12 @@ pub fn load_file(path: &Path) -> Result<Scorecard, ScorecardError> {
         .map(|h| HypothesisInfo {
             name: h.name,
             quote: h.quote,
-            require: match h.assumption.trend {
-                Some(_) => format!("asymptotic: {}", h.assumption.text),
-                None => h.assumption.text,
+            require: match h.assumption {
+                Some(a) if a.trend.is_some() => format!("asymptotic: {}", a.text),
+                Some(a) => a.text,
+                None => format!("by construction: {}", h.by_construction),
             },
+            by_construction: !h.by_construction.is_empty(),
             reading: h.reading,
             feasible_from: h.feasible_from,
         })
@@ -419,7 +424,18 @@ impl Scorecard {
                         c.prediction
                     )));
                 }
-                if let Some(h) = r.hypotheses.iter().find(|h| !p.under.contains(h)) {
+                let gate = |h: &&String| {
+                    !self
+                        .hypotheses
+                        .iter()
+                        .any(|x| &x.name == *h && x.by_construction)
+                };
+                if let Some(h) = r
+                    .hypotheses
+                    .iter()
+                    .filter(gate)
+                    .find(|h| !p.under.contains(h))
+                {
                     return Err(bad(format!(
                         "prediction `{}` omits the result's hypothesis `{h}`: a check of a \
                          statement inherits every hypothesis of it (add it to `under`)",

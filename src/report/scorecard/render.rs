@@ -245,6 +245,30 @@ pub fn scorecard_markdown(
         }
         let _ = writeln!(s);
     }
+    if !card.hypotheses.is_empty() {
+        let _ = writeln!(s, "## The paper's hypotheses\n");
+        let _ = writeln!(
+            s,
+            "Written once ({}): each quoted, then how it is checked: a finite comparison at \
+             every point, an asymptotic one as a direction along the sweep, or met by \
+             construction (listed, never a gate).\n",
+            card.file
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        );
+        for h in &card.hypotheses {
+            let _ = writeln!(
+                s,
+                "- `{}`: \"{}\" ({}). *{}*",
+                h.name,
+                h.quote.text.trim(),
+                h.quote.location.trim(),
+                h.require.trim()
+            );
+        }
+        let _ = writeln!(s);
+    }
     let _ = writeln!(s, "## Tool self-checks (not counted)\n");
     let _ = writeln!(
         s,
