@@ -215,13 +215,6 @@ const PENDING_CIRCLES: &[&[&str]] = &[
     // estimate.rs re-exports budget.rs's limits for the CLI's paths (cli/conclude.rs,
     // cli/plan.rs): goes when the CLI names `plan::budget` (issue 48, item 3).
     &["src/plan/budget.rs", "src/plan/estimate.rs"],
-    &[
-        "src/spec/external.rs",
-        "src/spec/load.rs",
-        "src/spec/points.rs",
-        "src/spec/predictions.rs",
-        "src/spec/provenance.rs",
-    ],
 ];
 
 /// The stages of a claim's pipeline and the stages each may import (issue 48, item 2:

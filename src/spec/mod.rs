@@ -10,6 +10,7 @@
 //! measurement only. The engine only ever sees a validated [`Claim`].
 pub mod assumption;
 pub mod check;
+mod ctx;
 pub mod echo;
 pub mod evidence;
 pub mod expr;
