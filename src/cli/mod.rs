@@ -10,6 +10,7 @@ use std::process::ExitCode;
 mod accept;
 mod advise;
 mod alias;
+mod audit_args;
 mod audit_null;
 mod audit_white_box;
 mod cache;

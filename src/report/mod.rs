@@ -23,6 +23,7 @@ pub mod number;
 mod output;
 pub mod pending;
 mod plots;
+mod rows;
 pub mod scorecard;
 pub mod set;
 pub mod snapshot;
@@ -32,11 +33,12 @@ pub mod svg;
 
 pub use claim_page::{claim_markdown, prediction_text, regime_line, result_line};
 pub use csv::claim_csv;
+pub use kept::Listed;
 pub use output::{escape_controls, prepare_output_dir, prepare_output_file, OutputError};
 pub use plots::claim_svg;
+pub use rows::SummaryRows;
 pub use summary::{
     claim_in_words, claims_table, summary_markdown, summary_markdown_listed, verdicts_table,
-    Listed, SummaryRows,
 };
 
 use crate::judge::{ClaimOutcome, Tally};

@@ -2,8 +2,8 @@
 //! evidence kind and the paper's words (`evidence`, `quote`, `proxy`), the registry
 //! hypotheses it is judged under (`under`), and the variants' `deviations`, `findings`
 //! and `errata` (format and rules: `claims/README.md`, "Evidence").
+use super::ctx::Ctx;
 use super::evidence::{Confirmation, Erratum, Evidence, Finding, Quote, QuotedNumber};
-use super::load::Ctx;
 use super::raw;
 use super::registry::Registry;
 use super::*;

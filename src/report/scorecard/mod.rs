@@ -9,10 +9,12 @@
 //! variant is an error naming the file and the entry. They are rendered ([`render`]) from
 //! this run's outcomes and, for claims the run did not judge, the kept verdicts of the
 //! previous `verdicts.json` ([`super::kept`]), into the run's report set.
+mod found;
 mod render;
 mod sections;
 
-pub use render::{combine, scorecard_markdown, Combined};
+pub use found::{combine, Combined};
+pub use render::scorecard_markdown;
 
 use crate::spec::{Claim, Evidence, Quote};
 use serde::Deserialize;
