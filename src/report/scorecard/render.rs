@@ -320,7 +320,7 @@ fn capitalised(s: &str) -> String {
 pub(super) type FoundMap<'a> = BTreeMap<(String, String, String), Found<'a>>;
 
 /// Records the `results` of claim `id` (the first record of a key wins: the run's).
-fn add<'a>(
+pub(super) fn add<'a>(
     found: &mut FoundMap<'a>,
     id: &str,
     results: &'a Value,
@@ -420,7 +420,7 @@ pub(super) fn measured(r: &Value) -> String {
             num(&r["predicted"])
         ),
         _ => format!(
-            "worst margin {} (> 0 violates){}",
+            "worst margin {}{}",
             num(&r["estimate"]),
             if ci == "—" {
                 String::new()
