@@ -90,7 +90,10 @@ fn a_tiny_run_writes_its_scorecard_with_the_combined_verdicts_and_links() {
     assert!(row.ends_with("| [tiny-sc](tiny-sc.md) |"), "{row}");
     assert!(short.contains("## Not judged, and why\n\n- **Fig. 9.** Its check is to be written (claims/later.yaml)."), "{short}");
     assert!(short.contains("- **Table 1.** Needs CIFAR-10"), "{short}");
-    assert!(dpclaims::report::scorecard::check_page(&short).is_empty(), "{short}");
+    assert!(
+        dpclaims::report::scorecard::check_page(&short).is_empty(),
+        "{short}"
+    );
     assert!(short.contains("(scorecard-tiny-paper-details.md)"));
     let page = read(&dir.path().join("out/scorecard-tiny-paper-details.md"));
     assert!(
@@ -129,7 +132,10 @@ fn a_tiny_run_writes_its_scorecard_with_the_combined_verdicts_and_links() {
     let html = read(&dir.path().join("out/scorecard-tiny-paper.html"));
     assert!(html.contains(r#"href="tiny-sc.html""#));
     assert!(html.contains(r#"href="scorecard-tiny-paper-details.html""#));
-    assert!(dir.path().join("out/scorecard-tiny-paper-details.html").is_file());
+    assert!(dir
+        .path()
+        .join("out/scorecard-tiny-paper-details.html")
+        .is_file());
     let index = read(&dir.path().join("out/index.html"));
     assert!(index.contains(r#"href="scorecard-tiny-paper.html""#));
     assert!(!index.contains(r#"href="scorecard-tiny-paper-details.html""#));
@@ -140,7 +146,10 @@ fn a_tiny_run_writes_its_scorecard_with_the_combined_verdicts_and_links() {
         page,
         read(&dir.path().join("again/scorecard-tiny-paper-details.md"))
     );
-    assert_eq!(short, read(&dir.path().join("again/scorecard-tiny-paper.md")));
+    assert_eq!(
+        short,
+        read(&dir.path().join("again/scorecard-tiny-paper.md"))
+    );
     // A sharded run's merge writes the same page (and its HTML) as the whole run.
     let o = dpclaims_in(
         dir.path(),
@@ -165,7 +174,10 @@ fn a_tiny_run_writes_its_scorecard_with_the_combined_verdicts_and_links() {
         page,
         read(&dir.path().join("merged/scorecard-tiny-paper-details.md"))
     );
-    assert_eq!(short, read(&dir.path().join("merged/scorecard-tiny-paper.md")));
+    assert_eq!(
+        short,
+        read(&dir.path().join("merged/scorecard-tiny-paper.md"))
+    );
     assert!(dir
         .path()
         .join("merged/scorecard-tiny-paper.html")
@@ -406,8 +418,15 @@ fn key_numbers_and_the_box_come_from_the_run_and_the_limits_are_enforced() {
         "    title: \"the noise term falls as n^-2\"\n    claim: \"the noise term falls as n^-2\"\n    key: {from: {claim: tiny-sc, prediction: finite, variant: prop22}, value: effect, scale: -1, meaning: \"bound - measured = {v}\"}\n",
     ) + "summary:\n  - \"Eq. 20: margin {tiny-sc/finite/prop22:estimate}.\"\n";
     let dir = workdir(&card);
-    let o = dpclaims_in(dir.path(), &["run", "--no-baseline", "--out", "out", "--json"]);
-    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = dpclaims_in(
+        dir.path(),
+        &["run", "--no-baseline", "--out", "out", "--json"],
+    );
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let r = doc["claims"][0]["results"]
         .as_array()
@@ -419,11 +438,24 @@ fn key_numbers_and_the_box_come_from_the_run_and_the_limits_are_enforced() {
     let est = r["estimate"].as_f64().unwrap();
     let page = read(&dir.path().join("out/scorecard-tiny-paper.md"));
     use dpclaims::report::scorecard::keynum::sig;
-    assert!(page.contains(&format!("> - Eq. 20: margin {}.", sig(est))), "{page}");
+    assert!(
+        page.contains(&format!("> - Eq. 20: margin {}.", sig(est))),
+        "{page}"
+    );
     let row = page.lines().find(|l| l.starts_with("| Eq. 20 |")).unwrap();
-    let signed = if -est > 0.0 { format!("+{}", sig(-est)) } else { sig(-est) };
-    assert!(row.contains(&format!("bound - measured = {signed}")), "{row}");
-    assert!(dpclaims::report::scorecard::check_page(&page).is_empty(), "{page}");
+    let signed = if -est > 0.0 {
+        format!("+{}", sig(-est))
+    } else {
+        sig(-est)
+    };
+    assert!(
+        row.contains(&format!("bound - measured = {signed}")),
+        "{row}"
+    );
+    assert!(
+        dpclaims::report::scorecard::check_page(&page).is_empty(),
+        "{page}"
+    );
     for (bad, entry) in [
         (
             card.replace("summary:\n", &format!("summary:\n{}", "  - \"a line\"\n".repeat(8))),

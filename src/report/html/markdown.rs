@@ -87,7 +87,10 @@ pub(super) fn render(md: &str) -> String {
 
 /// Whether a text holds LaTeX: `$$`, or a backslash before a letter (`\frac`).
 fn has_latex(t: &str) -> bool {
-    t.contains("$$") || t.as_bytes().windows(2).any(|w| w[0] == b'\\' && w[1].is_ascii_alphabetic())
+    t.contains("$$")
+        || t.as_bytes()
+            .windows(2)
+            .any(|w| w[0] == b'\\' && w[1].is_ascii_alphabetic())
 }
 
 /// A text with its LaTeX shown as code (no MathML crate is available offline, so a

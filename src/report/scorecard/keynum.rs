@@ -73,7 +73,9 @@ impl Key {
 
 /// Parses `claim/prediction/variant:kind[*scale][+offset]` (the inside of `{...}`).
 pub fn parse_ref(s: &str) -> Result<NumRef, String> {
-    let bad = |why: &str| format!("placeholder `{{{s}}}`: {why} (form: {{claim/prediction/variant:estimate|effect|implied[*scale][+offset]}})");
+    let bad = |why: &str| {
+        format!("placeholder `{{{s}}}`: {why} (form: {{claim/prediction/variant:estimate|effect|implied[*scale][+offset]}})")
+    };
     let (path, spec) = s.split_once(':').ok_or_else(|| bad("no `:kind`"))?;
     let parts: Vec<&str> = path.split('/').map(str::trim).collect();
     let [claim, prediction, variant] = parts[..] else {
@@ -84,11 +86,21 @@ pub fn parse_ref(s: &str) -> Result<NumRef, String> {
     }
     // kind, then `*scale`, then `+offset` (an offset may be negative: `+-1`).
     let (head, offset) = match spec.split_once('+') {
-        Some((h, o)) => (h, o.trim().parse::<f64>().map_err(|_| bad("offset is not a number"))?),
+        Some((h, o)) => (
+            h,
+            o.trim()
+                .parse::<f64>()
+                .map_err(|_| bad("offset is not a number"))?,
+        ),
         None => (spec, 0.0),
     };
     let (kind, scale) = match head.split_once('*') {
-        Some((k, x)) => (k, x.trim().parse::<f64>().map_err(|_| bad("scale is not a number"))?),
+        Some((k, x)) => (
+            k,
+            x.trim()
+                .parse::<f64>()
+                .map_err(|_| bad("scale is not a number"))?,
+        ),
         None => (head, 1.0),
     };
     let kind = match kind.trim() {
@@ -137,7 +149,10 @@ pub fn check_ref(r: &NumRef, claims: &Catalogue) -> Result<(), String> {
         .get(&c.claim)
         .ok_or_else(|| format!("`{}`: no such claim", c.claim))?;
     if !claim.predictions.iter().any(|p| p.name == c.prediction) {
-        return Err(format!("`{}` has no prediction `{}`", c.claim, c.prediction));
+        return Err(format!(
+            "`{}` has no prediction `{}`",
+            c.claim, c.prediction
+        ));
     }
     if !claim.variants.iter().any(|v| v.name == c.variant) {
         return Err(format!("`{}` has no variant `{}`", c.claim, c.variant));
@@ -183,20 +198,31 @@ pub fn resolve(r: &NumRef, found: &FoundMap) -> Option<String> {
         ValueKind::Estimate => row["estimate"].as_f64().map(|x| sig(t(x))),
         ValueKind::Effect => {
             let e = signed(t(row["estimate"].as_f64()?));
-            Some(match row["ci"].as_array().map(|a| (a[0].as_f64(), a[1].as_f64())) {
-                Some((Some(lo), Some(hi))) => {
-                    let (a, b) = (t(lo), t(hi));
-                    format!("{e} [{}, {}]", signed(a.min(b)), signed(a.max(b)))
-                }
-                _ => e,
-            })
+            Some(
+                match row["ci"].as_array().map(|a| {
+                    (
+                        a.first().and_then(|x| x.as_f64()),
+                        a.get(1).and_then(|x| x.as_f64()),
+                    )
+                }) {
+                    Some((Some(lo), Some(hi))) => {
+                        let (a, b) = (t(lo), t(hi));
+                        format!("{e} [{}, {}]", signed(a.min(b)), signed(a.max(b)))
+                    }
+                    _ => e,
+                },
+            )
         }
         ValueKind::Implied => {
             if !matches!(row["verdict"].as_str(), Some("holds" | "refuted")) {
                 return Some("not judged (no constant shown)".into());
             }
             let a = row["implied_constant"].as_array()?;
-            let (c, lo, hi) = (a[0].as_f64()?, a.get(1)?.as_f64()?, a.get(2)?.as_f64()?);
+            let (c, lo, hi) = (
+                a.first()?.as_f64()?,
+                a.get(1)?.as_f64()?,
+                a.get(2)?.as_f64()?,
+            );
             let c = r.scale * c;
             if c <= 0.0 {
                 return Some(sig(c));
@@ -238,7 +264,10 @@ mod tests {
     #[test]
     fn placeholders_parse_with_scale_and_offset() {
         let r = parse_ref("a/b/c:effect*-100").unwrap();
-        assert_eq!((r.kind, r.scale, r.offset), (ValueKind::Effect, -100.0, 0.0));
+        assert_eq!(
+            (r.kind, r.scale, r.offset),
+            (ValueKind::Effect, -100.0, 0.0)
+        );
         let r = parse_ref("a/b/c:estimate+1").unwrap();
         assert_eq!((r.kind, r.scale, r.offset), (ValueKind::Estimate, 1.0, 1.0));
         assert!(parse_ref("a/b:estimate").is_err());

@@ -15,7 +15,9 @@ mod render;
 mod sections;
 
 pub use keynum::{Key, ValueKind};
-pub use page::{check_page, details_page, scorecard_page, MAX_CLAIM_WORDS, MAX_ROW_CHARS, MAX_SUMMARY_LINES};
+pub use page::{
+    check_page, details_page, scorecard_page, MAX_CLAIM_WORDS, MAX_ROW_CHARS, MAX_SUMMARY_LINES,
+};
 pub use render::{combine, scorecard_markdown, Combined};
 
 use crate::spec::{Claim, Evidence, Quote};
@@ -323,10 +325,16 @@ pub fn load_file(path: &Path) -> Result<Scorecard, ScorecardError> {
         }
         if let Some(k) = &r.key {
             if !k.scale.is_finite() || k.scale == 0.0 || !k.offset.is_finite() {
-                return Err(at(entry, "`key`: scale finite and non-zero, offset finite".into()));
+                return Err(at(
+                    entry,
+                    "`key`: scale finite and non-zero, offset finite".into(),
+                ));
             }
             if !k.meaning.contains("{v}") {
-                return Err(at(entry, "`key.meaning` says where the number goes: `{v}`".into()));
+                return Err(at(
+                    entry,
+                    "`key.meaning` says where the number goes: `{v}`".into(),
+                ));
             }
             keynum::placeholders(&k.meaning).map_err(|m| at(entry.clone(), m))?;
         }
@@ -349,7 +357,10 @@ pub fn load_file(path: &Path) -> Result<Scorecard, ScorecardError> {
     if raw.summary.len() > MAX_SUMMARY_LINES {
         return Err(at(
             "summary".into(),
-            format!("{} lines: the box has at most {MAX_SUMMARY_LINES}", raw.summary.len()),
+            format!(
+                "{} lines: the box has at most {MAX_SUMMARY_LINES}",
+                raw.summary.len()
+            ),
         ));
     }
     for (i, l) in raw.summary.iter().enumerate() {

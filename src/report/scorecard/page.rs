@@ -121,9 +121,10 @@ fn why_not(r: &PaperResult, sec: Section) -> Option<String> {
                 nt.measured.trim().trim_end_matches('.')
             )
         }),
-        Section::NotYet if !r.planned.is_empty() => {
-            Some(format!("its check is to be written ({}).", r.planned.join(", ")))
-        }
+        Section::NotYet if !r.planned.is_empty() => Some(format!(
+            "its check is to be written ({}).",
+            r.planned.join(", ")
+        )),
         Section::NotYet => Some("its claims are not in this report set.".into()),
         _ => None,
     }
@@ -302,7 +303,9 @@ pub fn check_page(md: &str) -> Vec<String> {
     let mut out = vec![];
     let boxed = md.lines().filter(|l| l.starts_with("> - ")).count();
     if boxed > MAX_SUMMARY_LINES {
-        out.push(format!("the box has {boxed} lines (at most {MAX_SUMMARY_LINES})"));
+        out.push(format!(
+            "the box has {boxed} lines (at most {MAX_SUMMARY_LINES})"
+        ));
     }
     if md.contains("n/a") {
         out.push("a number of the page is not in this report set (`n/a`)".into());
@@ -332,7 +335,9 @@ mod tests {
     fn a_row_is_measured_as_shown() {
         assert_eq!(shown("| a | [x](x.md) | **holds** |"), "| a | x | holds |");
         let long = format!("| r | {} | **holds** | 1 | — |", "w ".repeat(200));
-        let md = format!("| result | claim | verdict | key number | page |\n|---|---|---|---|---|\n{long}\n");
+        let md = format!(
+            "| result | claim | verdict | key number | page |\n|---|---|---|---|---|\n{long}\n"
+        );
         assert_eq!(check_page(&md).len(), 1);
         let boxed = format!("{}\n", "> - line\n".repeat(9));
         assert_eq!(check_page(&boxed).len(), 1);
