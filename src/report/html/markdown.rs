@@ -99,7 +99,7 @@ fn has_latex(t: &str) -> bool {
 /// command, becomes one code span.
 fn latex_as_code(t: &str) -> Vec<Event<'static>> {
     let mut out: Vec<Event<'static>> = vec![];
-    let mut plain = |s: &str, out: &mut Vec<Event<'static>>| {
+    let plain = |s: &str, out: &mut Vec<Event<'static>>| {
         let mut buf = String::new();
         for tok in s.split_inclusive(char::is_whitespace) {
             if has_latex(tok) {

@@ -190,7 +190,7 @@ fn signed(x: f64) -> String {
 
 /// The number a reference names in this run's verdicts, as text; `None` when the row is
 /// not in the report set.
-pub fn resolve(r: &NumRef, found: &FoundMap) -> Option<String> {
+pub(super) fn resolve(r: &NumRef, found: &FoundMap) -> Option<String> {
     let f = lookup(found, &r.check)?;
     let row = f.r;
     let t = |x: f64| r.scale * x + r.offset;
@@ -235,7 +235,7 @@ pub fn resolve(r: &NumRef, found: &FoundMap) -> Option<String> {
 
 /// `text` with every placeholder replaced by its number (`n/a` when its row is not in
 /// the report set) and `{v}` by `v`.
-pub fn fill(text: &str, v: Option<&str>, found: &FoundMap) -> String {
+pub(super) fn fill(text: &str, v: Option<&str>, found: &FoundMap) -> String {
     let mut out = String::new();
     let mut rest = text;
     while let Some(i) = rest.find('{') {

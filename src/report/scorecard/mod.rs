@@ -103,6 +103,9 @@ struct RawResult {
     /// The result's key number ([`keynum`]).
     #[serde(default)]
     key: Option<Key>,
+    /// Why it is not judged, in one sentence, for the short page.
+    #[serde(default)]
+    why: Option<String>,
     #[serde(default)]
     quote: Option<Quote>,
     /// The statement's hypotheses (registry names): every check inherits them.
@@ -136,6 +139,8 @@ pub struct PaperResult {
     pub claim: Option<String>,
     /// The key number on the page's table.
     pub key: Option<Key>,
+    /// Why it is not judged, in one sentence (else cut from `not_checkable`/`not_testable`).
+    pub why: Option<String>,
     /// The paper's words (required when the result is checked).
     pub quote: Option<Quote>,
     /// Registry names of the statement's hypotheses.
@@ -343,6 +348,7 @@ pub fn load_file(path: &Path) -> Result<Scorecard, ScorecardError> {
             title: r.title,
             claim: r.claim,
             key: r.key,
+            why: r.why,
             quote: r.quote,
             hypotheses: r.hypotheses,
             checked_by: r.checked_by,

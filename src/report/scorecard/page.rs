@@ -112,6 +112,36 @@ fn short_claim(r: &PaperResult) -> String {
 
 /// One sentence on why a result is not judged, or `None` if it is judged.
 fn why_not(r: &PaperResult, sec: Section) -> Option<String> {
+    let judged = !matches!(
+        sec,
+        Section::NotCheckable | Section::NotTestable | Section::NotYet
+    );
+    if judged {
+        return None;
+    }
+    if let Some(w) = &r.why {
+        return Some(crate::report::sentence(w.trim()));
+    }
+    why_cut(r, sec).map(|w| words(&w, MAX_WHY_WORDS))
+}
+
+/// Words of a remark on the short page (in full on the details page).
+const MAX_REMARK_WORDS: usize = 20;
+
+/// Words of a "not judged" sentence cut from a longer text.
+const MAX_WHY_WORDS: usize = 30;
+
+/// The first `n` words of `s` (an ellipsis if cut).
+fn words(s: &str, n: usize) -> String {
+    let w: Vec<&str> = s.split_whitespace().collect();
+    if w.len() <= n {
+        w.join(" ")
+    } else {
+        format!("{} …", w[..n].join(" "))
+    }
+}
+
+fn why_cut(r: &PaperResult, sec: Section) -> Option<String> {
     match sec {
         Section::NotCheckable => r.not_checkable.as_deref().map(first_sentence),
         Section::NotTestable => r.not_testable.as_ref().map(|nt| {
@@ -231,12 +261,12 @@ fn page(
                 s,
                 "- **{}.** {}",
                 m.location.trim().trim_end_matches('.'),
-                capital(&crate::report::sentence(m.text.trim()))
+                capital(&words(&first_sentence(m.text.trim()), MAX_REMARK_WORDS))
             );
         }
         let _ = writeln!(
             s,
-            "\nEach remark's one-line derivation is on the [details page]({details}.md#remarks-for-the-authors-not-errata).\n"
+            "\nEach remark in full, with its one-line derivation: [details page]({details}.md#remarks-for-the-authors-not-errata).\n"
         );
     }
     let selfs = self_check_rows(card, claims, found);
@@ -261,12 +291,9 @@ fn page(
     );
     let _ = writeln!(
         s,
-        "## Method\n\nA verdict about the paper comes only from a statement tested literally \
-         inside the paper's hypotheses; it holds only if the same check catches a negative \
-         control that breaks it, and an erratum needs the paper's sentence, a counterexample \
-         and an independent confirmation. A proxy (another task or model) reproduces or \
-         fails to reproduce a result, never refutes it. The paper's setting, the hypotheses, \
-         every check with its regime and power: [details]({details}.md)."
+        "## Method\n\nOnly a statement of the paper tested inside its own hypotheses gives a verdict, \
+         and a holds counts only if its check catches a negative control; proxies reproduce \
+         or not, never refute. Setting, hypotheses and every check: [details]({details}.md)."
     );
     s
 }
