@@ -234,8 +234,10 @@ pub fn write_reports_figures(
                 .iter()
                 .any(|r| r.checked_by.iter().any(|ch| present(&ch.claim)))
         }) {
-            let md = scorecard::scorecard_markdown(card, claims, outcomes, &previous.kept);
+            let md = scorecard::scorecard_page(card, claims, outcomes, &previous.kept);
             stage.write(&format!("{}.md", card.page), md.as_bytes())?;
+            let md = scorecard::details_page(card, claims, outcomes, &previous.kept);
+            stage.write(&format!("{}-details.md", card.page), md.as_bytes())?;
         }
         html::write_html(stage.dir(), dir, outcomes, &previous.kept)?;
         stage.write(

@@ -158,7 +158,7 @@ pub(super) fn measured(r: &Value) -> String {
             num(&r["predicted"])
         ),
         _ => format!(
-            "worst margin {} (> 0 violates){}",
+            "worst margin {}{}",
             num(&r["estimate"]),
             if ci == "—" {
                 String::new()

@@ -279,7 +279,7 @@ fn capitalised(s: &str) -> String {
 }
 
 /// Records the `results` of claim `id` (the first record of a key wins: the run's).
-fn add<'a>(
+pub(super) fn add<'a>(
     found: &mut FoundMap<'a>,
     id: &str,
     results: &'a Value,

@@ -279,7 +279,7 @@ pub(super) fn section_detail(
                 let name = src.split(':').next().unwrap_or("");
                 let _ = write!(
                     out,
-                    ". Fails: `{}` ({}), worst {}",
+                    "; fails: `{}` ({}), worst {}",
                     text(&v["assumption"]),
                     src,
                     text(&v["worst"])
