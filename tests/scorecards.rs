@@ -308,7 +308,7 @@ fn a_run_of_other_claims_keeps_the_verdicts_of_the_claims_it_did_not_run() {
     let dir = workdir(CARD);
     let o = dpclaims_in(dir.path(), &["run", "--no-baseline", "--out", "out"]);
     assert!(matches!(o.status.code(), Some(0 | 1)));
-    let first = read(&dir.path().join("out/scorecard-tiny-paper.md"));
+    let first = read(&dir.path().join("out/scorecard-tiny-paper-details.md"));
     // A second claim (a copy under another id), run alone into the same directory.
     let other = claim().replace("id: tiny-sc", "id: tiny-other");
     std::fs::write(dir.path().join("claims/tiny-other.yaml"), other).unwrap();
@@ -327,7 +327,7 @@ fn a_run_of_other_claims_keeps_the_verdicts_of_the_claims_it_did_not_run() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let kept = read(&dir.path().join("out/scorecard-tiny-paper.md"));
+    let kept = read(&dir.path().join("out/scorecard-tiny-paper-details.md"));
     let rows = |page: &str| -> Vec<String> {
         page.lines()
             .filter(|l| l.starts_with("| Eq. 20 |"))
@@ -392,7 +392,7 @@ remarks:
                 "{page}"
             );
         }
-        let card_md = read(&dir.path().join("out/scorecard-tiny-paper.md"));
+        let card_md = read(&dir.path().join("out/scorecard-tiny-paper-details.md"));
         assert!(
             card_md.contains("## Remarks for the authors (not errata)"),
             "{card_md}"
@@ -431,7 +431,7 @@ results:
     let o = dpclaims_in(dir.path(), &["run", "--no-baseline", "--out", "out"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(matches!(o.status.code(), Some(0 | 1)), "{err}");
-    let card_md = read(&dir.path().join("out/scorecard-tiny-paper.md"));
+    let card_md = read(&dir.path().join("out/scorecard-tiny-paper-details.md"));
     assert!(
         card_md.contains("by construction: every run starts at theta_0 = 0"),
         "{card_md}"
@@ -462,6 +462,8 @@ results:
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("exactly one of `require`"), "{err}");
+}
+
 /// The short page's numbers come from the run: a key and the box's placeholders are
 /// filled with the row's estimate; the limits (15 words, 8 lines) and an unknown or
 /// malformed placeholder are errors of the scorecard file (exit 2, naming the entry).
