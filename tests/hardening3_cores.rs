@@ -126,7 +126,11 @@ fn a_crashed_core_whose_stdout_a_background_child_holds_is_a_crash_at_once() {
     );
     exit2(
         &o,
-        &["core `python3 core.py`", "exited without answering", "exit status 7"],
+        &[
+            "core `python3 core.py`",
+            "exited without answering",
+            "exit status 7",
+        ],
     );
     assert!(!o.stderr.contains("no answer"), "{}", o.stderr);
     assert!(
