@@ -201,6 +201,9 @@ pub fn calibrate(args: &CalibrateArgs) -> anyhow::Result<ExitCode> {
 pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     use privacy::audit;
     use std::fmt::Write as _;
+    if let Some(m) = &args.markdown {
+        super::alias::guard(&[super::alias::Output::File("--markdown", m)], Vec::new())?;
+    }
     let system = match args.system {
         AuditTarget::External => return super::external::audit(args),
         AuditTarget::Builtin(s) => s,
