@@ -2,7 +2,10 @@
 //! verdicts; the claims in `claims/` judge, the figures show).
 //!
 //! * [`fig2`] — privacy-for-free Fig. 2, panels 1-4 (random features, DP-GD).
+//! * [`fig2_ordinal`] — its ordinal statements (Sec. 3.1-3.2), shared with the `rf_fig2`
+//!   system.
 pub mod fig2;
+pub mod fig2_ordinal;
 
 use crate::report::heatmap::HeatMap;
 use crate::report::svg::{LogLogPlot, Series};
