@@ -5,6 +5,10 @@
 //! inequality over means) and `dpclaims fig2` (its own tables at the paper's size,
 //! written into fig2.md), so the two never disagree in definition.
 //!
+//! The two peak tests compare logs: theta*'s loss at p = n is heavy-tailed (11 to 2.2e4
+//! over 32 replicates at d = 20, n = 200), so the mean of a difference has no power there,
+//! while each replicate's sign is the same on either scale.
+//!
 //! The paper gives no threshold for "close to 1" or "close to the loss of theta*": each
 //! is read ordinally (registered before measuring), against the initial loss
 //! E y^2 = 1 of theta_0 = 0 on labels y = +-1 ([`INIT_LOSS`]).
@@ -60,14 +64,14 @@ pub fn p_sweep(s: &PSweep) -> Vec<Ordinal> {
         Ordinal {
             name: "gd_peak_at_n",
             quote: "the test loss of theta* displays ... the expected peak at the interpolation threshold (p = n)",
-            reading: "L*(n) - max(L*(n/2), L*(2n)) > 0",
-            value: m1 - mh.max(m2),
+            reading: "ln L*(n) - ln max(L*(n/2), L*(2n)) > 0 (on the log scale: L*(n) is heavy-tailed)",
+            value: m1.ln() - mh.max(m2).ln(),
         },
         Ordinal {
             name: "dpgd_no_peak_at_n",
             quote: "the lack of an interpolation peak in the test loss of DP-GD",
-            reading: "max(L(n/2), L(2n)) - L(n) > 0 (the peak test of theta*, reversed)",
-            value: dh.max(d2) - d1,
+            reading: "ln max(L(n/2), L(2n)) - ln L(n) > 0 (the peak test of theta*, reversed)",
+            value: dh.max(d2).ln() - d1.ln(),
         },
         Ordinal {
             name: "dpgd_improves_with_p",
@@ -131,6 +135,175 @@ pub fn t_star(points: &[(usize, f64)]) -> Option<Ordinal> {
     })
 }
 
+/// The statements on `dpclaims fig2`'s own tables, with the losses each compares:
+/// panel 1 at the means over seeds (with the number of seeds at which each statement is
+/// reproduced), the heat map at every eps (the caption's eps = 4 first), panel 2 on the
+/// best T per width. Statements whose cells the tables lack are left out.
+pub fn on_fig2(
+    cfg: &super::fig2::Fig2Config,
+    res: &super::fig2::Fig2Results,
+    t_best: &[(usize, f64)],
+) -> Vec<(Ordinal, String)> {
+    let mut out = Vec::new();
+    let ws = [cfg.n / 2, cfg.n, 2 * cfg.n, 20 * cfg.n];
+    let curve = |method: &str, seed: Option<usize>| -> Option<[f64; 4]> {
+        let mut v = [0.0; 4];
+        for (slot, &p) in v.iter_mut().zip(&ws) {
+            let l: Vec<f64> = res
+                .loss_vs_p
+                .iter()
+                .filter(|r| r.p == p && r.method == method && seed.is_none_or(|s| r.seed == s))
+                .map(|r| r.test_loss)
+                .collect();
+            if l.is_empty() {
+                return None;
+            }
+            *slot = l.iter().sum::<f64>() / l.len() as f64;
+        }
+        Some(v)
+    };
+    if let (Some(min_norm), Some(dpgd)) = (curve("min-norm", None), curve("dp-gd", None)) {
+        let seeds: Vec<Vec<Ordinal>> = (0..cfg.seeds)
+            .filter_map(|s| {
+                Some(p_sweep(&PSweep {
+                    min_norm: curve("min-norm", Some(s))?,
+                    dpgd: curve("dp-gd", Some(s))?,
+                }))
+            })
+            .collect();
+        let f = |v: &[f64; 4]| {
+            v.iter()
+                .map(|x| crate::report::fmt_num(*x))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        for (i, o) in p_sweep(&PSweep { min_norm, dpgd }).into_iter().enumerate() {
+            let k = seeds.iter().filter(|v| v[i].reproduced()).count();
+            let detail = format!(
+                "means over seeds at p = {ws:?}: theta* {}; DP-GD {}; reproduced at {k}/{} seeds",
+                f(&min_norm),
+                f(&dpgd),
+                seeds.len()
+            );
+            out.push((o, detail));
+        }
+    }
+    let mut eps_order = cfg.heat_eps.clone();
+    eps_order.sort_by(|a, b| (*b == cfg.eps_p).cmp(&(*a == cfg.eps_p)).then(b.total_cmp(a)));
+    for eps in eps_order {
+        let cells: Vec<&super::fig2::HeatCell> =
+            res.heatmap.iter().filter(|c| c.eps == eps).collect();
+        let centre = res.heat_centre.iter().find(|c| c.eps == eps);
+        let (Some(centre), false) = (centre, cells.is_empty()) else {
+            continue;
+        };
+        let fold = |f: fn(f64, f64) -> f64, init: f64, g: fn(&super::fig2::HeatCell) -> f64| {
+            cells.iter().map(|c| g(c)).fold(init, f)
+        };
+        let (c_lo, c_hi) = (
+            fold(f64::min, f64::INFINITY, |c| c.c_clip),
+            fold(f64::max, 0.0, |c| c.c_clip),
+        );
+        let t_hi = fold(f64::max, 0.0, |c| c.c_time);
+        // The bottom row: the smallest c_time with at least one step.
+        let t_lo = cells
+            .iter()
+            .filter(|c| c.steps >= 1)
+            .map(|c| c.c_time)
+            .fold(f64::INFINITY, f64::min);
+        let at = |cc: f64, ct: f64| {
+            cells
+                .iter()
+                .find(|c| c.c_clip == cc && c.c_time == ct)
+                .map(|c| (c.test_loss, c.steps))
+        };
+        let (Some(tl), Some(tr), Some(bl), Some(br)) =
+            (at(c_lo, t_hi), at(c_hi, t_hi), at(c_lo, t_lo), at(c_hi, t_lo))
+        else {
+            continue;
+        };
+        let k = Corners {
+            centre: centre.test_loss,
+            top_left: tl.0,
+            top_right: tr.0,
+            bottom_left: bl.0,
+            bottom_right: br.0,
+        };
+        let n = crate::report::fmt_num;
+        let detail = format!(
+            "eps = {eps}, p = {}: centre (C = sqrt(p), T = {}) {}; top-left (c_clip {}, T = {}) {}; \
+             top-right (c_clip {}) {}; bottom-left (T = {}) {}; bottom-right {}",
+            cfg.heat_p,
+            centre.steps,
+            n(k.centre),
+            n(c_lo),
+            tl.1,
+            n(k.top_left),
+            n(c_hi),
+            n(k.top_right),
+            bl.1,
+            n(k.bottom_left),
+            n(k.bottom_right)
+        );
+        for o in heat_map(&k) {
+            out.push((o, detail.clone()));
+        }
+    }
+    if let Some(o) = t_star(t_best) {
+        let detail = t_best
+            .iter()
+            .map(|(p, t)| format!("T*({p}) = {t}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.push((o, detail));
+    }
+    out
+}
+
+/// The section of fig2.md: [`on_fig2`] as a table.
+pub fn markdown_section(
+    cfg: &super::fig2::Fig2Config,
+    res: &super::fig2::Fig2Results,
+    t_best: &[(usize, f64)],
+) -> String {
+    use std::fmt::Write as _;
+    let rows = on_fig2(cfg, res, t_best);
+    let mut s = String::new();
+    let size = match cfg.profile {
+        crate::spec::Profile::Full => "at the paper's size".to_string(),
+        crate::spec::Profile::Quick => format!("at d = {}, n = {} (quick profile)", cfg.d, cfg.n),
+    };
+    let _ = writeln!(
+        s,
+        "\n## Ordinal statements of Sec. 3.1-3.2 {size}: reproduced / not reproduced\n\n\
+         The statements registered in claims/pff-fig2-regions.yaml, computed by the same function \
+         (`src/figures/fig2_ordinal.rs`) on this run's tables; each value is positive exactly when \
+         the statement is reproduced. \"Close to\" has no threshold in the paper: it is read \
+         ordinally (nearer one loss than the other). Panel 1 uses the DP-GD cell selected on the \
+         test loss (as the figure), panel 4 one seed; the heat map's bottom row is the smallest \
+         c_time with at least one step. Panel 2's T grid is c_time d/(eta p), so T* falls with p \
+         unless the best c_time grows as fast as p: claims/pff-steps-collapse.yaml judges it on a \
+         T grid that does not depend on p.\n"
+    );
+    let _ = writeln!(
+        s,
+        "| statement | the paper (L145-L149) | reading | value | verdict | losses compared |\n|---|---|---|---|---|---|"
+    );
+    for (o, detail) in &rows {
+        let _ = writeln!(
+            s,
+            "| `{}` | \"{}\" | {} | {} | {} | {} |",
+            o.name,
+            o.quote,
+            o.reading,
+            crate::report::fmt_num(o.value),
+            if o.reproduced() { "reproduced" } else { "not reproduced" },
+            detail
+        );
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,7 +338,8 @@ mod tests {
         let t = t_star(&[(400, 200.0), (1000, 80.0), (4000, 20.0)]).unwrap();
         assert!(t.reproduced() && (t.value - (80f64 / 20.0).ln()).abs() < 1e-12);
         let v = p_sweep(&s);
-        assert!((v[0].value - 2.1).abs() < 1e-12 && (v[1].value - 0.05).abs() < 1e-12);
+        assert!((v[0].value - (3.0f64 / 0.9).ln()).abs() < 1e-12);
+        assert!((v[1].value - (0.55f64 / 0.5).ln()).abs() < 1e-12);
     }
 
     #[test]

@@ -398,6 +398,8 @@ fn markdown(cfg: &Fig2Config, res: &Fig2Results, collapse: &[(usize, f64, f64, f
             );
         }
     }
+    let t_best: Vec<(usize, f64)> = collapse.iter().map(|&(p, t, _, _)| (p, t)).collect();
+    s.push_str(&fig2_ordinal::markdown_section(cfg, res, &t_best));
     s
 }
 

@@ -85,8 +85,8 @@ const fn metric(name: &'static str, doc: &'static str) -> MetricInfo {
 }
 
 const METRICS: &[MetricInfo] = &[
-    metric("gd_peak_at_n", "L*(n) - max(L*(n/2), L*(2n)), theta* = pinv(Phi) y (L145)"),
-    metric("dpgd_no_peak_at_n", "max(L(n/2), L(2n)) - L(n), DP-GD tuned on validation (L145)"),
+    metric("gd_peak_at_n", "ln L*(n) - ln max(L*(n/2), L*(2n)), theta* = pinv(Phi) y (L145)"),
+    metric("dpgd_no_peak_at_n", "ln max(L(n/2), L(2n)) - ln L(n), DP-GD tuned on validation (L145)"),
     metric("dpgd_improves_with_p", "L(n/2) - L(20n), DP-GD (L145)"),
     metric("dpgd_near_gd_at_20n", "|L(20n) - 1| - |L(20n) - L*(20n)| (L145)"),
     metric("top_right_above_centre", "L(top-right) - L(centre) at p = 20n (L149, region 1)"),
