@@ -295,10 +295,10 @@ pub fn markdown_section(
             "| `{}` | \"{}\" | {} | {} | {} | {} |",
             o.name,
             o.quote,
-            o.reading,
+            o.reading.replace('|', "\\|"),
             crate::report::fmt_num(o.value),
             if o.reproduced() { "reproduced" } else { "not reproduced" },
-            detail
+            detail.replace('|', "\\|")
         );
     }
     s
@@ -395,5 +395,46 @@ mod tests {
         let mut k = c;
         k.centre = f64::NAN;
         assert!(heat_map(&k).iter().all(|o| !o.reproduced()));
+    }
+
+    #[test]
+    fn fig2_tables_are_read_at_the_registered_cells() {
+        use crate::figures::fig2::{Fig2Config, Fig2Results, HeatCell, LossVsP};
+        let cfg = Fig2Config::new(crate::spec::Profile::Quick, 0);
+        let (s, c) = figure_like();
+        let mut res = Fig2Results::default();
+        for (i, p) in [100, 200, 400, 4000].into_iter().enumerate() {
+            for seed in 0..cfg.seeds {
+                for (method, v) in [("min-norm", s.min_norm[i]), ("dp-gd", s.dpgd[i])] {
+                    res.loss_vs_p.push(LossVsP { p, method, seed, test_loss: v });
+                }
+            }
+        }
+        let cell = |c_clip: f64, c_time: f64, steps: usize, test_loss: f64| HeatCell {
+            eps: 4.0,
+            c_clip,
+            c_time,
+            steps,
+            test_loss,
+        };
+        let (clip, time) = (&cfg.heat_clip, &cfg.heat_time);
+        let (lo, hi, top) = (clip[0], *clip.last().unwrap(), *time.last().unwrap());
+        res.heatmap = vec![
+            // The first row has T = 0 at d = 20: the bottom row is the next one.
+            cell(lo, time[0], 0, 7.0),
+            cell(hi, time[0], 0, 7.0),
+            cell(lo, time[1], 3, c.bottom_left),
+            cell(hi, time[1], 3, c.bottom_right),
+            cell(lo, top, 6324, c.top_left),
+            cell(hi, top, 6324, c.top_right),
+        ];
+        res.heat_centre = vec![cell(1.0, 1.0, 20, c.centre)];
+        let rows = on_fig2(&cfg, &res, &[(400, 60.0), (4000, 9.0)]);
+        let names: Vec<&str> = rows.iter().map(|(o, _)| o.name).collect();
+        assert_eq!(names.len(), 9, "{names:?}");
+        assert!(rows.iter().all(|(o, _)| o.reproduced()), "{rows:?}");
+        assert!(rows[0].1.contains("2/2 seeds"), "{}", rows[0].1);
+        let md = markdown_section(&cfg, &res, &[(400, 60.0), (4000, 9.0)]);
+        assert!(md.contains("\\|L - 1\\|") && !md.contains("not reproduced |"), "{md}");
     }
 }
