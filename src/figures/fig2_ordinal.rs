@@ -189,7 +189,11 @@ pub fn on_fig2(
         }
     }
     let mut eps_order = cfg.heat_eps.clone();
-    eps_order.sort_by(|a, b| (*b == cfg.eps_p).cmp(&(*a == cfg.eps_p)).then(b.total_cmp(a)));
+    eps_order.sort_by(|a, b| {
+        (*b == cfg.eps_p)
+            .cmp(&(*a == cfg.eps_p))
+            .then(b.total_cmp(a))
+    });
     for eps in eps_order {
         let cells: Vec<&super::fig2::HeatCell> =
             res.heatmap.iter().filter(|c| c.eps == eps).collect();
@@ -217,9 +221,12 @@ pub fn on_fig2(
                 .find(|c| c.c_clip == cc && c.c_time == ct)
                 .map(|c| (c.test_loss, c.steps))
         };
-        let (Some(tl), Some(tr), Some(bl), Some(br)) =
-            (at(c_lo, t_hi), at(c_hi, t_hi), at(c_lo, t_lo), at(c_hi, t_lo))
-        else {
+        let (Some(tl), Some(tr), Some(bl), Some(br)) = (
+            at(c_lo, t_hi),
+            at(c_hi, t_hi),
+            at(c_lo, t_lo),
+            at(c_hi, t_lo),
+        ) else {
             continue;
         };
         let k = Corners {
@@ -297,7 +304,11 @@ pub fn markdown_section(
             o.quote,
             o.reading.replace('|', "\\|"),
             crate::report::fmt_num(o.value),
-            if o.reproduced() { "reproduced" } else { "not reproduced" },
+            if o.reproduced() {
+                "reproduced"
+            } else {
+                "not reproduced"
+            },
             detail.replace('|', "\\|")
         );
     }
@@ -332,7 +343,10 @@ mod tests {
     #[test]
     fn a_figure_like_table_reproduces_every_statement() {
         let (s, c) = figure_like();
-        for (name, ok) in values(&p_sweep(&s)).into_iter().chain(values(&heat_map(&c))) {
+        for (name, ok) in values(&p_sweep(&s))
+            .into_iter()
+            .chain(values(&heat_map(&c)))
+        {
             assert!(ok, "{name}");
         }
         let t = t_star(&[(400, 200.0), (1000, 80.0), (4000, 20.0)]).unwrap();
@@ -406,7 +420,12 @@ mod tests {
         for (i, p) in [100, 200, 400, 4000].into_iter().enumerate() {
             for seed in 0..cfg.seeds {
                 for (method, v) in [("min-norm", s.min_norm[i]), ("dp-gd", s.dpgd[i])] {
-                    res.loss_vs_p.push(LossVsP { p, method, seed, test_loss: v });
+                    res.loss_vs_p.push(LossVsP {
+                        p,
+                        method,
+                        seed,
+                        test_loss: v,
+                    });
                 }
             }
         }
@@ -435,6 +454,9 @@ mod tests {
         assert!(rows.iter().all(|(o, _)| o.reproduced()), "{rows:?}");
         assert!(rows[0].1.contains("2/2 seeds"), "{}", rows[0].1);
         let md = markdown_section(&cfg, &res, &[(400, 60.0), (4000, 9.0)]);
-        assert!(md.contains("\\|L - 1\\|") && !md.contains("not reproduced |"), "{md}");
+        assert!(
+            md.contains("\\|L - 1\\|") && !md.contains("not reproduced |"),
+            "{md}"
+        );
     }
 }

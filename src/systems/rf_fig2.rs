@@ -36,7 +36,12 @@ use ndarray::{concatenate, Array1, Axis};
 #[derive(Debug)]
 pub struct RfFig2;
 
-const fn param(name: &'static str, kind: ParamKind, optional: bool, doc: &'static str) -> ParamInfo {
+const fn param(
+    name: &'static str,
+    kind: ParamKind,
+    optional: bool,
+    doc: &'static str,
+) -> ParamInfo {
     ParamInfo {
         name,
         kind,
@@ -47,13 +52,33 @@ const fn param(name: &'static str, kind: ParamKind, optional: bool, doc: &'stati
 
 const PARAMS: &[ParamInfo] = &[
     param("d", ParamKind::IntAtLeast(1), false, "input dimension"),
-    param("n", ParamKind::IntAtLeast(4), false, "training samples (widths n/2, n, 2n, 20n)"),
+    param(
+        "n",
+        ParamKind::IntAtLeast(4),
+        false,
+        "training samples (widths n/2, n, 2n, 20n)",
+    ),
     param("n_test", ParamKind::IntAtLeast(1), false, "test samples"),
-    param("n_val", ParamKind::IntAtLeast(1), false, "validation samples (the tuning of the p sweep)"),
+    param(
+        "n_val",
+        ParamKind::IntAtLeast(1),
+        false,
+        "validation samples (the tuning of the p sweep)",
+    ),
     param("epsilon", ParamKind::Positive, false, "privacy budget"),
     param("delta", ParamKind::Probability, false, "privacy delta"),
-    param("kappa", ParamKind::Positive, false, "sensitivity factor (2: replace-one)"),
-    param("sigma_scale", ParamKind::NonNegative, true, "factor on Prop. 2.2's sigma (default 1)"),
+    param(
+        "kappa",
+        ParamKind::Positive,
+        false,
+        "sensitivity factor (2: replace-one)",
+    ),
+    param(
+        "sigma_scale",
+        ParamKind::NonNegative,
+        true,
+        "factor on Prop. 2.2's sigma (default 1)",
+    ),
     param(
         "bottom_steps_scale",
         ParamKind::Positive,
@@ -85,19 +110,55 @@ const fn metric(name: &'static str, doc: &'static str) -> MetricInfo {
 }
 
 const METRICS: &[MetricInfo] = &[
-    metric("gd_peak_at_n", "ln L*(n) - ln max(L*(n/2), L*(2n)), theta* = pinv(Phi) y (L145)"),
-    metric("dpgd_no_peak_at_n", "ln max(L(n/2), L(2n)) - ln L(n), DP-GD tuned on validation (L145)"),
+    metric(
+        "gd_peak_at_n",
+        "ln L*(n) - ln max(L*(n/2), L*(2n)), theta* = pinv(Phi) y (L145)",
+    ),
+    metric(
+        "dpgd_no_peak_at_n",
+        "ln max(L(n/2), L(2n)) - ln L(n), DP-GD tuned on validation (L145)",
+    ),
     metric("dpgd_improves_with_p", "L(n/2) - L(20n), DP-GD (L145)"),
-    metric("dpgd_near_gd_at_20n", "|L(20n) - 1| - |L(20n) - L*(20n)| (L145)"),
-    metric("top_right_above_centre", "L(top-right) - L(centre) at p = 20n (L149, region 1)"),
-    metric("bottom_left_near_init", "(1 - L(centre))/2 - |L(bottom-left) - 1| (L149, region 2)"),
-    metric("bottom_right_above_bottom_left", "L(bottom-right) - L(bottom-left) (L149, region 3)"),
-    metric("top_left_near_centre", "|L(top-left) - 1| - |L(top-left) - L(centre)| (L149, region 4)"),
-    metric("loss_centre", "test loss at C = sqrt(p), eta T p/d = 1, p = 20n"),
-    metric("loss_top_left", "test loss at C = 0.01 sqrt(p), T = int(10^2.5 d)"),
-    metric("loss_top_right", "test loss at C = 10^1.5 sqrt(p), T = int(10^2.5 d)"),
-    metric("loss_bottom_left", "test loss at C = 0.01 sqrt(p), T = max(1, int(10^-1.5 d))"),
-    metric("loss_bottom_right", "test loss at C = 10^1.5 sqrt(p), T = max(1, int(10^-1.5 d))"),
+    metric(
+        "dpgd_near_gd_at_20n",
+        "|L(20n) - 1| - |L(20n) - L*(20n)| (L145)",
+    ),
+    metric(
+        "top_right_above_centre",
+        "L(top-right) - L(centre) at p = 20n (L149, region 1)",
+    ),
+    metric(
+        "bottom_left_near_init",
+        "(1 - L(centre))/2 - |L(bottom-left) - 1| (L149, region 2)",
+    ),
+    metric(
+        "bottom_right_above_bottom_left",
+        "L(bottom-right) - L(bottom-left) (L149, region 3)",
+    ),
+    metric(
+        "top_left_near_centre",
+        "|L(top-left) - 1| - |L(top-left) - L(centre)| (L149, region 4)",
+    ),
+    metric(
+        "loss_centre",
+        "test loss at C = sqrt(p), eta T p/d = 1, p = 20n",
+    ),
+    metric(
+        "loss_top_left",
+        "test loss at C = 0.01 sqrt(p), T = int(10^2.5 d)",
+    ),
+    metric(
+        "loss_top_right",
+        "test loss at C = 10^1.5 sqrt(p), T = int(10^2.5 d)",
+    ),
+    metric(
+        "loss_bottom_left",
+        "test loss at C = 0.01 sqrt(p), T = max(1, int(10^-1.5 d))",
+    ),
+    metric(
+        "loss_bottom_right",
+        "test loss at C = 10^1.5 sqrt(p), T = max(1, int(10^-1.5 d))",
+    ),
     metric("min_norm_at_n", "theta*'s test loss at p = n"),
     metric("min_norm_at_20n", "theta*'s test loss at p = 20n"),
     metric("dpgd_at_half_n", "tuned DP-GD's test loss at p = n/2"),
@@ -145,7 +206,10 @@ const GRID_TIME: [f64; 3] = [2.0, 5.0, 10.0];
 fn problem(u: &UnitInput, p: usize) -> Result<std::sync::Arc<KernelProblem>, SystemError> {
     let (d, n) = (u.count("d")?, u.count("n")?);
     let (n_test, n_val) = (u.count("n_test")?, u.count("n_val")?);
-    let key = format!("rf_fig2::problem d={d} n={n} n_test={n_test} n_val={n_val} p={p} data={:?}", u.data);
+    let key = format!(
+        "rf_fig2::problem d={d} n={n} n_test={n_test} n_val={n_val} p={p} data={:?}",
+        u.data
+    );
     u.shared(&key, || -> Result<KernelProblem, SystemError> {
         let mut rng = u.seeds.rng_for("data");
         let target = target(u.data, d, &mut rng)?;
@@ -180,8 +244,13 @@ fn run_cfg(u: &UnitInput, p: usize, clip: f64, steps: usize) -> Result<BatchRun,
         "smallest_p" => 1.0 / widths(n)[0] as f64,
         _ => eta,
     };
-    let mut sigma = dpgd::prop22_sigma(eta_sigma, steps, u.var("epsilon")?, u.var("delta")?, &u.recipe.dpgd)?
-        * u.var_or("sigma_scale", 1.0);
+    let mut sigma = dpgd::prop22_sigma(
+        eta_sigma,
+        steps,
+        u.var("epsilon")?,
+        u.var("delta")?,
+        &u.recipe.dpgd,
+    )? * u.var_or("sigma_scale", 1.0);
     if u.option("sensitivity") == "sqrt_p" {
         sigma *= (p as f64).sqrt() / clip;
     }
@@ -213,7 +282,12 @@ fn at_width(u: &UnitInput, p: usize) -> Result<(f64, f64), SystemError> {
     let mut runs = Vec::new();
     for c in GRID_CLIP {
         for ct in GRID_TIME {
-            runs.push(run_cfg(u, p, c * sqrt_p, ((ct * d as f64).floor() as usize).max(1))?);
+            runs.push(run_cfg(
+                u,
+                p,
+                c * sqrt_p,
+                ((ct * d as f64).floor() as usize).max(1),
+            )?);
         }
     }
     let res = reduced::run_batch(&kp, &runs, &[u.noise_seed(&format!("noise-p{p}"))])?;
@@ -247,7 +321,9 @@ impl System for RfFig2 {
                 + Cost::gemm(2.0 * big_n * big_n * p)
                 + 2.0 * Cost::eigen(big_n)
                 + 11.0 * d * (9.0 * per_step + Cost::normals(r) + Cost::stream(r * n));
-            bytes = bytes.max(feats.bytes + Cost::f64s(p * d + 3.0 * big_n * big_n + r * big_n + 128.0 * (r + n)));
+            bytes = bytes.max(
+                feats.bytes + Cost::f64s(p * d + 3.0 * big_n * big_n + r * big_n + 128.0 * (r + n)),
+            );
         }
         // The heat cells at 20n: two runs of int(10^2.5 d) steps, one of d, two of the
         // bottom row's T.
@@ -290,7 +366,10 @@ impl System for RfFig2 {
             bottom_right: l[4],
         };
         let mut out = BTreeMap::new();
-        for o in ordinal::p_sweep(&s).into_iter().chain(ordinal::heat_map(&c)) {
+        for o in ordinal::p_sweep(&s)
+            .into_iter()
+            .chain(ordinal::heat_map(&c))
+        {
             out.insert(o.name.to_string(), o.value);
         }
         for (name, v) in [
