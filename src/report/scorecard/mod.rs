@@ -9,8 +9,8 @@
 //! variant is an error naming the file and the entry. They are rendered ([`render`]) from
 //! this run's outcomes and, for claims the run did not judge, the kept verdicts of the
 //! previous `verdicts.json` ([`super::kept`]), into the run's report set.
-pub mod keynum;
 mod found;
+pub mod keynum;
 mod page;
 mod render;
 mod sections;

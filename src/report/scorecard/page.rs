@@ -5,8 +5,8 @@
 //! one line, remarks, and the method last. Everything else (the method in full, the
 //! hypotheses, every check, the failing hypotheses) is on the paper's details page
 //! (`scorecard-<name>-details.md`, [`details_page`]) and the claim pages.
-use super::keynum::{fill, resolve};
 use super::found::{first_sentence, FoundMap};
+use super::keynum::{fill, resolve};
 use super::render::{add, scorecard_markdown};
 use super::sections::{place, self_check_rows, Section};
 use super::{Catalogue, PaperResult, Scorecard};
