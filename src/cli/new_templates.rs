@@ -386,11 +386,11 @@ fn rf_fig2() -> Template {
         sweeps: r#"  cells:
     quick:
       axes: {epsilon: [4]}
-      replicates: 8
+      replicates: 64
     full:
       axes: {epsilon: [4]}
       coupled: {n: "48", n_test: "100", n_val: "40"}
-      replicates: 16
+      replicates: 128
 "#,
         variants: r#"  - name: as-stated
     description: "TODO: the algorithm as the paper states it (here: Prop. 2.2's sigma at each run's T)"
