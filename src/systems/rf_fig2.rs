@@ -28,10 +28,8 @@ use super::cost::features_cost;
 use super::*;
 use crate::figures::fig2::logspace;
 use crate::figures::fig2_ordinal::{self as ordinal, Corners, PSweep};
-use crate::models::RandomFeatures;
 use crate::train::dpgd;
-use crate::train::reduced::{self, BatchRun, KernelProblem, TestNoise};
-use ndarray::{concatenate, Array1, Axis};
+use crate::train::reduced::{self, BatchRun, KernelProblem};
 
 #[derive(Debug)]
 pub struct RfFig2;
@@ -210,28 +208,8 @@ fn problem(u: &UnitInput, p: usize) -> Result<std::sync::Arc<KernelProblem>, Sys
         "rf_fig2::problem d={d} n={n} n_test={n_test} n_val={n_val} p={p} data={:?}",
         u.data
     );
-    u.shared(&key, || -> Result<KernelProblem, SystemError> {
-        let mut rng = u.seeds.rng_for("data");
-        let target = target(u.data, d, &mut rng)?;
-        let mut draw = |m: usize, noise: f64| {
-            crate::data::Dataset::sample(m, d, u.data.input, &target, noise, &mut rng)
-        };
-        let train = draw(n, u.data.label_noise);
-        let test = draw(n_test, 0.0);
-        let val = draw(n_val, 0.0);
-        let model = RandomFeatures::sample(p, d, &mut u.seeds.rng_for(&format!("features-p{p}")));
-        let held_x = concatenate(Axis(0), &[val.x.view(), test.x.view()])
-            .map_err(|e| SystemError::Invalid(format!("held-out shapes: {e}")))?;
-        let held_y: Array1<f64> = val.y.iter().chain(test.y.iter()).copied().collect();
-        Ok(KernelProblem::random_features(
-            &model,
-            &train.x.view(),
-            train.y,
-            &held_x.view(),
-            held_y,
-            TestNoise::Exact,
-        )?
-        .with_validation(n_val)?)
+    u.shared(&key, || {
+        super::rf_tuned::kernel_problem(u, (d, n, n_test, n_val), p, &format!("features-p{p}"))
     })
 }
 

@@ -255,8 +255,8 @@ fn problem(
     })
 }
 
-/// [`problem`], computed.
-fn kernel_problem(
+/// [`problem`], computed (also `rf_fig2`'s, with its own features label).
+pub(super) fn kernel_problem(
     u: &UnitInput,
     (d, n, n_test, n_val): (usize, usize, usize, usize),
     p: usize,
