@@ -80,9 +80,12 @@ pub fn resolve(path: &Path) -> PathBuf {
     }
 }
 
+/// An input with its resolved path and its (device, inode) when it exists.
+type ResolvedInput<'a> = (&'a Input, PathBuf, Option<(u64, u64)>);
+
 /// Refuses (exit 2, through the caller's error) an output that is or holds an input.
 pub fn check(outputs: &[Output<'_>], inputs: &[Input]) -> anyhow::Result<()> {
-    let ins: Vec<(&Input, PathBuf, Option<(u64, u64)>)> = inputs
+    let ins: Vec<ResolvedInput> = inputs
         .iter()
         .map(|i| {
             let id = std::fs::metadata(&i.path).ok().map(|m| (m.dev(), m.ino()));

@@ -48,7 +48,7 @@ pub fn run(a: &DiffArgs) -> anyhow::Result<ExitCode> {
         );
     } else {
         if let Some(n) = &note {
-            eprintln!("{}", crate::report::terminal_text(&n));
+            eprintln!("{}", crate::report::terminal_text(n));
         }
         print!(
             "{}",
