@@ -33,7 +33,7 @@ pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
         println!("{}", json(&report));
     } else {
         for d in &report.errors {
-            println!("{d}");
+            println!("{}", crate::report::terminal_text(&d.to_string()));
         }
         for d in &report.placeholders {
             println!("{d}");

@@ -79,6 +79,13 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
         a.paths.clone()
     };
     let claims = spec::load_claims(&paths)?;
+    if !a.no_report {
+        use super::alias::{self, Output};
+        alias::guard(
+            &[Output::Dir("--out", &a.out)],
+            alias::run_inputs(&claims, None, None),
+        )?;
+    }
     if !a.no_audit {
         // Up to three direct-engine audits per row, each of 2 x audit_trials runs.
         let d = crate::privacy::audit::AuditConfig::new(

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 mod accept;
 mod advise;
 mod alias;
+mod audit_args;
 mod audit_null;
 mod audit_white_box;
 mod cache;
@@ -198,7 +199,10 @@ fn dispatch() -> ExitCode {
             // Spec input quoted anywhere in the chain is clipped (a 200 KB value gives a
             // one-line message).
             let msg = crate::spec::echo::clip_echoes(&format!("{e:#}"));
-            eprintln!("error: {msg}{}", lookalikes(&msg));
+            // Control characters of spec text, file names or a core's stderr are shown
+            // escaped, never sent to the terminal (issue 50, family 7).
+            let shown = format!("error: {msg}{}", lookalikes(&msg));
+            eprintln!("{}", crate::report::terminal_text(&shown));
             ExitCode::from(2)
         }
     }

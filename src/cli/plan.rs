@@ -105,13 +105,14 @@ pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
         );
     } else {
         for (e, x) in est.iter().zip(&expected) {
-            println!("{}", claim_line(e));
-            println!(
+            println!("{}", crate::report::terminal_text(&claim_line(e)));
+            let work = format!(
                 "{:<28} work: {}: {}",
                 "", e.work_driver.field, e.work_driver.detail
             );
+            println!("{}", crate::report::terminal_text(&work));
             if e.first_look_units < e.units {
-                println!(
+                let seq = format!(
                     "{:<28} sequential: cpu {} if every row decides at its first look, {} if every group runs to its maximum{}",
                     "",
                     duration(e.first_look_cpu_seconds),
@@ -119,13 +120,14 @@ pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
                     x.map(|c| format!("; expected {} (the replicates of the run in {})", duration(c), a.last.display()))
                         .unwrap_or_default()
                 );
+                println!("{}", crate::report::terminal_text(&seq));
             }
         }
         let total: f64 = est.iter().map(|e| e.wall_seconds).sum();
         let first: f64 = est.iter().map(|e| e.first_look_cpu_seconds).sum();
         let worst: f64 = est.iter().map(|e| e.cpu_seconds).sum();
         let exp: Option<f64> = expected.iter().copied().sum();
-        println!(
+        let work = format!(
             "work (cpu, one thread): {} if every row decides at its first look, {} worst case{}",
             duration(first),
             duration(worst),
@@ -136,6 +138,7 @@ pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
             ))
             .unwrap_or_default()
         );
+        println!("{}", crate::report::terminal_text(&work));
         println!(
             "{} claims, profile {}: wall {} on {} threads (limit {}), largest claim memory {} (limit {})",
             est.len(),

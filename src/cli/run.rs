@@ -275,9 +275,9 @@ fn ci_error(a: &RunArgs, e: &anyhow::Error) {
             &message,
         );
         if a.json {
-            eprintln!("{ann}");
+            eprintln!("{}", crate::report::terminal_text(&ann));
         } else {
-            println!("{ann}");
+            println!("{}", crate::report::terminal_text(&ann));
         }
         let place = match (&shown, &field) {
             (Some(f), Some(x)) => format!("In `{f}`, field `{x}`:"),
@@ -333,6 +333,7 @@ fn preflight(a: &RunArgs, out: &std::path::Path, claims: &[spec::Claim]) -> anyh
         let v = out.join(report::diff::VERDICTS_FILE);
         precheck(&v, InputKind::Verdicts).map_err(|e| anyhow::anyhow!("{}: {e}", v.display()))?;
         if let Some(why) = report::set::swap_impossible(out) {
+            let why = report::terminal_text(&why);
             eprintln!(
                 "note: {why}; the report set will be written file by file (each file atomic, \
                  the set not)"
@@ -377,7 +378,7 @@ fn guard_outputs(a: &RunArgs, claims: &[spec::Claim]) -> anyhow::Result<()> {
     }
     let baseline = (!a.baseline.no_baseline).then_some(a.baseline.baseline.as_path());
     let scorecards = reports.then_some(a.scorecards.as_path());
-    alias::check(&outs, &alias::run_inputs(claims, scorecards, baseline))
+    alias::guard(&outs, alias::run_inputs(claims, scorecards, baseline))
 }
 
 /// The claims a run runs: its paths or ids, filtered by `-k` and `--last-failed`.

@@ -267,7 +267,9 @@ pub fn judge(
                 )
             };
             if variant.negative_control {
-                if let Some(m) = regime::identical_main(claim, &variant.name, &p.sweep, profile) {
+                if let Some(m) =
+                    crate::spec::identical_main(claim, &variant.name, &p.sweep, profile)
+                {
                     results.push(identical_control(p, pi, variant, m));
                     continue;
                 }

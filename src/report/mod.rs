@@ -23,6 +23,7 @@ pub mod number;
 mod output;
 pub mod pending;
 mod plots;
+mod rows;
 pub mod scorecard;
 pub mod set;
 pub mod snapshot;
@@ -32,11 +33,14 @@ pub mod svg;
 
 pub use claim_page::{claim_markdown, prediction_text, regime_line, result_line};
 pub use csv::claim_csv;
-pub use output::{escape_controls, prepare_output_dir, prepare_output_file, OutputError};
+pub use kept::Listed;
+pub use output::{
+    escape_controls, prepare_output_dir, prepare_output_file, terminal_text, OutputError,
+};
 pub use plots::claim_svg;
+pub use rows::SummaryRows;
 pub use summary::{
     claim_in_words, claims_table, summary_markdown, summary_markdown_listed, verdicts_table,
-    Listed, SummaryRows,
 };
 
 use crate::judge::{ClaimOutcome, Tally};
@@ -232,8 +236,10 @@ pub fn write_reports_figures(
                 .iter()
                 .any(|r| r.checked_by.iter().any(|ch| present(&ch.claim)))
         }) {
-            let md = scorecard::scorecard_markdown(card, claims, outcomes, &previous.kept);
+            let md = scorecard::scorecard_page(card, claims, outcomes, &previous.kept);
             stage.write(&format!("{}.md", card.page), md.as_bytes())?;
+            let md = scorecard::details_page(card, claims, outcomes, &previous.kept);
+            stage.write(&format!("{}-details.md", card.page), md.as_bytes())?;
         }
         html::write_html(stage.dir(), dir, outcomes, &previous.kept)?;
         stage.write(

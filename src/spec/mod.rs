@@ -10,10 +10,12 @@
 //! measurement only. The engine only ever sees a validated [`Claim`].
 pub mod assumption;
 pub mod check;
+mod ctx;
 pub mod echo;
 pub mod evidence;
 pub mod expr;
 mod external;
+mod identical;
 mod load;
 pub mod locate;
 pub mod names;
@@ -30,6 +32,7 @@ pub mod schema;
 pub use assumption::{Assumption, Direction, Trend, Violation};
 pub use evidence::{Deviation, Erratum, Evidence, Finding, Quote, QuotedNumber};
 pub use external::MAX_TIMEOUT_S as EXTERNAL_MAX_TIMEOUT_S;
+pub use identical::identical_main;
 pub use load::MAX_SWEEP_POINTS;
 pub use read::{claim_from_bytes, load_claim, load_claims, spec_files};
 pub use replicates::Replicates;
