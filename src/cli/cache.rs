@@ -16,7 +16,7 @@ pub struct CacheArgs {
         long = "cache",
         value_name = "DIR",
         env = "DPCLAIMS_CACHE",
-        default_value = cache::DEFAULT_DIR
+        default_value_os_t = crate::project::path(cache::DEFAULT_DIR)
     )]
     pub cache_dir: PathBuf,
     /// Compute every unit: neither read nor write the result cache.
@@ -109,7 +109,7 @@ pub struct CacheDirArgs {
         long = "cache",
         value_name = "DIR",
         env = "DPCLAIMS_CACHE",
-        default_value = cache::DEFAULT_DIR
+        default_value_os_t = crate::project::path(cache::DEFAULT_DIR)
     )]
     pub cache_dir: PathBuf,
     /// Print exactly one JSON document on stdout.

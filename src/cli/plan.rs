@@ -20,7 +20,7 @@ pub struct PlanArgs {
     pub json: bool,
     /// A report directory whose verdicts.json gives the expected work of sequential
     /// sweeps: the replicates each row of that run stopped at.
-    #[arg(long, value_name = "DIR", default_value = "reports")]
+    #[arg(long, value_name = "DIR", default_value_os_t = crate::project::path("reports"))]
     pub last: PathBuf,
     #[command(flatten)]
     pub budget: BudgetArgs,
@@ -121,20 +121,21 @@ pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
         );
     } else {
         for (e, x) in est.iter().zip(&expected) {
-            println!("{}", claim_line(e));
+            println!("{}", crate::report::terminal_text(&claim_line(e)));
             if let Some(b) = claims
                 .iter()
                 .find(|c| c.id == e.claim)
                 .and_then(|c| c.system.cost_basis())
             {
-                println!("{:<28} cost: {b}", "");
+                println!("{:<28} cost: {}", "", crate::report::terminal_text(&b));
             }
-            println!(
+            let work = format!(
                 "{:<28} work: {}: {}",
                 "", e.work_driver.field, e.work_driver.detail
             );
+            println!("{}", crate::report::terminal_text(&work));
             if e.first_look_units < e.units {
-                println!(
+                let seq = format!(
                     "{:<28} sequential: cpu {} if every row decides at its first look, {} if every group runs to its maximum{}",
                     "",
                     duration(e.first_look_cpu_seconds),
@@ -142,13 +143,14 @@ pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
                     x.map(|c| format!("; expected {} (the replicates of the run in {})", duration(c), a.last.display()))
                         .unwrap_or_default()
                 );
+                println!("{}", crate::report::terminal_text(&seq));
             }
         }
         let total: f64 = est.iter().map(|e| e.wall_seconds).sum();
         let first: f64 = est.iter().map(|e| e.first_look_cpu_seconds).sum();
         let worst: f64 = est.iter().map(|e| e.cpu_seconds).sum();
         let exp: Option<f64> = expected.iter().copied().sum();
-        println!(
+        let work = format!(
             "work (cpu, one thread): {} if every row decides at its first look, {} worst case{}",
             duration(first),
             duration(worst),
@@ -159,6 +161,7 @@ pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
             ))
             .unwrap_or_default()
         );
+        println!("{}", crate::report::terminal_text(&work));
         println!(
             "{} claims, profile {}: wall {} on {} threads (limit {}), largest claim memory {} (limit {})",
             est.len(),

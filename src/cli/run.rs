@@ -52,7 +52,7 @@ pub struct RunArgs {
     /// Scorecards, one `<name>.yaml` per paper, written as `scorecard-<name>.md` (and
     /// `.html`) with the reports; validated against the claims of the run and of the
     /// `claims/` directory beside DIR. None when DIR does not exist.
-    #[arg(long, value_name = "DIR", default_value = "scorecards")]
+    #[arg(long, value_name = "DIR", default_value_os_t = crate::project::path("scorecards"))]
     pub scorecards: PathBuf,
     /// Figure formats written beside each claim's plot, comma-separated: `svg` (always),
     /// `png` (2x, for slides), `pdf` (vector). Default `svg` only, so the committed
@@ -107,8 +107,8 @@ impl RunArgs {
 /// less than the whole suite at its defaults: then `target/dpclaims/<subset>`.
 pub(super) fn committed_or(out: PathBuf, subset: Option<String>) -> PathBuf {
     match subset {
-        Some(name) if out == Path::new("reports") => {
-            PathBuf::from("target").join("dpclaims").join(name)
+        Some(name) if out == crate::project::path("reports") => {
+            crate::project::path("target").join("dpclaims").join(name)
         }
         _ => out,
     }
@@ -117,13 +117,13 @@ pub(super) fn committed_or(out: PathBuf, subset: Option<String>) -> PathBuf {
 /// `reports` when `paths` is the `claims/` directory of the working directory (or
 /// empty), else `target/dpclaims/<name>`.
 pub(super) fn default_out(paths: &[PathBuf]) -> PathBuf {
-    let claims = std::fs::canonicalize("claims").ok();
+    let claims = std::fs::canonicalize(crate::project::path("claims")).ok();
     let whole = paths.is_empty()
         || (paths.len() == 1
             && claims.is_some()
             && std::fs::canonicalize(&paths[0]).ok() == claims);
     if whole {
-        return PathBuf::from("reports");
+        return crate::project::path("reports");
     }
     let name = match paths {
         [one] => one
@@ -145,7 +145,7 @@ pub(super) fn default_out(paths: &[PathBuf]) -> PathBuf {
             }
         })
         .collect();
-    PathBuf::from("target")
+    crate::project::path("target")
         .join("dpclaims")
         .join(name.trim_start_matches('_'))
 }
@@ -156,10 +156,13 @@ pub(super) fn default_out(paths: &[PathBuf]) -> PathBuf {
 /// what the shell completion offers).
 pub(super) fn default_paths(p: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     if p.is_empty() {
-        if !Path::new("claims").is_dir() {
-            anyhow::bail!("no claims/ here: pass claim files or ids");
+        let claims = crate::project::path("claims");
+        if !claims.is_dir() {
+            anyhow::bail!(
+                "no claims/ here: pass claim files or ids (or `dpclaims init` a project)"
+            );
         }
-        return Ok(vec![PathBuf::from("claims")]);
+        return Ok(vec![claims]);
     }
     super::select::resolve(p)
 }
@@ -278,9 +281,9 @@ fn ci_error(a: &RunArgs, e: &anyhow::Error) {
             &message,
         );
         if a.json {
-            eprintln!("{ann}");
+            eprintln!("{}", crate::report::terminal_text(&ann));
         } else {
-            println!("{ann}");
+            println!("{}", crate::report::terminal_text(&ann));
         }
         let place = match (&shown, &field) {
             (Some(f), Some(x)) => format!("In `{f}`, field `{x}`:"),
@@ -337,6 +340,7 @@ fn preflight(a: &RunArgs, out: &std::path::Path, claims: &[spec::Claim]) -> anyh
         let v = out.join(report::diff::VERDICTS_FILE);
         precheck(&v, InputKind::Verdicts).map_err(|e| anyhow::anyhow!("{}: {e}", v.display()))?;
         if let Some(why) = report::set::swap_impossible(out) {
+            let why = report::terminal_text(&why);
             eprintln!(
                 "note: {why}; the report set will be written file by file (each file atomic, \
                  the set not)"
@@ -381,7 +385,7 @@ fn guard_outputs(a: &RunArgs, claims: &[spec::Claim]) -> anyhow::Result<()> {
     }
     let baseline = (!a.baseline.no_baseline).then_some(a.baseline.baseline.as_path());
     let scorecards = reports.then_some(a.scorecards.as_path());
-    alias::check(&outs, &alias::run_inputs(claims, scorecards, baseline))
+    alias::guard(&outs, alias::run_inputs(claims, scorecards, baseline))
 }
 
 /// The claims a run runs: its paths or ids, filtered by `-k` and `--last-failed`.

@@ -14,26 +14,15 @@ pub mod cache;
 pub mod shard;
 
 use crate::judge::{ClaimOutcome, PointRecord, PredictionResult};
+pub use crate::plan::RunError;
 use crate::plan::{
     groups, plan, plan_ranges, unit_location, Group, Planned, UnitKey, UnitValue, UnitValues,
 };
-use crate::spec::echo::{clip, clip_echoes};
 use crate::spec::{Claim, Profile};
 use crate::systems::{SharedWork, UnitInput};
 use crate::train::Recipe;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
-
-/// A run that could not complete: names the claim, variant and sweep point (spec input
-/// in them clipped when displayed, [`crate::spec::echo`]).
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// `location` reads "claim `c`, variant `v`, sweep `s` point p, replicate r".
-    #[error("{}: {}", clip_echoes(.location), clip_echoes(.message))]
-    Unit { location: String, message: String },
-    #[error("claim `{}`: {}", clip(.claim), clip_echoes(.message))]
-    Claim { claim: String, message: String },
-}
 
 /// Runs every unit of a claim with `recipe` (in parallel; `tick` is called once per
 /// finished unit).

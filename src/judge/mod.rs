@@ -123,6 +123,10 @@ pub struct PredictionResult {
     pub word: String,
     /// The variant changes the printed algorithm: shown, never counted for the paper.
     pub ablation: bool,
+    /// The variant is exploratory (`exploratory: true`): reported apart, never counted,
+    /// never a regression of the core, never compared with the baseline.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub exploratory: bool,
     /// A main `holds` (not a self-check): whether the same prediction catches a negative
     /// control, i.e. whether it could have failed.
     pub discriminating: Option<bool>,
@@ -267,7 +271,9 @@ pub fn judge(
                 )
             };
             if variant.negative_control {
-                if let Some(m) = regime::identical_main(claim, &variant.name, &p.sweep, profile) {
+                if let Some(m) =
+                    crate::spec::identical_main(claim, &variant.name, &p.sweep, profile)
+                {
                     results.push(identical_control(p, pi, variant, m));
                     continue;
                 }
@@ -296,6 +302,7 @@ pub fn judge(
             res.regime = regime;
             res.evidence = p.evidence;
             res.ablation = variant.is_ablation();
+            res.exploratory = variant.exploratory;
             if !in_regime {
                 res.verdict = Verdict::OutOfRegime;
             }
@@ -452,7 +459,7 @@ fn main_rules(
         }
     }
     let refuted = res.verdict == Verdict::Refuted;
-    match (p.evidence, refuted, res.ablation) {
+    match (p.evidence, refuted, res.ablation || res.exploratory) {
         (_, false, _) => {}
         (Evidence::SelfCheck, true, _) => problems.push(
             "self-check failed: a failure of the tool (its two sides should agree by construction), not a finding about the paper".into(),
@@ -559,6 +566,7 @@ impl PredictionResult {
             evidence: p.evidence,
             word: String::new(),
             ablation: false,
+            exploratory: false,
             discriminating: None,
             erratum: None,
             power: String::new(),

@@ -121,8 +121,18 @@ pub fn describe(p: &Prediction, r: &PredictionResult, reps: usize) -> String {
             }
             if inconclusive {
                 s.push_str("; ");
-                let edge = if *upper { tol } else { -tol };
-                s.push_str(&resolve(reps, half, (est - edge).abs()));
+                match (r.detail.bound_change, r.detail.ratio_interval_change) {
+                    // Not judged because the interval of the ratio's change is wider than
+                    // the bound's change: replicates shrink the interval's log-width like
+                    // 1/sqrt(reps), so the row resolves once ln(interval) < ln(bound).
+                    (Some(b), Some(c)) if b <= c && b > 1.0 => {
+                        s.push_str(&resolve(reps, c.ln(), b.ln()))
+                    }
+                    _ => {
+                        let edge = if *upper { tol } else { -tol };
+                        s.push_str(&resolve(reps, half, (est - edge).abs()));
+                    }
+                }
             }
             s
         }

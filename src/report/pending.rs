@@ -12,9 +12,11 @@ use crate::judge::ClaimOutcome;
 use crate::spec::Profile;
 use std::path::{Path, PathBuf};
 
-/// The directory of pending snapshots (relative to the working directory).
+/// The directory of pending snapshots (under the project root: [`crate::project`]).
 pub fn dir() -> PathBuf {
-    Path::new("target").join("dpclaims").join("pending")
+    crate::project::path("target")
+        .join("dpclaims")
+        .join("pending")
 }
 
 /// A claim's snapshot as the insta file of `tests/claims.rs` holds it: the header

@@ -60,9 +60,11 @@ pub fn round2(v: f64) -> f64 {
 pub fn snapshot(out: &ClaimOutcome) -> Snap {
     Snap {
         id: out.claim.id.clone(),
+        // Exploratory rows are no part of the regression baseline (`exploratory: true`).
         results: out
             .results
             .iter()
+            .filter(|r| !r.exploratory)
             .map(|r| SnapResult {
                 prediction: r.prediction_name.clone(),
                 variant: r.variant.clone(),

@@ -6,7 +6,7 @@
 //! (`bin/core.sh`) is taken relative to that directory too ([`worker`]).
 //!
 //! [`worker`]: crate::systems::external::worker
-use super::load::Ctx;
+use super::ctx::Ctx;
 use super::raw::RawClaim;
 use super::SpecError;
 use crate::systems::external::worker::CoreCommand;

@@ -1,6 +1,6 @@
 //! Validation of a claim's predictions, hypotheses and variant roles (negative
 //! controls' `caught_by`, main variants' `findings`).
-use super::load::Ctx;
+use super::ctx::Ctx;
 use super::raw::{self, RawPrediction};
 use super::*;
 use crate::systems::System;

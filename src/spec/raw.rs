@@ -127,7 +127,7 @@ fn too_deep(text: &str) -> Option<usize> {
 
 /// A map with unique keys: YAML allows a key twice and serde would keep the last value
 /// silently (`kappa: 2` then `kappa: 3`), which a spec must never do.
-fn unique_keys<'de, D, V>(d: D) -> Result<BTreeMap<String, V>, D::Error>
+pub(super) fn unique_keys<'de, D, V>(d: D) -> Result<BTreeMap<String, V>, D::Error>
 where
     D: serde::Deserializer<'de>,
     V: Deserialize<'de>,
@@ -356,37 +356,7 @@ pub struct RawProfile {
     pub replicates: super::replicates::RawReplicates,
 }
 
-#[derive(Deserialize, Debug, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawVariant {
-    pub name: String,
-    #[serde(default)]
-    pub description: String,
-    #[serde(default)]
-    pub negative_control: bool,
-    /// The task of this variant, named in its proxy rows' words (default: the prediction's).
-    #[serde(default)]
-    pub proxy: Option<String>,
-    #[serde(default, deserialize_with = "unique_keys")]
-    pub params: BTreeMap<String, Expr>,
-    #[serde(default, deserialize_with = "unique_keys")]
-    pub options: BTreeMap<String, String>,
-    #[serde(default)]
-    pub data: Option<RawData>,
-    /// `system: external` only: this variant runs another core.
-    #[serde(default)]
-    pub external: Option<RawVariantExternal>,
-    /// Negative controls: the predictions (by name) that must refute this variant.
-    #[serde(default)]
-    pub caught_by: Vec<String>,
-    /// Main variants: prediction name -> why this variant is refuted there (a finding).
-    #[serde(default, deserialize_with = "unique_keys")]
-    pub findings: BTreeMap<String, RawFinding>,
-    #[serde(default, deserialize_with = "unique_keys")]
-    pub errata: BTreeMap<String, RawErratum>,
-    #[serde(default)]
-    pub deviations: Vec<super::evidence::Deviation>,
-}
+pub use super::raw_variant::RawVariant;
 
 pub use super::evidence::{RawConfirmation, RawErratum, RawFinding, RawQuotedFinding};
 

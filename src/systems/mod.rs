@@ -2,6 +2,8 @@
 //! a registry of named metrics.
 //!
 //! * [`rf_dpgd`] — DP-GD on the random-features model (privacy-for-free).
+//! * [`rf_fig2`] — the cells of privacy-for-free Fig. 2 that its ordinal statements
+//!   compare, in one unit.
 //! * [`rf_tuned`] — the same through the reduced engine, hyper-parameters selected on a
 //!   validation split over a grid.
 //! * [`feature_learning`] — Algorithm 1 of the blog (first-layer step + DP second layer).
@@ -26,6 +28,7 @@ pub mod external;
 pub mod feature_learning;
 pub mod gaussian_mechanism;
 pub mod rf_dpgd;
+pub mod rf_fig2;
 pub mod rf_kernel;
 pub mod rf_tuned;
 pub mod shared;
@@ -277,6 +280,7 @@ pub fn all() -> &'static [&'static dyn System] {
         &rf_tuned::RfTuned,
         &gaussian_mechanism::GaussianMechanism,
         &rf_kernel::RfKernel,
+        &rf_fig2::RfFig2,
     ]
 }
 
