@@ -17,6 +17,8 @@ const ENGINE: &[&str] = &[
     "src/faults",
     "src/rng.rs",
     "src/linalg",
+    // The figure code: `rf_fig2` computes its metrics with `figures::fig2_ordinal`.
+    "src/figures",
     "Cargo.lock",
 ];
 

@@ -42,6 +42,7 @@ pub mod models;
 pub mod perf;
 pub mod plan;
 pub mod privacy;
+pub mod project;
 pub mod report;
 pub mod rng;
 pub mod spec;

@@ -33,7 +33,7 @@ fn every_negative_control_names_what_catches_it() {
 /// `dpclaims run` then fails naming it (end to end in `spec_errors.rs`).
 #[test]
 fn every_neutered_negative_control_is_detected() {
-    use dpclaims::judge::regime::identical_main;
+    use dpclaims::spec::identical_main;
     let claims = spec::load_claims(&["claims".into()]).unwrap();
     let mut checked = 0;
     for c in &claims {

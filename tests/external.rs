@@ -431,9 +431,10 @@ fn a_relative_program_path_is_the_spec_directory_s() {
 
 /// Regression: with the result cache on, a control that differs from the main variant
 /// only by its core (same parameters, same seeds) was answered with the main core's
-/// cached values and went uncaught. External units are never cached.
+/// cached values and went uncaught. External units are cached only under their core's
+/// identity (issue 47: the hash of its declared files, its own script included).
 #[test]
-fn external_units_are_never_served_from_the_cache() {
+fn external_units_are_never_served_another_core_s_values_from_the_cache() {
     let dir = tempfile::tempdir().unwrap();
     let body = |sign: &str| {
         format!("    print(json.dumps({{\"unit\": msg[\"unit\"], \"metrics\": {{\"m\": {sign} * p[\"x\"]}}}}), flush=True)")
@@ -477,16 +478,23 @@ predictions:
     op: ">"
     rhs: "0"
 "#;
-    std::fs::write(dir.path().join("claim.yaml"), spec).unwrap();
-    let cache = dir.path().join("cache");
-    for _ in 0..2 {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_dpclaims"))
-            .env_remove("DPCLAIMS_NO_CACHE")
-            .args(["run", "--no-reports", "--cache"])
-            .arg(&cache)
-            .arg(dir.path().join("claim.yaml"))
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
+    // Without declared files the core is not hashable (never cached); with them each
+    // core (its own script hashed too) has its own keys.
+    for spec in [
+        spec.to_string(),
+        spec.replace("  metrics: [m]\n", "  metrics: [m]\n  files: [core.py]\n"),
+    ] {
+        std::fs::write(dir.path().join("claim.yaml"), spec).unwrap();
+        let cache = dir.path().join("cache");
+        for _ in 0..2 {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+                .env_remove("DPCLAIMS_NO_CACHE")
+                .args(["run", "--no-reports", "--cache"])
+                .arg(&cache)
+                .arg(dir.path().join("claim.yaml"))
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", stderr(&out));
+        }
     }
 }

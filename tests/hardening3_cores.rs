@@ -1,7 +1,8 @@
 //! Issue 50, family 5: a shard's partial file is claimed for the whole run (a second run
 //! of the same shard is refused while the first runs), and `--last-failed` lists are per
-//! project when projects share a result cache.
-use super::hardening3_util::{cmd, digest, exit2, none_alive, project, run, wait};
+//! project when projects share a result cache; a core's exit is noticed when the process
+//! exits, not when its stdout closes.
+use super::hardening3_util::{cmd, digest, exit2, none_alive, project, run, setup, wait};
 use std::time::{Duration, Instant};
 
 #[test]
@@ -100,4 +101,49 @@ fn last_failed_lists_are_per_project_when_the_cache_is_shared() {
         "{}",
         oa2.stderr
     );
+}
+
+#[test]
+fn a_crashed_core_whose_stdout_a_background_child_holds_is_a_crash_at_once() {
+    // The core starts a background child that inherits its stdout (the pipe stays open),
+    // then dies with status 7 in its first unit. timeout_s is 100 s: a run that waits
+    // for the pipe to close, not for the process, fails the 30 s deadline below.
+    let body = r#"    c = subprocess.Popen(["sleep", "120"])
+    open("bg", "a").write(f"{os.getpid()} {c.pid}\n")
+    os._exit(7)"#;
+    let d = setup(body);
+    let spec = std::fs::read_to_string(d.path().join("claim.yaml"))
+        .unwrap()
+        .replace("timeout_s: 30", "timeout_s: 100");
+    std::fs::write(d.path().join("claim.yaml"), spec).unwrap();
+    let before = digest(d.path(), &["bg"]);
+    let t0 = Instant::now();
+    let o = wait(
+        cmd(d.path(), &["run", "claim.yaml", "--no-reports"])
+            .spawn()
+            .unwrap(),
+        Duration::from_secs(30),
+    );
+    exit2(
+        &o,
+        &[
+            "core `python3 core.py`",
+            "exited without answering",
+            "exit status 7",
+        ],
+    );
+    assert!(!o.stderr.contains("no answer"), "{}", o.stderr);
+    assert!(
+        t0.elapsed() < Duration::from_secs(20),
+        "the crash was noticed only after {:?}",
+        t0.elapsed()
+    );
+    assert_eq!(digest(d.path(), &["bg"]), before, "files changed");
+    let pids: Vec<i32> = std::fs::read_to_string(d.path().join("bg"))
+        .unwrap()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    // The background child was in the core's process group: killed with it.
+    none_alive(&pids);
 }

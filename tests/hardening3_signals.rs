@@ -5,9 +5,8 @@
 //! 1, which hid the bug) so OpenBLAS starts its threads, with busy external cores that
 //! have started children in new sessions; each checks exit 128 + n, one line on stderr,
 //! no process left, no temporary left, and nothing outside the output changed.
-use super::hardening3_util::{cmd, digest, none_alive, setup, wait};
+use super::hardening3_util::{cmd, digest, none_alive, recorded_pids, setup, wait};
 use std::io::{BufRead as _, Write as _};
-use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -20,17 +19,6 @@ fn busy_body() -> &'static str {
             f.write(f"{os.getpid()} {c.pid}\n")
     time.sleep(120)
     print(json.dumps({"unit": u, "metrics": {"m": p["x"]}}), flush=True)"#
-}
-
-fn recorded_pids(dir: &Path) -> Vec<i32> {
-    let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(dir.join("pids")) {
-        for e in rd.flatten() {
-            let s = std::fs::read_to_string(e.path()).unwrap_or_default();
-            out.extend(s.split_whitespace().filter_map(|p| p.parse::<i32>().ok()));
-        }
-    }
-    out
 }
 
 /// The threads of `pid` other than the main thread and dpclaims' own signal thread,

@@ -1,6 +1,7 @@
-//! Helpers of the third hardening round (issue 50): the binary under a deadline, a
-//! digest of a directory tree (to check that no file outside the output changed), and
-//! the external core of tests/hostile_external.rs.
+//! The shared helpers of the tests that run the binary against external cores and
+//! hostile surroundings (the hardening3_* modules and tests/hostile_external.rs): the
+//! binary under a deadline, a digest of a directory tree (to check that no file outside
+//! the output changed), a scripted external core and its claim, and process checks.
 use std::collections::BTreeMap;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -127,16 +128,20 @@ fn walk(root: &Path, dir: &Path, skip: &[&str], out: &mut BTreeMap<PathBuf, Stri
     }
 }
 
-/// A core: handshake, then `body` per request (sees `msg`, `p`, `u`), as in
-/// tests/hostile_external.rs.
+/// A core: handshake, then `body` per request (sees `msg`, `p`, `u`).
 pub fn core(body: &str) -> String {
+    core_with("dpclaims-external/2", body)
+}
+
+/// [`core`] whose handshake answers with `protocol`.
+pub fn core_with(protocol: &str, body: &str) -> String {
     format!(
         r#"import json, os, subprocess, sys, time
 first = True
 for line in sys.stdin:
     msg = json.loads(line)
     if "protocol" in msg:
-        print(json.dumps({{"protocol": "dpclaims-external/2", "metrics": ["m"]}}), flush=True)
+        print(json.dumps({{"protocol": "{protocol}", "metrics": ["m"]}}), flush=True)
         continue
     p, u = msg["params"], msg["unit"]
 {body}
@@ -148,7 +153,7 @@ pub fn ok_answer() -> &'static str {
     r#"    print(json.dumps({"unit": u, "metrics": {"m": p["sign"] * p["x"]}}), flush=True)"#
 }
 
-/// The claim of tests/hostile_external.rs: one external core, three points, a control.
+/// A claim of one external core: three points, two replicates, a negative control.
 pub fn spec(id: &str, title: &str) -> String {
     format!(
         r#"id: {id}
@@ -195,6 +200,19 @@ pub fn setup(body: &str) -> tempfile::TempDir {
     )
     .unwrap();
     dir
+}
+
+/// The pids a core recorded in `<dir>/pids/` (one file per core: its pid and its
+/// children's).
+pub fn recorded_pids(dir: &Path) -> Vec<i32> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir.join("pids")) {
+        for e in rd.flatten() {
+            let s = std::fs::read_to_string(e.path()).unwrap_or_default();
+            out.extend(s.split_whitespace().filter_map(|p| p.parse::<i32>().ok()));
+        }
+    }
+    out
 }
 
 pub fn alive(pid: i32) -> bool {

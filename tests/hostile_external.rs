@@ -2,58 +2,18 @@
 //! requests, a core that stops reading, signals, and children that try to outlive the
 //! run. Every case runs the binary under a deadline (a hang fails the test instead of
 //! hanging it), and checks the exit status and the message.
-use std::io::Read;
+use super::hardening3_util::{self as util, exit2, none_alive, recorded_pids, wait, Out};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
-struct Out {
-    code: Option<i32>,
-    signal: Option<i32>,
-    stderr: String,
-}
-
 fn start(dir: &Path, args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_dpclaims"))
-        .env("DPCLAIMS_NO_CACHE", "1")
+    util::cmd(dir, args)
         .env("RAYON_NUM_THREADS", "2")
-        .current_dir(dir)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
         .spawn()
         .expect("start dpclaims")
-}
-
-fn wait(mut child: Child, deadline: Duration) -> Out {
-    let t0 = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if t0.elapsed() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("dpclaims did not end within {deadline:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
-    use std::os::unix::process::ExitStatusExt;
-    Out {
-        code: status.code(),
-        signal: status.signal(),
-        stderr,
-    }
 }
 
 fn run(dir: &Path, args: &[&str]) -> Out {
@@ -62,58 +22,16 @@ fn run(dir: &Path, args: &[&str]) -> Out {
 
 /// A core: handshake with `protocol`, then `body` per request (sees `msg`, `p`, `u`).
 fn core(protocol: &str, body: &str) -> String {
-    format!(
-        r#"import json, os, subprocess, sys, time
-first = True
-for line in sys.stdin:
-    msg = json.loads(line)
-    if "protocol" in msg:
-        print(json.dumps({{"protocol": "{protocol}", "metrics": ["m"]}}), flush=True)
-        continue
-    p, u = msg["params"], msg["unit"]
-{body}
-"#
-    )
+    util::core_with(protocol, body)
 }
 
 fn ok_answer() -> &'static str {
-    r#"    print(json.dumps({"unit": u, "metrics": {"m": p["sign"] * p["x"]}}), flush=True)"#
+    util::ok_answer()
 }
 
 fn spec(replicates: u32) -> String {
-    format!(
-        r#"id: ext-hostile
-title: "hostile cores"
-source: {{paper: "p", section: "s", equation: "e"}}
-statement: "s"
-system: external
-external:
-  command: ["python3", "core.py"]
-  metrics: [m]
-  timeout_s: 30
-params:
-  x: "1"
-  sign: "1"
-sweeps:
-  s:
-    quick: {{axes: {{x: [1, 2, 4]}}, replicates: {replicates}}}
-    full: {{axes: {{x: [1, 2, 4]}}, replicates: {replicates}}}
-variants:
-  - name: main
-  - name: control
-    negative_control: true
-    caught_by: [m-positive]
-    params: {{sign: "-1"}}
-predictions:
-  - kind: inequality
-    evidence: consequence
-    name: m-positive
-    metric: m
-    sweep: s
-    op: ">"
-    rhs: "0"
-"#
-    )
+    util::spec("ext-hostile", "hostile cores")
+        .replace("replicates: 2", &format!("replicates: {replicates}"))
 }
 
 fn setup(core_py: &str) -> tempfile::TempDir {
@@ -129,14 +47,6 @@ fn setup_with(core_py: &str, replicates: u32) -> tempfile::TempDir {
 
 fn run_claim(dir: &Path) -> Out {
     run(dir, &["run", "claim.yaml", "--no-reports"])
-}
-
-fn exit2(o: &Out, words: &[&str]) {
-    assert_eq!(o.code, Some(2), "{}", o.stderr);
-    for w in words {
-        assert!(o.stderr.contains(w), "missing {w:?} in:\n{}", o.stderr);
-    }
-    assert!(!o.stderr.contains("internal error"), "{}", o.stderr);
 }
 
 #[test]
@@ -263,46 +173,6 @@ fn core_with_escaping_child(then: &str) -> String {
 {then}"#
         ),
     )
-}
-
-fn recorded_pids(dir: &Path) -> Vec<i32> {
-    let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(dir.join("pids")) {
-        for e in rd.flatten() {
-            let s = std::fs::read_to_string(e.path()).unwrap_or_default();
-            out.extend(s.split_whitespace().filter_map(|p| p.parse::<i32>().ok()));
-        }
-    }
-    out
-}
-
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => {
-            let state = s
-                .rfind(')')
-                .map(|i| s[i + 1..].split_whitespace().next().unwrap_or(""))
-                .unwrap_or("");
-            state != "Z" && state != "X"
-        }
-        Err(_) => false,
-    }
-}
-
-fn none_alive(pids: &[i32]) {
-    // Orphans re-parented to init are reaped by it shortly after they die.
-    let t0 = Instant::now();
-    while pids.iter().any(|p| alive(*p)) && t0.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let left: Vec<i32> = pids.iter().copied().filter(|p| alive(*p)).collect();
-    for p in &left {
-        // Do not leave them behind for the next test.
-        unsafe {
-            libc::kill(*p, libc::SIGKILL);
-        }
-    }
-    assert!(left.is_empty(), "processes outlived the run: {left:?}");
 }
 
 #[test]

@@ -81,7 +81,21 @@ fn a_tiny_run_writes_its_scorecard_with_the_combined_verdicts_and_links() {
         ],
         false,
     );
-    let page = read(&dir.path().join("out/scorecard-tiny-paper.md"));
+    let short = read(&dir.path().join("out/scorecard-tiny-paper.md"));
+    // The short page: one row per result, the verdict, the claim page; details elsewhere.
+    let row = short
+        .lines()
+        .find(|l| l.starts_with("| Eq. 20 | the noise term falls as n^-2 | **"))
+        .expect("a short row for Eq. 20");
+    assert!(row.ends_with("| [tiny-sc](tiny-sc.md) |"), "{row}");
+    assert!(short.contains("## Not judged, and why\n\n- **Fig. 9.** Its check is to be written (claims/later.yaml)."), "{short}");
+    assert!(short.contains("- **Table 1.** Needs CIFAR-10"), "{short}");
+    assert!(
+        dpclaims::report::scorecard::check_page(&short).is_empty(),
+        "{short}"
+    );
+    assert!(short.contains("(scorecard-tiny-paper-details.md)"));
+    let page = read(&dir.path().join("out/scorecard-tiny-paper-details.md"));
     assert!(
         page.contains("## Consequences derived by the tool"),
         "{page}"
@@ -117,14 +131,23 @@ fn a_tiny_run_writes_its_scorecard_with_the_combined_verdicts_and_links() {
     assert!(dir.path().join("out/tiny-sc.md").is_file());
     let html = read(&dir.path().join("out/scorecard-tiny-paper.html"));
     assert!(html.contains(r#"href="tiny-sc.html""#));
-    assert!(
-        read(&dir.path().join("out/index.html")).contains(r#"href="scorecard-tiny-paper.html""#)
-    );
+    assert!(html.contains(r#"href="scorecard-tiny-paper-details.html""#));
+    assert!(dir
+        .path()
+        .join("out/scorecard-tiny-paper-details.html")
+        .is_file());
+    let index = read(&dir.path().join("out/index.html"));
+    assert!(index.contains(r#"href="scorecard-tiny-paper.html""#));
+    assert!(!index.contains(r#"href="scorecard-tiny-paper-details.html""#));
     // Same spec and seed: the same page.
     let o = dpclaims_in(dir.path(), &["run", "--no-baseline", "--out", "again"]);
     assert!(matches!(o.status.code(), Some(0 | 1)));
     assert_eq!(
         page,
+        read(&dir.path().join("again/scorecard-tiny-paper-details.md"))
+    );
+    assert_eq!(
+        short,
         read(&dir.path().join("again/scorecard-tiny-paper.md"))
     );
     // A sharded run's merge writes the same page (and its HTML) as the whole run.
@@ -149,6 +172,10 @@ fn a_tiny_run_writes_its_scorecard_with_the_combined_verdicts_and_links() {
     );
     assert_eq!(
         page,
+        read(&dir.path().join("merged/scorecard-tiny-paper-details.md"))
+    );
+    assert_eq!(
+        short,
         read(&dir.path().join("merged/scorecard-tiny-paper.md"))
     );
     assert!(dir
@@ -281,7 +308,7 @@ fn a_run_of_other_claims_keeps_the_verdicts_of_the_claims_it_did_not_run() {
     let dir = workdir(CARD);
     let o = dpclaims_in(dir.path(), &["run", "--no-baseline", "--out", "out"]);
     assert!(matches!(o.status.code(), Some(0 | 1)));
-    let first = read(&dir.path().join("out/scorecard-tiny-paper.md"));
+    let first = read(&dir.path().join("out/scorecard-tiny-paper-details.md"));
     // A second claim (a copy under another id), run alone into the same directory.
     let other = claim().replace("id: tiny-sc", "id: tiny-other");
     std::fs::write(dir.path().join("claims/tiny-other.yaml"), other).unwrap();
@@ -300,7 +327,7 @@ fn a_run_of_other_claims_keeps_the_verdicts_of_the_claims_it_did_not_run() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let kept = read(&dir.path().join("out/scorecard-tiny-paper.md"));
+    let kept = read(&dir.path().join("out/scorecard-tiny-paper-details.md"));
     let rows = |page: &str| -> Vec<String> {
         page.lines()
             .filter(|l| l.starts_with("| Eq. 20 |"))
@@ -365,7 +392,7 @@ remarks:
                 "{page}"
             );
         }
-        let card_md = read(&dir.path().join("out/scorecard-tiny-paper.md"));
+        let card_md = read(&dir.path().join("out/scorecard-tiny-paper-details.md"));
         assert!(
             card_md.contains("## Remarks for the authors (not errata)"),
             "{card_md}"
@@ -378,5 +405,134 @@ remarks:
                 "{card_md}"
             );
         }
+    }
+}
+
+/// A hypothesis every system meets by construction (`by_construction:`) is listed on the
+/// page so that a reader sees every hypothesis, gates nothing (a result may list it
+/// without its checks naming it), and cannot be named in a prediction's `under`.
+#[test]
+fn a_by_construction_hypothesis_is_listed_and_never_a_gate() {
+    let card = r#"
+paper: "A tiny paper"
+hypotheses:
+  - name: init-zero
+    quote: {text: "we set the initialization θ_0 = 0", where: "L107"}
+    by_construction: "every run starts at theta_0 = 0"
+results:
+  - result: "Eq. 20"
+    title: "the noise term falls as n^-2"
+    quote: {text: "the noise term falls as n^-2", where: "Eq. 20"}
+    hypotheses: [init-zero]
+    checked_by:
+      - {claim: tiny-sc, prediction: vs-n, variant: prop22}
+"#;
+    let dir = workdir(card);
+    let o = dpclaims_in(dir.path(), &["run", "--no-baseline", "--out", "out"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{err}");
+    let card_md = read(&dir.path().join("out/scorecard-tiny-paper-details.md"));
+    assert!(
+        card_md.contains("by construction: every run starts at theta_0 = 0"),
+        "{card_md}"
+    );
+    // Named in `under`: refused before anything runs, naming the hypothesis.
+    let dir = workdir(card);
+    let spec = dir.path().join("claims/tiny-sc.yaml");
+    let text = read(&spec).replace(
+        "    name: vs-n\n",
+        "    name: vs-n\n    under: [init-zero]\n",
+    );
+    std::fs::write(&spec, text).unwrap();
+    let o = dpclaims_in(dir.path(), &["run", "--no-baseline", "--out", "out"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("`init-zero` is met by construction") && err.contains("gates nothing"),
+        "{err}"
+    );
+    assert!(!dir.path().join("out").exists(), "{err}");
+    // Exactly one form.
+    let both = card.replace(
+        "    by_construction: \"every run starts at theta_0 = 0\"",
+        "    by_construction: \"x\"\n    require: \"n >= 1\"",
+    );
+    let dir = workdir(&both);
+    let o = dpclaims_in(dir.path(), &["run", "--no-baseline", "--out", "out"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("exactly one of `require`"), "{err}");
+}
+
+/// The short page's numbers come from the run: a key and the box's placeholders are
+/// filled with the row's estimate; the limits (15 words, 8 lines) and an unknown or
+/// malformed placeholder are errors of the scorecard file (exit 2, naming the entry).
+#[test]
+fn key_numbers_and_the_box_come_from_the_run_and_the_limits_are_enforced() {
+    let card = CARD.replace(
+        "    title: \"the noise term falls as n^-2\"\n",
+        "    title: \"the noise term falls as n^-2\"\n    claim: \"the noise term falls as n^-2\"\n    key: {from: {claim: tiny-sc, prediction: finite, variant: prop22}, value: effect, scale: -1, meaning: \"bound - measured = {v}\"}\n",
+    ) + "summary:\n  - \"Eq. 20: margin {tiny-sc/finite/prop22:estimate}.\"\n";
+    let dir = workdir(&card);
+    let o = dpclaims_in(
+        dir.path(),
+        &["run", "--no-baseline", "--out", "out", "--json"],
+    );
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = doc["claims"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["prediction"] == "finite" && r["variant"] == "prop22")
+        .unwrap()
+        .clone();
+    let est = r["estimate"].as_f64().unwrap();
+    let page = read(&dir.path().join("out/scorecard-tiny-paper.md"));
+    use dpclaims::report::scorecard::keynum::sig;
+    assert!(
+        page.contains(&format!("> - Eq. 20: margin {}.", sig(est))),
+        "{page}"
+    );
+    let row = page.lines().find(|l| l.starts_with("| Eq. 20 |")).unwrap();
+    let signed = if -est > 0.0 {
+        format!("+{}", sig(-est))
+    } else {
+        sig(-est)
+    };
+    assert!(
+        row.contains(&format!("bound - measured = {signed}")),
+        "{row}"
+    );
+    assert!(
+        dpclaims::report::scorecard::check_page(&page).is_empty(),
+        "{page}"
+    );
+    for (bad, entry) in [
+        (
+            card.replace("summary:\n", &format!("summary:\n{}", "  - \"a line\"\n".repeat(8))),
+            "summary",
+        ),
+        (card.replace("margin {tiny-sc/finite/prop22:estimate}", "margin {tiny-sc/nope/prop22:estimate}"), "summary[0]"),
+        (card.replace("margin {tiny-sc/finite/prop22:estimate}", "margin {tiny-sc/finite:estimate}"), "summary[0]"),
+        (
+            card.replace(
+                "claim: \"the noise term falls as n^-2\"",
+                "claim: \"one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen\"",
+            ),
+            "results[0] (Eq. 20)",
+        ),
+        (card.replace("meaning: \"bound - measured = {v}\"", "meaning: \"no number\""), "results[0] (Eq. 20)"),
+        (card.replace("variant: prop22}, value: effect", "variant: nope}, value: effect"), "results[0] (Eq. 20).key"),
+    ] {
+        let d = workdir(&bad);
+        let o = dpclaims_in(d.path(), &["run", "--no-baseline", "--out", "out"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{bad}\n{err}");
+        assert!(err.contains(entry), "{entry}: {err}");
     }
 }

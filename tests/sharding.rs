@@ -504,7 +504,7 @@ fn the_slurm_script_is_valid_bash_with_the_array_and_the_afterok_merge() {
         "  --dependency=afterok:$ARRAY_JOB_ID \\",
         "  exec \"$DPCLAIMS\" run claims --profile quick --seed 5 \\",
         "    --shard \"$SLURM_ARRAY_TASK_ID/$SHARDS\" --partial-out shards",
-        "  --wrap='exec \"${DPCLAIMS:-dpclaims}\" merge shards --claims claims --out reports')",
+        "  --wrap='exec \"${DPCLAIMS:-dpclaims}\" merge shards --claims claims --out target/dpclaims/merge-seed-5')",
     ] {
         assert!(
             script.lines().any(|l| l == line),

@@ -12,7 +12,7 @@ pub struct AcceptArgs {
     /// Claim ids whose pending snapshots to accept (default: every pending snapshot).
     pub claims: Vec<String>,
     /// The baseline directory the snapshots go to.
-    #[arg(long, value_name = "DIR", default_value = "tests/snapshots")]
+    #[arg(long, value_name = "DIR", default_value_os_t = crate::project::path("tests/snapshots"))]
     pub baseline: PathBuf,
 }
 
@@ -21,7 +21,7 @@ pub struct ReviewArgs {
     /// Claim ids to review (default: every pending snapshot).
     pub claims: Vec<String>,
     /// The baseline directory the snapshots go to.
-    #[arg(long, value_name = "DIR", default_value = "tests/snapshots")]
+    #[arg(long, value_name = "DIR", default_value_os_t = crate::project::path("tests/snapshots"))]
     pub baseline: PathBuf,
     /// Accept every pending snapshot shown, without asking (for scripts).
     #[arg(long, conflicts_with = "reject_all")]

@@ -7,6 +7,11 @@
 //! output *file* that is an input, or an output *directory* that holds one, is exit 2
 //! naming both: `dpclaims run --junit claims/b.yaml` (a forgotten value: the suite would
 //! run and the spec be replaced by JUnit XML) is refused before any claim runs.
+//!
+//! Every command with an output flag goes through [`guard`], which adds the repository's
+//! tracked files ([`tracked`]) to its inputs: `run`, `merge`, `stability` (`--out`,
+//! `--junit`, `--json`, `--records`), `fig2`, `privacy-report`, `faults` (`--out`),
+//! `perf` and `audit` (`--markdown`), `man --out`.
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
@@ -75,9 +80,12 @@ pub fn resolve(path: &Path) -> PathBuf {
     }
 }
 
+/// An input with its resolved path and its (device, inode) when it exists.
+type ResolvedInput<'a> = (&'a Input, PathBuf, Option<(u64, u64)>);
+
 /// Refuses (exit 2, through the caller's error) an output that is or holds an input.
 pub fn check(outputs: &[Output<'_>], inputs: &[Input]) -> anyhow::Result<()> {
-    let ins: Vec<(&Input, PathBuf, Option<(u64, u64)>)> = inputs
+    let ins: Vec<ResolvedInput> = inputs
         .iter()
         .map(|i| {
             let id = std::fs::metadata(&i.path).ok().map(|m| (m.dev(), m.ino()));
@@ -143,6 +151,49 @@ fn ancestors_hold(path: &Path, dir: (u64, u64)) -> bool {
             .map(|m| (m.dev(), m.ino()) == dir)
             .unwrap_or(false)
     })
+}
+
+/// [`check`] with the repository's tracked files ([`tracked`]) among the inputs.
+pub fn guard(outputs: &[Output<'_>], mut inputs: Vec<Input>) -> anyhow::Result<()> {
+    inputs.extend(tracked());
+    check(outputs, &inputs)
+}
+
+/// The files git tracks in the checkout that holds the working directory — the
+/// project's sources, specs, registries, snapshots and docs — minus its generated
+/// `reports/` (what the report-writing commands replace). Outside a checkout, or
+/// without git, none: the check is skipped silently.
+pub fn tracked() -> Vec<Input> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let git = |dir: Option<&Path>, args: &[&str]| -> Option<Vec<u8>> {
+        let mut c = std::process::Command::new("git");
+        if let Some(d) = dir {
+            c.arg("-C").arg(d);
+        }
+        let o = c
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        o.status.success().then_some(o.stdout)
+    };
+    let Some(mut top) = git(None, &["rev-parse", "--show-toplevel"]) else {
+        return Vec::new();
+    };
+    while top.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+        top.pop();
+    }
+    let top = PathBuf::from(std::ffi::OsStr::from_bytes(&top));
+    let Some(list) = git(Some(&top), &["ls-files", "-z"]) else {
+        return Vec::new();
+    };
+    list.split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| Path::new(std::ffi::OsStr::from_bytes(p)))
+        .filter(|p| !p.starts_with("reports"))
+        .map(|p| Input::new("the tracked file", top.join(p)))
+        .collect()
 }
 
 /// The registries of a `scorecards` directory (`*.yaml` directly in it).

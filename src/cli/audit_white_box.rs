@@ -4,7 +4,7 @@
 //! `--null-audits K` (the false-positive rate of the certified bound over K audits of
 //! the exactly calibrated mechanism). Exit status 1 when the certified lower bound
 //! exceeds the claimed epsilon.
-use super::privacy::AuditArgs;
+use super::audit_args::AuditArgs;
 use crate::privacy::audit::white_box::{run_white_box, WhiteBoxCalibration, WhiteBoxConfig};
 use crate::train::Recipe;
 use std::process::ExitCode;

@@ -16,7 +16,7 @@ pub struct CacheArgs {
         long = "cache",
         value_name = "DIR",
         env = "DPCLAIMS_CACHE",
-        default_value = cache::DEFAULT_DIR
+        default_value_os_t = crate::project::path(cache::DEFAULT_DIR)
     )]
     pub cache_dir: PathBuf,
     /// Compute every unit: neither read nor write the result cache.
@@ -51,6 +51,13 @@ impl CacheArgs {
         // itself (`cache::as_recipe`).
         let out = cache::with_cache(&c, "paper", f);
         let n = c.counts();
+        let unhashable = c.unhashable();
+        if !unhashable.is_empty() {
+            eprintln!(
+                "note: not cached (an external core that declares no `external.files` cannot be hashed, so its units always run): {}; declare the files its results depend on, e.g. `external: {{files: [core.py]}}`, to cache them",
+                unhashable.join("; ")
+            );
+        }
         if n.hits + n.misses > 0 {
             eprintln!(
                 "result cache {}: {} of {} units read, {} computed{}{}",
@@ -102,7 +109,7 @@ pub struct CacheDirArgs {
         long = "cache",
         value_name = "DIR",
         env = "DPCLAIMS_CACHE",
-        default_value = cache::DEFAULT_DIR
+        default_value_os_t = crate::project::path(cache::DEFAULT_DIR)
     )]
     pub cache_dir: PathBuf,
     /// Print exactly one JSON document on stdout.

@@ -2,7 +2,7 @@
 //! field and line:column (the library's [`crate::spec::check`]); exit 2 if any.
 use crate::spec::check::{check_paths, CheckReport};
 use clap::Args;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]
@@ -18,10 +18,13 @@ pub struct CheckArgs {
 
 pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
     let paths = if a.paths.is_empty() {
-        if !Path::new("claims").is_dir() {
-            anyhow::bail!("no claims/ here: pass claim files or ids");
+        let claims = crate::project::path("claims");
+        if !claims.is_dir() {
+            anyhow::bail!(
+                "no claims/ here: pass claim files or ids (or `dpclaims init` a project)"
+            );
         }
-        vec![PathBuf::from("claims")]
+        vec![claims]
     } else {
         super::select::resolve(&a.paths)?
     };
@@ -30,7 +33,22 @@ pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
         println!("{}", json(&report));
     } else {
         for d in &report.errors {
+            println!("{}", crate::report::terminal_text(&d.to_string()));
+        }
+        for d in &report.placeholders {
             println!("{d}");
+        }
+        if !report.placeholders.is_empty() {
+            println!(
+                "{} TODO placeholder{} left (not errors; a claim whose statement or quote is \
+                 one is a draft: reported apart, never counted)",
+                report.placeholders.len(),
+                if report.placeholders.len() == 1 {
+                    ""
+                } else {
+                    "s"
+                }
+            );
         }
         if report.ok() {
             println!(
@@ -62,6 +80,7 @@ fn json(r: &CheckReport) -> String {
         "files": r.files,
         "valid": r.valid,
         "errors": r.errors,
+        "placeholders": r.placeholders,
     })
     .to_string()
 }

@@ -189,10 +189,31 @@ pub fn man(a: &ManArgs) -> anyhow::Result<ExitCode> {
                 crate::fsio::write::random_u64()
             ));
             std::fs::create_dir(&tmp).map_err(fail)?;
-            let moved = (|| {
+            // The pages' names, checked against the inputs before anything is replaced:
+            // a page never replaces a tracked file of the repository (`man --out .`).
+            let generated = (|| -> std::io::Result<Vec<std::fs::DirEntry>> {
                 clap_mangen::generate_to(cmd, &tmp)?;
                 let mut pages: Vec<_> = std::fs::read_dir(&tmp)?.flatten().collect();
                 pages.sort_by_key(|e| e.file_name());
+                Ok(pages)
+            })();
+            let pages = match generated {
+                Ok(p) => p,
+                Err(e) => {
+                    let _ = std::fs::remove_dir_all(&tmp);
+                    return Err(fail(e));
+                }
+            };
+            let targets: Vec<PathBuf> = pages.iter().map(|e| dir.join(e.file_name())).collect();
+            let outs: Vec<super::alias::Output<'_>> = targets
+                .iter()
+                .map(|t| super::alias::Output::File("--out", t))
+                .collect();
+            if let Err(e) = super::alias::guard(&outs, Vec::new()) {
+                let _ = std::fs::remove_dir_all(&tmp);
+                return Err(e);
+            }
+            let moved = (|| {
                 for e in &pages {
                     let to = dir.join(e.file_name());
                     if let Ok(m) = std::fs::symlink_metadata(&to) {

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 pub struct BaselineArgs {
     /// The regression baseline: the insta snapshots of `tests/claims.rs` (compared when
     /// they record this run's profile and seed).
-    #[arg(long, value_name = "DIR", default_value = "tests/snapshots")]
+    #[arg(long, value_name = "DIR", default_value_os_t = crate::project::path("tests/snapshots"))]
     pub baseline: PathBuf,
     /// Do not compare with the regression baseline.
     #[arg(long)]
@@ -173,12 +173,12 @@ pub(super) fn print_verdicts(o: &ClaimOutcome) {
                 _ => String::new(),
             }
         );
-        eprintln!("{}", line.trim_end());
+        eprintln!("{}", crate::report::terminal_text(line.trim_end()));
         // A row that fails the run or is undecided names its units and how to replay one.
         let undecided = matches!(r.verdict, crate::fit::Verdict::Inconclusive);
         if r.problem.is_some() || undecided {
             if let Some(h) = super::replay::hint(&o.claim, o.profile, r) {
-                eprintln!("    {h}");
+                eprintln!("    {}", crate::report::terminal_text(&h));
             }
         }
     }
@@ -231,9 +231,9 @@ pub(super) fn conclude(
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         for p in &tally.problems {
-            eprintln!("FAIL {p}");
+            eprintln!("FAIL {}", crate::report::terminal_text(&p.to_string()));
         }
-        println!(
+        let summary = format!(
             "{} claims, profile {profile}, seed {seed}{}",
             outcomes.len(),
             if no_reports {
@@ -242,8 +242,14 @@ pub(super) fn conclude(
                 format!("; reports in {}", out.display())
             }
         );
-        println!("{}", baseline.line());
-        println!("{}; {}", tally.line(), baseline.line());
+        println!("{}", crate::report::terminal_text(&summary));
+        let base_line = baseline.line();
+        let base_line = crate::report::terminal_text(&base_line);
+        println!("{base_line}");
+        println!("{}; {base_line}", tally.line());
+        for line in report::apart_lines(outcomes) {
+            println!("{}", crate::report::terminal_text(&line));
+        }
     }
     // Pending snapshots (insta's .snap.new): the new and changed claims' snapshots, from
     // this run's own results, for `dpclaims accept` / `dpclaims review`.
@@ -264,9 +270,13 @@ pub(super) fn conclude(
             let kept = report::pending::record(outcomes, &ids, profile, seed);
             if let baseline::Baseline::Changed(v) = &baseline {
                 for c in v {
-                    eprintln!("baseline CHANGED: {}", c.line());
+                    eprintln!(
+                        "baseline CHANGED: {}",
+                        crate::report::terminal_text(&c.line())
+                    );
                     for r in &c.results {
-                        eprintln!("    {} / {}: {}", r.prediction, r.variant, r.what);
+                        let what = format!("    {} / {}: {}", r.prediction, r.variant, r.what);
+                        eprintln!("{}", crate::report::terminal_text(&what));
                     }
                 }
             }
@@ -280,7 +290,6 @@ pub(super) fn conclude(
             }
         }
     }
-    ci_outputs(outcomes, &tally, &baseline, o, times)?;
     let unrecorded = match &baseline {
         baseline::Baseline::Unchanged { new, .. } if base.require_baseline && !new.is_empty() => {
             eprintln!(
@@ -294,11 +303,13 @@ pub(super) fn conclude(
             true
         }
         baseline::Baseline::NotChecked(why) if base.require_baseline => {
+            let why = crate::report::terminal_text(why);
             eprintln!("FAIL --require-baseline: the baseline was not checked ({why})");
             true
         }
         _ => false,
     };
+    ci_outputs(outcomes, &tally, &baseline, o, times)?;
     Ok(if tally.ok() && baseline.ok() && !unrecorded {
         ExitCode::SUCCESS
     } else {
@@ -321,7 +332,11 @@ fn ci_outputs(
     if o.ci.junit.is_none() && !github {
         return Ok(());
     }
-    let cases = ci::cases(outcomes, baseline, (!o.no_reports).then_some(o.out));
+    let mut cases = ci::cases(outcomes, baseline, (!o.no_reports).then_some(o.out));
+    // `--require-baseline`'s failures are reasons of exit 1 too: failed cases of their own.
+    if o.baseline.require_baseline {
+        cases.extend(ci::unrecorded(outcomes, baseline, &o.baseline.baseline));
+    }
     // A spec that cannot be read any more points at line 1.
     let spec_texts: BTreeMap<String, String> = outcomes
         .iter()
@@ -338,9 +353,9 @@ fn ci_outputs(
     if github {
         for line in github::annotations(&cases, &spec_texts) {
             if o.json {
-                eprintln!("{line}");
+                eprintln!("{}", crate::report::terminal_text(&line));
             } else {
-                println!("{line}");
+                println!("{}", crate::report::terminal_text(&line));
             }
         }
         github::append_step_summary(&github::step_summary(

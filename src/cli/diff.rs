@@ -39,13 +39,21 @@ pub fn run(a: &DiffArgs) -> anyhow::Result<ExitCode> {
     if a.markdown {
         print!(
             "{}",
-            diff::markdown(&old_file, &new_file, &changes, note.as_deref())
+            crate::report::terminal_text(&diff::markdown(
+                &old_file,
+                &new_file,
+                &changes,
+                note.as_deref()
+            ))
         );
     } else {
         if let Some(n) = &note {
-            eprintln!("{n}");
+            eprintln!("{}", crate::report::terminal_text(n));
         }
-        print!("{}", diff::text(&old_file, &new_file, &changes));
+        print!(
+            "{}",
+            crate::report::terminal_text(&diff::text(&old_file, &new_file, &changes))
+        );
     }
     Ok(if !changes.iter().any(|c| c.counts(a.strict)) {
         ExitCode::SUCCESS

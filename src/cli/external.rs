@@ -1,48 +1,11 @@
 //! `dpclaims audit --system external --command "python3 core.py" [--param k=v ...]`:
 //! the audit through the external protocol ([`crate::systems::external::audit`]).
-use super::privacy::AuditArgs;
-use crate::privacy::audit::AuditSystem;
+use super::audit_args::AuditArgs;
 use crate::systems::external::{audit, worker::CoreCommand};
 use anyhow::{anyhow, bail};
-use clap::Args;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Duration;
-
-/// The audited system: built in, or an external core.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AuditTarget {
-    Builtin(AuditSystem),
-    External,
-}
-
-/// `--system` of `audit`.
-pub fn parse_audit_target(s: &str) -> Result<AuditTarget, String> {
-    if s == "external" {
-        return Ok(AuditTarget::External);
-    }
-    s.parse::<AuditSystem>()
-        .map(AuditTarget::Builtin)
-        .map_err(|e| format!("{e}, or external"))
-}
-
-/// The options of `audit --system external`.
-#[derive(Args, Debug, Default)]
-pub struct ExternalAuditArgs {
-    /// The external core's command line (split at whitespace), run in the current
-    /// directory; with --system external.
-    #[arg(long)]
-    pub command: Option<String>,
-    /// A parameter of every request, `name=number` (repeatable); with --system external.
-    #[arg(long = "param", value_name = "NAME=NUMBER")]
-    pub params: Vec<String>,
-    /// An option of every request, `name=value` (repeatable); with --system external.
-    #[arg(long = "option", value_name = "NAME=VALUE")]
-    pub options: Vec<String>,
-    /// Time limit of one answer of the external core, in seconds.
-    #[arg(long, default_value_t = 60.0)]
-    pub timeout_s: f64,
-}
 
 fn split<'a>(flag: &str, s: &'a str) -> anyhow::Result<(&'a str, &'a str)> {
     match s.split_once('=') {

@@ -74,11 +74,18 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
         Fault::all().filter(|f| wanted.contains(f)).collect()
     };
     let paths = if a.paths.is_empty() {
-        vec![PathBuf::from("claims")]
+        vec![crate::project::path("claims")]
     } else {
         a.paths.clone()
     };
     let claims = spec::load_claims(&paths)?;
+    if !a.no_report {
+        use super::alias::{self, Output};
+        alias::guard(
+            &[Output::Dir("--out", &a.out)],
+            alias::run_inputs(&claims, None, None),
+        )?;
+    }
     if !a.no_audit {
         // Up to three direct-engine audits per row, each of 2 x audit_trials runs.
         let d = crate::privacy::audit::AuditConfig::new(

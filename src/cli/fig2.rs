@@ -29,6 +29,7 @@ pub struct Fig2Args {
 }
 
 pub fn run(a: &Fig2Args) -> anyhow::Result<ExitCode> {
+    super::alias::guard(&[super::alias::Output::Dir("--out", &a.out)], Vec::new())?;
     let mut cfg = fig2::Fig2Config::new(a.profile, a.seed);
     if a.replot {
         let n = figures::replot_heat_maps(&a.out, &cfg)?;

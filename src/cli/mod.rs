@@ -10,6 +10,7 @@ use std::process::ExitCode;
 mod accept;
 mod advise;
 mod alias;
+mod audit_args;
 mod audit_null;
 mod audit_white_box;
 mod cache;
@@ -21,6 +22,7 @@ mod diff;
 mod external;
 mod faults;
 mod fig2;
+mod init;
 mod new;
 mod new_templates;
 mod perf;
@@ -58,6 +60,9 @@ enum Command {
     /// Print the JSON Schema of the spec format (docs/claim.schema.json:
     /// `dpclaims schema > docs/claim.schema.json`, or `make schema`), for editors.
     Schema,
+    /// Start a project of one's own in DIR: claims/ with an example claim, scorecards/,
+    /// a Python core on the adapter, .gitignore and CI files (GitHub Actions, GitLab).
+    Init(init::InitArgs),
     /// Scaffold a claim spec that runs as written (claims/<id>.yaml): every field
     /// commented, a sweep, a main variant, a negative control and a prediction.
     New(new::NewArgs),
@@ -161,6 +166,7 @@ fn dispatch() -> ExitCode {
             println!("{}", crate::spec::schema::claim_schema_json());
             Ok(ExitCode::SUCCESS)
         }
+        Command::Init(a) => init::run(a),
         Command::New(a) => new::run(a),
         Command::Plan(a) => plan::run(a),
         Command::Run(a) => run::run(a),
@@ -193,7 +199,10 @@ fn dispatch() -> ExitCode {
             // Spec input quoted anywhere in the chain is clipped (a 200 KB value gives a
             // one-line message).
             let msg = crate::spec::echo::clip_echoes(&format!("{e:#}"));
-            eprintln!("error: {msg}{}", lookalikes(&msg));
+            // Control characters of spec text, file names or a core's stderr are shown
+            // escaped, never sent to the terminal (issue 50, family 7).
+            let shown = format!("error: {msg}{}", lookalikes(&msg));
+            eprintln!("{}", crate::report::terminal_text(&shown));
             ExitCode::from(2)
         }
     }

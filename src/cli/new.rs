@@ -90,7 +90,8 @@ pub fn run(a: &NewArgs) -> anyhow::Result<ExitCode> {
 /// how to get the schema instead.
 fn schema_line(path: &Path) -> String {
     const SCHEMA: &str = "docs/claim.schema.json";
-    if !Path::new(SCHEMA).is_file() {
+    let schema = crate::project::path(SCHEMA);
+    if !schema.is_file() {
         return "# Editor completion and validation: `dpclaims schema > claim.schema.json`, then a \
                 first line\n# `# yaml-language-server: $schema=<path to claim.schema.json>`.\n"
             .to_string();
@@ -105,10 +106,10 @@ fn schema_line(path: &Path) -> String {
         })
         .sum();
     let target = match up {
-        Some(n) => format!("{}{SCHEMA}", "../".repeat(n)),
+        Some(n) => format!("{}{}", "../".repeat(n), schema.display()),
         // An absolute or `..` path: the schema's absolute path.
         None => std::env::current_dir()
-            .map(|d| d.join(SCHEMA).display().to_string())
+            .map(|d| d.join(&schema).display().to_string())
             .unwrap_or_else(|_| SCHEMA.to_string()),
     };
     format!("# yaml-language-server: $schema={target}\n")
@@ -119,7 +120,9 @@ fn out_path(a: &NewArgs) -> PathBuf {
     match &a.out {
         Some(p) if p.is_dir() => p.join(file),
         Some(p) => p.clone(),
-        None if Path::new("claims").is_dir() => Path::new("claims").join(file),
+        None if crate::project::path("claims").is_dir() => {
+            crate::project::path("claims").join(file)
+        }
         None => PathBuf::from(file),
     }
 }

@@ -48,7 +48,7 @@ const EXACT_EPSILON_GRID: &str = r#"  - kind: inequality
 
 /// Every system `dpclaims new` scaffolds (`external` runs a program of the user's:
 /// docs/external-cores.md).
-pub(super) fn all() -> [Template; 9] {
+pub(super) fn all() -> [Template; 10] {
     [
         rf_dpgd(),
         gaussian_calibration(),
@@ -57,6 +57,7 @@ pub(super) fn all() -> [Template; 9] {
         feature_learning(),
         rf_engines(),
         rf_tuned(),
+        rf_fig2(),
         rf_kernel(),
         tp_topk(),
     ]
@@ -359,6 +360,57 @@ fn rf_engines() -> Template {
     rhs: "1e-9"                    # an expression of the point's variables
 "#,
         report_metric: "ks_p_value",
+    }
+}
+
+fn rf_fig2() -> Template {
+    Template {
+        system: "rf_fig2",
+        adjacency: "replace_one",
+        data: Some(("gaussian", "sign")),
+        options: &[("sensitivity", "clip")],
+        params: &[
+            ("d", "4"),
+            ("n", "24"),
+            ("n_test", "60"),
+            ("n_val", "20"),
+            ("epsilon", "4"),
+            ("delta", "1/n"),
+            ("kappa", "2"),
+            ("sigma_scale", "1"),
+        ],
+        helper_docs: &[],
+        example: "at p = 20n the top-right corner of the (C_clip, T) grid (C = 10^1.5 sqrt(p), \
+                  eta T p/d = 10^2.5) has a higher mean test loss than the centre (C = sqrt(p), \
+                  eta T p/d = 1): the noise of a large C over a long run swamps the fit.",
+        sweeps: r#"  cells:
+    quick:
+      axes: {epsilon: [4]}
+      replicates: 64
+    full:
+      axes: {epsilon: [4]}
+      coupled: {n: "48", n_test: "100", n_val: "40"}
+      replicates: 128
+"#,
+        variants: r#"  - name: as-stated
+    description: "TODO: the algorithm as the paper states it (here: Prop. 2.2's sigma at each run's T)"
+  - name: noise-omitted
+    negative_control: true
+    caught_by: [top-right-above-centre]
+    description: "the DP noise omitted (sigma = 0): without the noise the long run is no worse than the centre"
+    params: {sigma_scale: "0"}
+"#,
+        prediction: r#"  - kind: inequality
+    name: top-right-above-centre
+    evidence: statement
+    QUOTE
+    metric: top_right_above_centre
+    sweep: cells
+    op: ">"                        # <= | < | >= | >
+    rhs: "0"                       # an expression of the point's variables
+    over: means                    # runs (default: every replicate) | means (intervals of the replicate means)
+"#,
+        report_metric: "loss_centre",
     }
 }
 

@@ -33,6 +33,13 @@ pub fn run(a: &PerfArgs) -> anyhow::Result<ExitCode> {
     };
     let seed = crate::rng::SeedPath::new(a.seed).child("perf");
     if let Some(path) = &a.markdown {
+        use super::alias::{self, Input, Output};
+        let ins = a
+            .criterion
+            .iter()
+            .map(|c| Input::new("the criterion directory", c.clone()))
+            .collect();
+        alias::guard(&[Output::File("--markdown", path)], ins)?;
         crate::report::prepare_output_file(path)?;
     }
     // Read criterion's results first: a wrong directory fails before the measurement.

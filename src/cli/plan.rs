@@ -20,10 +20,17 @@ pub struct PlanArgs {
     pub json: bool,
     /// A report directory whose verdicts.json gives the expected work of sequential
     /// sweeps: the replicates each row of that run stopped at.
-    #[arg(long, value_name = "DIR", default_value = "reports")]
+    #[arg(long, value_name = "DIR", default_value_os_t = crate::project::path("reports"))]
     pub last: PathBuf,
     #[command(flatten)]
     pub budget: BudgetArgs,
+    /// Do not time a calibration unit of an external core that declares no `cost_s`
+    /// (its units are then counted at a nominal 1 ms each).
+    #[arg(long)]
+    pub no_calibrate: bool,
+    /// Seed of the calibration unit.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
 }
 
 /// (claim id, sweep, variant) -> replicates a point drawn in the recorded run: the most
@@ -82,6 +89,14 @@ fn expected_cpu(e: &ClaimEstimate, drawn: &Drawn) -> Option<f64> {
 pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
     let claims = spec::load_claims(&default_paths(&a.paths)?)?;
     let limits = a.budget.limits()?;
+    // A core whose cost is not modelled is timed on one unit (execute::measure_unit_cost),
+    // unless its spec declares cost_s; the basis of the figure is printed with the claim.
+    if !a.no_calibrate {
+        for c in claims.iter().filter(|c| c.system.wants_cost_measurement()) {
+            let (s, unit) = crate::execute::measure_unit_cost(c, a.profile, a.seed)?;
+            c.system.record_measured_cost(s, &unit);
+        }
+    }
     let est: Vec<ClaimEstimate> = claims
         .iter()
         .map(|c| estimate::estimate_claim(c, a.profile, limits.threads))
@@ -98,6 +113,7 @@ pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
                 "limits": {"max_hours": limits.max_seconds / 3600.0,
                            "max_memory_gb": limits.max_bytes / 1e9},
                 "claims": est,
+                "cost_basis": claims.iter().map(|c| (c.id.clone(), c.system.cost_basis())).collect::<std::collections::BTreeMap<_, _>>(),
                 "expected_cpu_seconds_from_last_run": expected,
                 "total_wall_hours": est.iter().map(|e| e.wall_seconds).sum::<f64>() / 3600.0,
                 "refused": verdict.as_ref().err().map(|e| e.to_string()),
@@ -105,13 +121,21 @@ pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
         );
     } else {
         for (e, x) in est.iter().zip(&expected) {
-            println!("{}", claim_line(e));
-            println!(
+            println!("{}", crate::report::terminal_text(&claim_line(e)));
+            if let Some(b) = claims
+                .iter()
+                .find(|c| c.id == e.claim)
+                .and_then(|c| c.system.cost_basis())
+            {
+                println!("{:<28} cost: {}", "", crate::report::terminal_text(&b));
+            }
+            let work = format!(
                 "{:<28} work: {}: {}",
                 "", e.work_driver.field, e.work_driver.detail
             );
+            println!("{}", crate::report::terminal_text(&work));
             if e.first_look_units < e.units {
-                println!(
+                let seq = format!(
                     "{:<28} sequential: cpu {} if every row decides at its first look, {} if every group runs to its maximum{}",
                     "",
                     duration(e.first_look_cpu_seconds),
@@ -119,13 +143,14 @@ pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
                     x.map(|c| format!("; expected {} (the replicates of the run in {})", duration(c), a.last.display()))
                         .unwrap_or_default()
                 );
+                println!("{}", crate::report::terminal_text(&seq));
             }
         }
         let total: f64 = est.iter().map(|e| e.wall_seconds).sum();
         let first: f64 = est.iter().map(|e| e.first_look_cpu_seconds).sum();
         let worst: f64 = est.iter().map(|e| e.cpu_seconds).sum();
         let exp: Option<f64> = expected.iter().copied().sum();
-        println!(
+        let work = format!(
             "work (cpu, one thread): {} if every row decides at its first look, {} worst case{}",
             duration(first),
             duration(worst),
@@ -136,6 +161,7 @@ pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
             ))
             .unwrap_or_default()
         );
+        println!("{}", crate::report::terminal_text(&work));
         println!(
             "{} claims, profile {}: wall {} on {} threads (limit {}), largest claim memory {} (limit {})",
             est.len(),

@@ -4,6 +4,8 @@
 //! one JSON document with `--json`). Library errors (bad q, delta, z, steps) come back
 //! as `Err` and are printed by `cli::main` as `error: ...` with exit status 2; a
 //! malformed `--phase` is rejected by clap (also exit status 2).
+pub use super::audit_args::AuditArgs;
+use super::audit_args::AuditTarget;
 use crate::privacy::{self, Accountant, AccountantRecipe, Phase};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
@@ -105,99 +107,6 @@ pub struct CalibrateArgs {
     pub json: bool,
 }
 
-/// Arguments of `dpclaims audit` (see [`crate::privacy::audit`] for the construction).
-#[derive(Args, Debug)]
-pub struct AuditArgs {
-    /// Audited system: rf-dpgd, feature-learning-second-layer,
-    /// feature-learning-first-layer, tp-topk, or external (a core speaking dpclaims-external/2,
-    /// started with --command).
-    #[arg(long, value_parser = super::external::parse_audit_target)]
-    pub system: super::external::AuditTarget,
-    /// Claimed epsilon (> 0).
-    #[arg(long, allow_negative_numbers = true)]
-    pub epsilon: f64,
-    /// delta of the claim, in (0, 1).
-    #[arg(long, allow_negative_numbers = true)]
-    pub delta: f64,
-    /// Runs per data set (>= 2); the mechanism runs twice as many times in all.
-    #[arg(long, default_value_t = 20_000)]
-    pub trials: usize,
-    /// Multiplier of the calibrated noise (> 0); 0.25 is a negative control.
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
-    pub noise_scale: f64,
-    /// Joint confidence of the Clopper-Pearson bounds, in (0, 1).
-    #[arg(long, default_value_t = 0.95, allow_negative_numbers = true)]
-    pub confidence: f64,
-    /// Master seed.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Calibration of sigma: exact (Gaussian DP) or prop-2-2 (privacy-for-free Prop. 2.2).
-    #[arg(long, default_value = "exact", value_parser = <privacy::audit::Calibration as std::str::FromStr>::from_str)]
-    pub calibration: privacy::audit::Calibration,
-    /// Engine: auto, fast (exact law of the score) or direct (real training runs).
-    #[arg(long, default_value = "auto", value_parser = <privacy::audit::AuditEngine as std::str::FromStr>::from_str)]
-    pub engine: privacy::audit::AuditEngine,
-    /// Input dimension d.
-    #[arg(long)]
-    pub d: Option<usize>,
-    /// Samples n (canary included).
-    #[arg(long)]
-    pub n: Option<usize>,
-    /// Features / neurons p (>= n).
-    #[arg(long)]
-    pub p: Option<usize>,
-    /// DP-GD steps T.
-    #[arg(long)]
-    pub steps: Option<usize>,
-    /// Noise constant kappa in sqrt(eta) kappa C sigma / n (2: replace-one; the blog prints 1).
-    #[arg(long, allow_negative_numbers = true)]
-    pub kappa: Option<f64>,
-    /// Clip rule of the DP-GD systems: divide, multiply (as printed in the blog) or none.
-    #[arg(long, value_parser = privacy::audit::parse_clip_rule)]
-    pub clip_rule: Option<crate::train::dpgd::ClipRule>,
-    /// Ridge lambda of the second layer.
-    #[arg(long, allow_negative_numbers = true)]
-    pub ridge: Option<f64>,
-    /// eps_B of Assumption 4's sigma_W.
-    #[arg(long, allow_negative_numbers = true)]
-    pub eps_b: Option<f64>,
-    /// tp-topk: what the warm-up scores read: privatized (the paper, Sec. 3.2) or
-    /// pre-noise (the clipped sum before the noise: the ranking leaks; a negative
-    /// control, the fault topk-scores-pre-noise).
-    #[arg(long, default_value = "privatized", value_parser = ["privatized", "pre-noise"])]
-    pub scores: String,
-    /// Null calibration: run K independent audits (master seeds seed..seed+K) and count
-    /// how often each estimator's bound exceeds the claimed epsilon (for an exactly
-    /// calibrated mechanism, at most its share of 1 - confidence).
-    #[arg(long, value_name = "K")]
-    pub null_audits: Option<usize>,
-    /// With --null-audits: write the table as Markdown to this file (reports/AUDIT.md).
-    #[arg(long, value_name = "FILE", requires = "null_audits")]
-    pub markdown: Option<std::path::PathBuf>,
-    /// tp-topk: audit the real DP-SGD step white-box (every released noisy gradient,
-    /// a Dirac gradient canary, the likelihood-ratio statistic; privacy::audit::white_box).
-    #[arg(long)]
-    pub white_box: bool,
-    /// --white-box: Poisson sampling rate q in (0, 1] (default 1).
-    #[arg(long, requires = "white_box", allow_negative_numbers = true)]
-    pub sampling_rate: Option<f64>,
-    /// --white-box: the step clips at this multiple of C while its noise stays z C (2:
-    /// the sensitivity off by 2; default 1).
-    #[arg(long, requires = "white_box", allow_negative_numbers = true)]
-    pub clip_scale: Option<f64>,
-    /// --white-box: calibrate the noise exactly (Gaussian DP at q = 1, PLD at q < 1)
-    /// instead of with the paper's RDP accountant: the audit's null.
-    #[arg(long, requires = "white_box")]
-    pub null: bool,
-    /// Print one JSON document on stdout.
-    #[arg(long)]
-    pub json: bool,
-    #[command(flatten)]
-    pub budget: super::conclude::BudgetArgs,
-    #[command(flatten)]
-    pub external: super::external::ExternalAuditArgs,
-}
-
 #[derive(Serialize)]
 struct AccountOutput {
     epsilon: f64,
@@ -292,9 +201,12 @@ pub fn calibrate(args: &CalibrateArgs) -> anyhow::Result<ExitCode> {
 pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     use privacy::audit;
     use std::fmt::Write as _;
+    if let Some(m) = &args.markdown {
+        super::alias::guard(&[super::alias::Output::File("--markdown", m)], Vec::new())?;
+    }
     let system = match args.system {
-        super::external::AuditTarget::External => return super::external::audit(args),
-        super::external::AuditTarget::Builtin(s) => s,
+        AuditTarget::External => return super::external::audit(args),
+        AuditTarget::Builtin(s) => s,
     };
     if args.white_box {
         if system != audit::AuditSystem::TpTopk {

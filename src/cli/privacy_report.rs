@@ -289,6 +289,7 @@ fn roc_svg(seed: u64, trials: usize) -> anyhow::Result<(String, String)> {
 }
 
 pub fn run(a: &PrivacyReportArgs) -> anyhow::Result<ExitCode> {
+    super::alias::guard(&[super::alias::Output::Dir("--out", &a.out)], Vec::new())?;
     crate::report::prepare_output_dir(&a.out)?;
     let mut o = String::new();
     writeln!(o, "# Privacy: accountants and audits\n")?;

@@ -52,9 +52,28 @@ pub fn hint(claim: &Claim, profile: Profile, r: &PredictionResult) -> Option<Str
         r.variant,
         r.sweep,
         reps.saturating_sub(1),
-        claim.id,
+        replay_target(claim),
         unit_id(&claim.id, first)
     ))
+}
+
+/// What `dpclaims run` is given to find `claim` again: its id when it is
+/// `claims/<id>.yaml` (what an id resolves to), else its file's path as it was loaded
+/// (quoted for a shell when it needs to be), so the hint works for a spec anywhere.
+pub fn replay_target(claim: &Claim) -> String {
+    let by_id = std::path::Path::new("claims").join(format!("{}.yaml", claim.id));
+    if claim.file == by_id {
+        return claim.id.clone();
+    }
+    let f = claim.file.display().to_string();
+    if !f.is_empty()
+        && f.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@=".contains(c))
+    {
+        f
+    } else {
+        format!("'{}'", f.replace('\'', "'\\''"))
+    }
 }
 
 /// Replays the unit `id` of one of `claims` and prints its metrics (`json`: one JSON

@@ -52,7 +52,7 @@ pub struct RunArgs {
     /// Scorecards, one `<name>.yaml` per paper, written as `scorecard-<name>.md` (and
     /// `.html`) with the reports; validated against the claims of the run and of the
     /// `claims/` directory beside DIR. None when DIR does not exist.
-    #[arg(long, value_name = "DIR", default_value = "scorecards")]
+    #[arg(long, value_name = "DIR", default_value_os_t = crate::project::path("scorecards"))]
     pub scorecards: PathBuf,
     /// Figure formats written beside each claim's plot, comma-separated: `svg` (always),
     /// `png` (2x, for slides), `pdf` (vector). Default `svg` only, so the committed
@@ -107,8 +107,8 @@ impl RunArgs {
 /// less than the whole suite at its defaults: then `target/dpclaims/<subset>`.
 pub(super) fn committed_or(out: PathBuf, subset: Option<String>) -> PathBuf {
     match subset {
-        Some(name) if out == Path::new("reports") => {
-            PathBuf::from("target").join("dpclaims").join(name)
+        Some(name) if out == crate::project::path("reports") => {
+            crate::project::path("target").join("dpclaims").join(name)
         }
         _ => out,
     }
@@ -117,13 +117,13 @@ pub(super) fn committed_or(out: PathBuf, subset: Option<String>) -> PathBuf {
 /// `reports` when `paths` is the `claims/` directory of the working directory (or
 /// empty), else `target/dpclaims/<name>`.
 pub(super) fn default_out(paths: &[PathBuf]) -> PathBuf {
-    let claims = std::fs::canonicalize("claims").ok();
+    let claims = std::fs::canonicalize(crate::project::path("claims")).ok();
     let whole = paths.is_empty()
         || (paths.len() == 1
             && claims.is_some()
             && std::fs::canonicalize(&paths[0]).ok() == claims);
     if whole {
-        return PathBuf::from("reports");
+        return crate::project::path("reports");
     }
     let name = match paths {
         [one] => one
@@ -145,7 +145,7 @@ pub(super) fn default_out(paths: &[PathBuf]) -> PathBuf {
             }
         })
         .collect();
-    PathBuf::from("target")
+    crate::project::path("target")
         .join("dpclaims")
         .join(name.trim_start_matches('_'))
 }
@@ -156,10 +156,13 @@ pub(super) fn default_out(paths: &[PathBuf]) -> PathBuf {
 /// what the shell completion offers).
 pub(super) fn default_paths(p: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     if p.is_empty() {
-        if !Path::new("claims").is_dir() {
-            anyhow::bail!("no claims/ here: pass claim files or ids");
+        let claims = crate::project::path("claims");
+        if !claims.is_dir() {
+            anyhow::bail!(
+                "no claims/ here: pass claim files or ids (or `dpclaims init` a project)"
+            );
         }
-        return Ok(vec![PathBuf::from("claims")]);
+        return Ok(vec![claims]);
     }
     super::select::resolve(p)
 }
@@ -203,6 +206,9 @@ fn record_failed(a: &RunArgs, ids: &[String]) {
 pub(super) struct InClaim {
     pub id: String,
     pub file: PathBuf,
+    /// The spec field the error belongs to (`external` for a failure of an external
+    /// core: its annotation goes on the spec's `external:` line).
+    pub field: Option<String>,
     pub message: String,
 }
 
@@ -218,6 +224,7 @@ fn in_claim(c: &spec::Claim, e: impl Into<anyhow::Error>) -> anyhow::Error {
     anyhow::Error::new(InClaim {
         id: c.id.clone(),
         file: c.file.clone(),
+        field: (c.system.name() == crate::systems::external::NAME).then(|| "external".into()),
         message: format!("{:#}", e.into()),
     })
 }
@@ -237,16 +244,18 @@ fn ci_error(a: &RunArgs, e: &anyhow::Error) {
         return;
     }
     let message = crate::spec::echo::clip_echoes(&format!("{e:#}"));
-    let (file, field) = if let Some(se) = e.downcast_ref::<spec::SpecError>() {
-        (Some(PathBuf::from(&se.file)), Some(se.field.clone()))
+    // A spec error's "line N" is the YAML parser's; a run error's message may carry a
+    // core's traceback ("File \"core.py\", line 12"), never a line of the spec.
+    let (file, field, parsed) = if let Some(se) = e.downcast_ref::<spec::SpecError>() {
+        (Some(PathBuf::from(&se.file)), Some(se.field.clone()), true)
     } else if let Some(ic) = e.downcast_ref::<InClaim>() {
-        (Some(ic.file.clone()), None)
+        (Some(ic.file.clone()), ic.field.clone(), false)
     } else {
-        (None, None)
+        (None, None, false)
     };
     let line = file
         .as_ref()
-        .map(|f| error_line(f, field.as_deref(), &message));
+        .map(|f| error_line(f, field.as_deref(), parsed.then_some(message.as_str())));
     let shown = file.as_ref().map(|f| report::github::workspace_path(f));
     if let Some(path) = &a.ci.junit {
         let xml = report::junit::error_xml(
@@ -272,9 +281,9 @@ fn ci_error(a: &RunArgs, e: &anyhow::Error) {
             &message,
         );
         if a.json {
-            eprintln!("{ann}");
+            eprintln!("{}", crate::report::terminal_text(&ann));
         } else {
-            println!("{ann}");
+            println!("{}", crate::report::terminal_text(&ann));
         }
         let place = match (&shown, &field) {
             (Some(f), Some(x)) => format!("In `{f}`, field `{x}`:"),
@@ -288,10 +297,11 @@ fn ci_error(a: &RunArgs, e: &anyhow::Error) {
     }
 }
 
-/// The spec line an error points at: "line N" in the message (the YAML parser's), else
+/// The spec line an error points at: "line N" in the message of a spec error (the YAML
+/// parser's; `None` for a run error), else
 /// the first line that starts the field's last key, else 1.
-fn error_line(file: &std::path::Path, field: Option<&str>, message: &str) -> usize {
-    let words: Vec<&str> = message.split_whitespace().collect();
+fn error_line(file: &std::path::Path, field: Option<&str>, message: Option<&str>) -> usize {
+    let words: Vec<&str> = message.unwrap_or("").split_whitespace().collect();
     for w in words.windows(2) {
         if w[0] == "line" {
             if let Ok(n) = w[1].trim_end_matches([',', ':', '.', ')']).parse::<usize>() {
@@ -330,6 +340,7 @@ fn preflight(a: &RunArgs, out: &std::path::Path, claims: &[spec::Claim]) -> anyh
         let v = out.join(report::diff::VERDICTS_FILE);
         precheck(&v, InputKind::Verdicts).map_err(|e| anyhow::anyhow!("{}: {e}", v.display()))?;
         if let Some(why) = report::set::swap_impossible(out) {
+            let why = report::terminal_text(&why);
             eprintln!(
                 "note: {why}; the report set will be written file by file (each file atomic, \
                  the set not)"
@@ -374,7 +385,7 @@ fn guard_outputs(a: &RunArgs, claims: &[spec::Claim]) -> anyhow::Result<()> {
     }
     let baseline = (!a.baseline.no_baseline).then_some(a.baseline.baseline.as_path());
     let scorecards = reports.then_some(a.scorecards.as_path());
-    alias::check(&outs, &alias::run_inputs(claims, scorecards, baseline))
+    alias::guard(&outs, alias::run_inputs(claims, scorecards, baseline))
 }
 
 /// The claims a run runs: its paths or ids, filtered by `-k` and `--last-failed`.

@@ -40,7 +40,7 @@ pub fn resolve(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
             continue;
         }
         let id = p.to_string_lossy().into_owned();
-        let direct = Path::new("claims").join(format!("{id}.yaml"));
+        let direct = crate::project::path("claims").join(format!("{id}.yaml"));
         if direct.is_file() {
             out.push(direct);
             continue;
@@ -52,7 +52,7 @@ pub fn resolve(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
                      directories or the ids of claims in ./claims/)"
                 )
             };
-            if !Path::new("claims").is_dir() {
+            if !crate::project::path("claims").is_dir() {
                 return Err(none());
             }
             catalogue = Some(ids_in_claims().map_err(|_| none())?);
@@ -77,7 +77,7 @@ pub fn resolve(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
 /// left out: they are reported when they are loaded).
 fn ids_in_claims() -> Result<Vec<(String, PathBuf)>, spec::SpecError> {
     let mut ids = Vec::new();
-    for f in spec::spec_files(Path::new("claims"))? {
+    for f in spec::spec_files(&crate::project::path("claims"))? {
         let text = crate::fsio::read(&f, crate::fsio::InputKind::Spec)
             .ok()
             .and_then(|b| String::from_utf8(b).ok())

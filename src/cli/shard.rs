@@ -85,9 +85,12 @@ pub struct MergeArgs {
     /// manifests; claims the shards did not run are ignored).
     #[arg(long, value_name = "PATH", num_args = 1.., default_value = "claims")]
     pub claims: Vec<PathBuf>,
-    /// Directory the reports are written to.
-    #[arg(long, default_value = "reports")]
-    pub out: PathBuf,
+    /// Directory the reports are written to (default: `reports` when the shards ran the
+    /// whole `claims/` at the default profile and seed, else `target/dpclaims/merge`
+    /// or `merge-<profile>` / `merge-seed-<seed>`: a subset never rewrites the committed
+    /// reports).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Print exactly one JSON document on stdout (as `run --json`).
     #[arg(long)]
     pub json: bool,
@@ -97,7 +100,7 @@ pub struct MergeArgs {
     /// Scorecards, one `<name>.yaml` per paper, written as `scorecard-<name>.md` (and
     /// `.html`) with the reports, as `run --scorecards` writes them. None when DIR does
     /// not exist.
-    #[arg(long, value_name = "DIR", default_value = "scorecards")]
+    #[arg(long, value_name = "DIR", default_value_os_t = crate::project::path("scorecards"))]
     pub scorecards: PathBuf,
     /// Figure formats written beside each claim's plot (as `run --figures`).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "svg")]
@@ -136,22 +139,36 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
     let merged_claims: Vec<crate::spec::Claim> =
         merged.claims.iter().map(|(c, _)| c.clone()).collect();
     a.budget.check(&merged_claims, merged.profile, 1.0, 0.0)?;
+    let unused: Vec<&str> = specs
+        .iter()
+        .filter(|s| !merged.claims.iter().any(|(c, _)| c.id == s.id))
+        .map(|s| s.id.as_str())
+        .collect();
+    let out = a.out.clone().unwrap_or_else(|| {
+        let subset = if !unused.is_empty() {
+            Some("merge".to_string())
+        } else if merged.profile != Profile::Quick {
+            Some(format!("merge-{}", merged.profile))
+        } else if merged.seed != 0 {
+            Some(format!("merge-seed-{}", merged.seed))
+        } else {
+            None
+        };
+        super::run::committed_or(super::run::default_out(&a.claims), subset)
+    });
+    let files: Vec<PathBuf> = partials.iter().map(|(f, _)| f.clone()).collect();
+    guard_merge(a, &out, &files, &merged_claims)?;
     let scorecards = if a.no_reports {
         None
     } else {
         super::conclude::load_scorecards(&a.scorecards, &merged_claims)?
     };
     if !a.no_reports {
-        report::prepare_output_dir(&a.out)?;
+        report::prepare_output_dir(&out)?;
     }
     if let Some(junit) = &a.ci.junit {
         report::prepare_output_file(junit)?;
     }
-    let unused: Vec<&str> = specs
-        .iter()
-        .filter(|s| !merged.claims.iter().any(|(c, _)| c.id == s.id))
-        .map(|s| s.id.as_str())
-        .collect();
     if !unused.is_empty() && !a.json {
         eprintln!(
             "note: not part of the sharded run, not merged: {}",
@@ -167,7 +184,7 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
         outcomes.push(o);
     }
     let outputs = Outputs {
-        out: &a.out,
+        out: &out,
         json: a.json,
         no_reports: a.no_reports,
         baseline: &a.baseline,
@@ -183,6 +200,39 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
         &outputs,
         &Default::default(),
     )
+}
+
+/// Before anything is written: no output of the merge is or holds an input — a partial
+/// file, a spec, a registry, a baseline snapshot, a tracked file — and the output
+/// directory holds no mount point nor special file ([`super::alias`]).
+fn guard_merge(
+    a: &MergeArgs,
+    out: &Path,
+    partials: &[PathBuf],
+    claims: &[Claim],
+) -> anyhow::Result<()> {
+    use super::alias::{self, Input, Output};
+    let summary = alias::step_summary()?;
+    let mut outs = Vec::new();
+    if !a.no_reports {
+        outs.push(Output::Dir("--out", out));
+        alias::no_mount_inside("--out", out)?;
+        alias::no_special_files("--out", out)?;
+    }
+    if let Some(j) = &a.ci.junit {
+        outs.push(Output::File("--junit", j));
+    }
+    if let Some(s) = &summary {
+        outs.push(Output::File("$GITHUB_STEP_SUMMARY", s));
+    }
+    let baseline = (!a.baseline.no_baseline).then_some(a.baseline.baseline.as_path());
+    let scorecards = (!a.no_reports).then_some(a.scorecards.as_path());
+    let mut ins: Vec<Input> = partials
+        .iter()
+        .map(|p| Input::new("the partial file", p.clone()))
+        .collect();
+    ins.extend(alias::run_inputs(claims, scorecards, baseline));
+    alias::guard(&outs, ins)
 }
 
 /// The claim of a shard's partial file: the lock file is removed, then unlocked, when

@@ -46,9 +46,11 @@ pub struct SlurmArgs {
     /// Directory of the partial files (shared by all tasks).
     #[arg(long, default_value = "shards", value_name = "DIR")]
     pub dir: PathBuf,
-    /// Directory the merged reports are written to.
-    #[arg(long, default_value = "reports", value_name = "DIR")]
-    pub out: PathBuf,
+    /// Directory the merged reports are written to (default: the merge's own: `reports`
+    /// only for the whole `claims/` at the default profile and seed, else under
+    /// `target/dpclaims`).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     #[command(flatten)]
     pub budget: super::conclude::BudgetArgs,
 }
@@ -119,7 +121,8 @@ pub fn slurm(a: &SlurmArgs) -> anyhow::Result<ExitCode> {
     for (what, p) in paths
         .iter()
         .map(|p| ("claim path", p))
-        .chain([("--dir", &a.dir), ("--out", &a.out)])
+        .chain([("--dir", &a.dir)])
+        .chain(a.out.iter().map(|o| ("--out", o)))
     {
         let text = p.to_string_lossy();
         if let Some(c) = text.chars().find(|c| c.is_control()) {
@@ -153,7 +156,18 @@ pub fn slurm(a: &SlurmArgs) -> anyhow::Result<ExitCode> {
     let q = |p: &PathBuf| sh_quote(&p.display().to_string());
     let claim_args: Vec<String> = paths.iter().map(q).collect();
     let dir = q(&a.dir);
-    let out = q(&a.out);
+    // The merge's own default (`merge --out`), written out in the script.
+    let out = a.out.clone().unwrap_or_else(|| {
+        let subset = if a.profile != crate::spec::Profile::Quick {
+            Some(format!("merge-{}", a.profile))
+        } else if a.seed != 0 {
+            Some(format!("merge-seed-{}", a.seed))
+        } else {
+            None
+        };
+        super::run::committed_or(super::run::default_out(&paths), subset)
+    });
+    let out = q(&out);
     let last = n - 1;
     let partition_opt = a
         .partition

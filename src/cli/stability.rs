@@ -61,7 +61,7 @@ impl StabilityArgs {
             let subset =
                 (self.profile != Profile::Quick).then(|| format!("stability-{}", self.profile));
             let out = super::run::default_out(&self.paths);
-            if out == std::path::Path::new("reports") {
+            if out == crate::project::path("reports") {
                 super::run::committed_or(out, subset)
             } else {
                 // A subset: its own directory under target/dpclaims.
@@ -100,7 +100,7 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
         if !a.cache.no_cache {
             outs.push(Output::Dir("the cache", &a.cache.cache_dir));
         }
-        alias::check(&outs, &alias::run_inputs(&claims, None, None))?;
+        alias::guard(&outs, alias::run_inputs(&claims, None, None))?;
     }
     // Refused on the estimate for every seed, before any record is looked at (a seed
     // read from its record costs nothing, so this errs on the side of refusing).
@@ -132,16 +132,18 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
                         .iter()
                         .map(|(id, why)| format!("{id} ({why})"))
                         .collect();
-                    eprintln!(
+                    let line = format!(
                         "seed {seed}: record used for {} claims; runs again: {}",
                         reuse.kept.len(),
                         list.join(", ")
                     );
+                    eprintln!("{}", crate::report::terminal_text(&line));
                 }
                 Some(reuse)
             }
             Some(Lookup::Unusable(why)) => {
-                eprintln!("seed {seed}: record not used, the seed runs again: {why}");
+                let line = format!("seed {seed}: record not used, the seed runs again: {why}");
+                eprintln!("{}", crate::report::terminal_text(&line));
                 None
             }
             Some(Lookup::Missing) | None => None,
@@ -167,12 +169,13 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
         .filter(|s| s.2.as_ref().is_some_and(|r| !r.is_complete()))
         .count();
     if let Some(dir) = &records {
-        eprintln!(
+        let line = format!(
             "seed records {}: {} of {} seeds read whole, {partly} in part, {whole} to run",
             dir.display(),
             stored.len() - whole - partly,
             stored.len()
         );
+        eprintln!("{}", crate::report::terminal_text(&line));
     }
     let bar = super::progress::Progress::units(to_run)?;
     let mut seeds = Vec::new();
@@ -245,12 +248,13 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
     }
     let k = st.seeds.len();
     let min_caught = st.controls().iter().map(|c| c.1).min().unwrap_or(k);
-    println!(
+    let line = format!(
         "{k} seeds: {} holds<->refuted flips; worst control caught at {min_caught}/{k}; suite identical to seed {} at {}/{k}; written to {}",
         st.holds_refuted_flips().len(),
         a.first_seed,
         st.identical_to_reference(),
         path.display()
     );
+    println!("{}", crate::report::terminal_text(&line));
     Ok(ExitCode::SUCCESS)
 }

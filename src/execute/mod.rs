@@ -14,26 +14,15 @@ pub mod cache;
 pub mod shard;
 
 use crate::judge::{ClaimOutcome, PointRecord, PredictionResult};
+pub use crate::plan::RunError;
 use crate::plan::{
     groups, plan, plan_ranges, unit_location, Group, Planned, UnitKey, UnitValue, UnitValues,
 };
-use crate::spec::echo::{clip, clip_echoes};
 use crate::spec::{Claim, Profile};
 use crate::systems::{SharedWork, UnitInput};
 use crate::train::Recipe;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
-
-/// A run that could not complete: names the claim, variant and sweep point (spec input
-/// in them clipped when displayed, [`crate::spec::echo`]).
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// `location` reads "claim `c`, variant `v`, sweep `s` point p, replicate r".
-    #[error("{}: {}", clip_echoes(.location), clip_echoes(.message))]
-    Unit { location: String, message: String },
-    #[error("claim `{}`: {}", clip(.claim), clip_echoes(.message))]
-    Claim { claim: String, message: String },
-}
 
 /// Runs every unit of a claim with `recipe` (in parallel; `tick` is called once per
 /// finished unit).
@@ -88,6 +77,65 @@ fn run_timed(
     })
 }
 
+/// The CPU seconds of one unit of `claim`, timed on its calibration unit (`dpclaims
+/// plan` for a system whose cost is not modelled, an external core): replicate 0 of the
+/// first variant at its largest point (the largest sum of ln(1 + |v|) over the unit's
+/// variables: a core's cost grows with its sizes, so the figure is an upper bound per
+/// unit), run uncached. Returns the seconds and the unit's id.
+pub fn measure_unit_cost(
+    claim: &Claim,
+    profile: Profile,
+    seed: u64,
+) -> Result<(f64, String), RunError> {
+    let planned = plan(claim, profile, seed)?;
+    let size = |u: &Planned| -> f64 { u.vars.values().map(|v| (1.0 + v.abs()).ln()).sum() };
+    let Some(u) = planned
+        .iter()
+        .filter(|u| u.variant_idx == 0 && u.key.replicate == 0)
+        .fold(None::<&Planned>, |best, u| match best {
+            Some(b) if size(b) >= size(u) => Some(b),
+            _ => Some(u),
+        })
+    else {
+        return Err(RunError::Claim {
+            claim: claim.id.clone(),
+            message: "no unit to time".into(),
+        });
+    };
+    let variant = &claim.variants[u.variant_idx];
+    let id = format!(
+        "{}/{}/{}/{}/{}",
+        claim.id, variant.name, u.key.sweep, u.label, u.key.replicate
+    );
+    prepared(claim, || {
+        cache::uncached(|| {
+            let shared = SharedWork::new();
+            let input = UnitInput {
+                vars: &u.vars,
+                options: &variant.options,
+                data: &variant.data,
+                metrics: &u.metrics,
+                variant: &variant.name,
+                seeds: u.seeds.clone(),
+                recipe: &Recipe::PAPER,
+                shared: Some(&shared),
+            };
+            let start = std::time::Instant::now();
+            claim.system.run(&input).map_err(|e| RunError::Unit {
+                location: unit_location(
+                    &claim.id,
+                    &variant.name,
+                    &u.key.sweep,
+                    &u.label,
+                    u.key.replicate,
+                ),
+                message: e.to_string(),
+            })?;
+            Ok((start.elapsed().as_secs_f64(), id.clone()))
+        })
+    })
+}
+
 /// Runs `f` between the system's `prepare` and `release` (an external core's workers
 /// live that long).
 fn prepared<T>(claim: &Claim, f: impl FnOnce() -> Result<T, RunError>) -> Result<T, RunError> {
@@ -110,11 +158,25 @@ fn run_planned(
     planned: &[Planned],
     tick: &(dyn Fn() + Sync),
 ) -> Result<Vec<(UnitValue, f64)>, RunError> {
-    let cached = if claim.system.cacheable() {
-        cache::active()
-    } else {
-        None
-    };
+    let cached = cache::active();
+    // Each variant's core identity (`None`: not hashable, its units run uncached; said
+    // once by the cache's owner).
+    let identities: Vec<Option<String>> = claim
+        .variants
+        .iter()
+        .map(|v| claim.system.cache_identity(&v.name))
+        .collect();
+    if let Some((c, _)) = &cached {
+        for (v, id) in claim.variants.iter().zip(&identities) {
+            if id.is_none() {
+                c.note_unhashable(format!(
+                    "claim `{}`: core `{}`",
+                    claim.id,
+                    claim.system.variant_tag(&v.name)
+                ));
+            }
+        }
+    }
     // The units of one (sweep, point, replicate) share their seed path whatever their
     // variant: they run one after the other on one thread with one SharedWork
     // (systems::shared), the groups in parallel; results go back in plan order.
@@ -151,8 +213,9 @@ fn run_planned(
             ),
             message,
         };
-        let key = cached.as_ref().map(|(c, recipe_id)| {
-            let ctx = cache::context(c, recipe_id, profile, claim.system.name());
+        let core = identities[u.variant_idx].as_deref();
+        let key = cached.as_ref().zip(core).map(|((c, recipe_id), core)| {
+            let ctx = cache::context(c, recipe_id, profile, claim.system.name(), core);
             cache::entry::key(&ctx, &input)
         });
         // Stored only after the checks below, so an entry has every metric the

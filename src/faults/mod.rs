@@ -77,6 +77,8 @@ const TP: &str = "tp_topk";
 /// Reached only through the sigma and noise-std hooks and the noise stream: the reduced
 /// engine it runs implements the paper's loop alone (clip rule, steps, fresh noise).
 const TUNED: &str = "rf_tuned";
+/// Reached as [`TUNED`]: the same hooks, the same reduced engine.
+const FIG2: &str = "rf_fig2";
 
 /// The documentation of one fault.
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -133,7 +135,7 @@ pub const CATALOGUE: &[FaultInfo] = &[
         description: "DP-GD noise std (kappa C/n) sigma without the sqrt(eta) factor (over-noised by 1/sqrt(eta) when eta < 1, as in every claim; under-noised when eta > 1)",
         violates: "privacy-for-free Algorithm 1, Eq. 11 (theta <- theta - eta g + sqrt(eta) (2C/n) sigma xi); blog Algorithm 1 (second layer)",
         breaks_privacy: false,
-        systems: &[RF, ENG, FL, AUDIT, TUNED],
+        systems: &[RF, ENG, FL, AUDIT, TUNED, FIG2],
         recipe: dpgd(DpGdRecipe {
             noise_std: recipes::noise_without_sqrt_eta,
             ..DPGD
@@ -145,7 +147,7 @@ pub const CATALOGUE: &[FaultInfo] = &[
         description: "DP-GD noise constant hard-coded to C/n (add/remove sensitivity) where the spec asks for 2C/n (kappa = 2, replace-one): half the noise",
         violates: "privacy-for-free Eq. 11 and Prop. 2.2 (replace-one sensitivity 2C/n of the clipped mean)",
         breaks_privacy: true,
-        systems: &[RF, ENG, FL, AUDIT, TUNED],
+        systems: &[RF, ENG, FL, AUDIT, TUNED, FIG2],
         recipe: dpgd(DpGdRecipe {
             noise_std: recipes::noise_c_over_n,
             ..DPGD
@@ -157,7 +159,7 @@ pub const CATALOGUE: &[FaultInfo] = &[
         description: "DP-GD noise constant hard-coded to 2C/n where the spec asks for C/n (kappa = 1, the blog's printed C_a/n): twice the noise",
         violates: "blog Algorithm 1, second-layer update a <- a - eta_a g + sqrt(eta_a) (C_a/n) sigma_a xi",
         breaks_privacy: false,
-        systems: &[RF, ENG, FL, AUDIT, TUNED],
+        systems: &[RF, ENG, FL, AUDIT, TUNED, FIG2],
         recipe: dpgd(DpGdRecipe {
             noise_std: recipes::noise_2c_over_n,
             ..DPGD
@@ -218,7 +220,7 @@ pub const CATALOGUE: &[FaultInfo] = &[
         description: "sigma calibrated as sqrt(eta T)/eps instead of sqrt(eta T) sqrt(8 ln(1/delta))/eps",
         violates: "privacy-for-free Prop. 2.2 (Eq. 5); blog Assumption 4 (sigma_a)",
         breaks_privacy: true,
-        systems: &[RF, ENG, FL, CAL, AUDIT, TUNED],
+        systems: &[RF, ENG, FL, CAL, AUDIT, TUNED, FIG2],
         recipe: dpgd(DpGdRecipe {
             sigma: recipes::sigma_inverse_epsilon,
             ..DPGD
@@ -268,7 +270,7 @@ pub const CATALOGUE: &[FaultInfo] = &[
         description: "the DP noise generator is seeded like the data generator: the noise replays the normals that drew the data (correlated with it, identical across runs on the same data)",
         violates: "privacy-for-free Algorithm 1 (xi_t independent of the data and of everything else); DESIGN 4 (one stream per purpose)",
         breaks_privacy: true,
-        systems: &[RF, ENG, FL, AUDIT, TUNED],
+        systems: &[RF, ENG, FL, AUDIT, TUNED, FIG2],
         recipe: Recipe {
             noise_stream: recipes::data_stream,
             ..Recipe::PAPER

@@ -183,6 +183,10 @@ pub struct Fig2Results {
     pub grid: Vec<GridCell>,
     pub loss_vs_t: Vec<LossVsT>,
     pub heatmap: Vec<HeatCell>,
+    /// The heat map's centre C = sqrt(p), eta T p/d = 1 (Eq. 8's scaling, not a grid
+    /// cell), one per eps, on the heat map's noise stream (the ordinal statements of
+    /// [`super::fig2_ordinal`]).
+    pub heat_centre: Vec<HeatCell>,
 }
 
 /// One (seed, p) job: the panels that need this Gram matrix.
@@ -202,6 +206,7 @@ struct JobOut {
     grid: Vec<GridCell>,
     time: Vec<LossVsT>,
     heat: Vec<HeatCell>,
+    centre: Vec<HeatCell>,
 }
 
 fn jobs(cfg: &Fig2Config) -> Vec<Job> {
@@ -456,6 +461,31 @@ fn run_job(cfg: &Fig2Config, job: &Job) -> Result<JobOut, TrainError> {
                 test_loss: l,
             });
         }
+        // The centre, on the same stream (the same draws: common random numbers with
+        // every cell of the map).
+        let eta = 1.0 / p as f64;
+        let steps = cfg.d; // eta T p/d = 1 with eta = 1/p
+        let runs = cfg
+            .heat_eps
+            .iter()
+            .map(|&eps| {
+                Ok(BatchRun {
+                    cfg: dp_cfg(eta, steps, sqrt_p, eps, delta)?,
+                    loss_at: vec![steps],
+                    stream: 0,
+                })
+            })
+            .collect::<Result<Vec<_>, TrainError>>()?;
+        let losses = batch_final_losses(&kp, &runs, &at_p.child("noise-heatmap"), 1)?;
+        for (&eps, l) in cfg.heat_eps.iter().zip(losses) {
+            out.centre.push(HeatCell {
+                eps,
+                c_clip: 1.0,
+                c_time: 1.0,
+                steps,
+                test_loss: l,
+            });
+        }
     }
     Ok(out)
 }
@@ -493,6 +523,7 @@ pub fn run(cfg: &Fig2Config, tick: &(dyn Fn(&str) + Sync)) -> Result<Fig2Results
         res.grid.extend(o.grid);
         res.loss_vs_t.extend(o.time);
         res.heatmap.extend(o.heat);
+        res.heat_centre.extend(o.centre);
     }
     // Deterministic order whatever the job order.
     let key = |a: f64| a.to_bits();

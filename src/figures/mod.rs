@@ -2,7 +2,10 @@
 //! verdicts; the claims in `claims/` judge, the figures show).
 //!
 //! * [`fig2`] — privacy-for-free Fig. 2, panels 1-4 (random features, DP-GD).
+//! * [`fig2_ordinal`] — its ordinal statements (Sec. 3.1-3.2), shared with the `rf_fig2`
+//!   system.
 pub mod fig2;
+pub mod fig2_ordinal;
 
 use crate::report::heatmap::HeatMap;
 use crate::report::svg::{LogLogPlot, Series};
@@ -395,6 +398,8 @@ fn markdown(cfg: &Fig2Config, res: &Fig2Results, collapse: &[(usize, f64, f64, f
             );
         }
     }
+    let t_best: Vec<(usize, f64)> = collapse.iter().map(|&(p, t, _, _)| (p, t)).collect();
+    s.push_str(&fig2_ordinal::markdown_section(cfg, res, &t_best));
     s
 }
 

@@ -50,6 +50,9 @@ pub enum InputKind {
     /// A report file read back to be updated or rendered (`BENCH.md`, a scorecard's
     /// Markdown): 16 MiB.
     Report,
+    /// A file an external core declares (`external.files`), hashed into the result
+    /// cache's keys: 256 MiB (sources, a small model's weights).
+    CoreFile,
 }
 
 impl InputKind {
@@ -60,9 +63,11 @@ impl InputKind {
             InputKind::Spec | InputKind::Registry | InputKind::Snapshot | InputKind::Report => {
                 16 * MIB
             }
-            InputKind::Partial | InputKind::Record | InputKind::Verdicts | InputKind::DiffInput => {
-                256 * MIB
-            }
+            InputKind::Partial
+            | InputKind::Record
+            | InputKind::Verdicts
+            | InputKind::DiffInput
+            | InputKind::CoreFile => 256 * MIB,
         }
     }
 
@@ -75,6 +80,7 @@ impl InputKind {
                 | InputKind::DiffInput
                 | InputKind::Snapshot
                 | InputKind::Report
+                | InputKind::CoreFile
         )
     }
 
@@ -90,6 +96,7 @@ impl InputKind {
             InputKind::CacheEntry => "a cache entry",
             InputKind::Snapshot => "a baseline snapshot",
             InputKind::Report => "a report file",
+            InputKind::CoreFile => "a core's declared file",
         }
     }
 }

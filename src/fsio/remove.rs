@@ -24,7 +24,7 @@ pub fn mount_points() -> Vec<PathBuf> {
 /// is never removed as a whole.
 pub fn mount_inside(dir: &Path) -> Option<PathBuf> {
     let real = std::fs::canonicalize(dir).ok()?;
-    if mount_points().iter().any(|m| *m == real) && real != Path::new("/") {
+    if mount_points().contains(&real) && real != Path::new("/") {
         return Some(real);
     }
     mount_under(&real)

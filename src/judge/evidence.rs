@@ -157,5 +157,8 @@ pub fn word(r: &PredictionResult, proxy: &str) -> String {
     if r.ablation {
         w = format!("ablation: {w}");
     }
+    if r.exploratory {
+        w = format!("exploratory: {w}");
+    }
     w
 }

@@ -85,7 +85,11 @@ pub fn evaluate(
             res.detail.intercept = Some(fit.intercept);
             res.detail.bootstrap_ci = fit.bootstrap_ci;
         }
-        PredictionKind::Bound { fit: f, upper } => {
+        PredictionKind::Bound {
+            fit: f,
+            upper,
+            constant,
+        } => {
             let fit = fit_records(recs, &p.metric, f, boot_seed)?;
             res.x = Some(f.x.clone());
             res.estimate = Some(fit.slope);
@@ -102,6 +106,26 @@ pub fn evaluate(
             res.detail.r2 = Some(fit.r2);
             res.detail.intercept = Some(fit.intercept);
             res.detail.implied_constant = implied_constant(&fit.data, *upper, f.confidence);
+            // A registered constant is a finite statement (at every size of the sweep):
+            // the implied constant's interval against it.
+            if let (Some(c), Some((_, (lo, hi)))) = (constant, res.detail.implied_constant) {
+                let v = if *upper {
+                    if lo > c.value {
+                        crate::fit::Verdict::Refuted
+                    } else if hi <= c.value {
+                        crate::fit::Verdict::Holds
+                    } else {
+                        crate::fit::Verdict::Inconclusive
+                    }
+                } else if hi < c.value {
+                    crate::fit::Verdict::Refuted
+                } else if lo >= c.value {
+                    crate::fit::Verdict::Holds
+                } else {
+                    crate::fit::Verdict::Inconclusive
+                };
+                res.detail.constant_judged = Some((c.value, v));
+            }
             // The bound's own change over the judged points, against the interval of
             // the ratio's change: a bound that changes less than that cannot be told
             // from a constant (issue 31, item 4).

@@ -61,6 +61,10 @@ pub struct Detail {
     /// `bound`: the implied constant (largest mean ratio, or smallest for Omega) and its
     /// interval.
     pub implied_constant: Option<(f64, (f64, f64))>,
+    /// `bound` with a registered constant: the ceiling (upper) or floor (lower) and the
+    /// verdict of the implied constant's interval against it (holds: wholly on the
+    /// right side; refuted: wholly on the wrong side).
+    pub constant_judged: Option<(f64, Verdict)>,
     /// `bound`: max/min of the bound over the judged points.
     pub bound_change: Option<f64>,
     /// `bound`: exp(width of the slope interval x ln(x range)): the change of the ratio
@@ -119,6 +123,10 @@ pub struct PredictionResult {
     pub word: String,
     /// The variant changes the printed algorithm: shown, never counted for the paper.
     pub ablation: bool,
+    /// The variant is exploratory (`exploratory: true`): reported apart, never counted,
+    /// never a regression of the core, never compared with the baseline.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub exploratory: bool,
     /// A main `holds` (not a self-check): whether the same prediction catches a negative
     /// control, i.e. whether it could have failed.
     pub discriminating: Option<bool>,
@@ -263,7 +271,9 @@ pub fn judge(
                 )
             };
             if variant.negative_control {
-                if let Some(m) = regime::identical_main(claim, &variant.name, &p.sweep, profile) {
+                if let Some(m) =
+                    crate::spec::identical_main(claim, &variant.name, &p.sweep, profile)
+                {
                     results.push(identical_control(p, pi, variant, m));
                     continue;
                 }
@@ -292,6 +302,7 @@ pub fn judge(
             res.regime = regime;
             res.evidence = p.evidence;
             res.ablation = variant.is_ablation();
+            res.exploratory = variant.exploratory;
             if !in_regime {
                 res.verdict = Verdict::OutOfRegime;
             }
@@ -382,6 +393,33 @@ fn bound_rules(res: &mut PredictionResult, control: bool) {
             res.verdict = Verdict::Inconclusive;
         }
     }
+    // A registered constant (from the paper or its proof, at every size) is a finite
+    // statement: exceeding it refutes, on a main variant too; the trend alone on one
+    // instance cannot see a rate error whose ratio stays flat over the sweep.
+    if let (Some((c, v)), true) = (
+        res.detail.constant_judged,
+        res.verdict != Verdict::OutOfRegime,
+    ) {
+        match v {
+            Verdict::Refuted => {
+                let (m, (lo, _)) = res
+                    .detail
+                    .implied_constant
+                    .unwrap_or((f64::NAN, (f64::NAN, f64::NAN)));
+                res.trend = Some(format!(
+                    "the implied constant {} (interval lower end {}) exceeds the registered {}",
+                    crate::fit::fmt_num(m),
+                    crate::fit::fmt_num(lo),
+                    crate::fit::fmt_num(c)
+                ));
+                res.verdict = Verdict::Refuted;
+            }
+            Verdict::Inconclusive if res.verdict == Verdict::Holds => {
+                res.verdict = Verdict::Inconclusive;
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The rules of a main variant by evidence kind: a refuted statement needs an erratum
@@ -421,7 +459,7 @@ fn main_rules(
         }
     }
     let refuted = res.verdict == Verdict::Refuted;
-    match (p.evidence, refuted, res.ablation) {
+    match (p.evidence, refuted, res.ablation || res.exploratory) {
         (_, false, _) => {}
         (Evidence::SelfCheck, true, _) => problems.push(
             "self-check failed: a failure of the tool (its two sides should agree by construction), not a finding about the paper".into(),
@@ -528,6 +566,7 @@ impl PredictionResult {
             evidence: p.evidence,
             word: String::new(),
             ablation: false,
+            exploratory: false,
             discriminating: None,
             erratum: None,
             power: String::new(),

@@ -47,6 +47,28 @@ pub fn describe(p: &Prediction, r: &PredictionResult, reps: usize) -> String {
         };
     };
     let (w, half) = (hi - lo, (hi - lo) / 2.0);
+    // A bound whose ratio clearly grows (its interval wholly beyond the tolerance, the
+    // row inconclusive only because finite data cannot refute an asymptotic rate):
+    // replicates narrow an interval that already excludes the bound's trend, so no
+    // number of them resolves the row; a registered constant can.
+    if let (PredictionKind::Bound { constant, .. }, true, Some(_)) =
+        (&p.kind, inconclusive, &r.trend)
+    {
+        let c = r.detail.constant_judged;
+        return format!(
+            "the ratio's change is resolved (interval [{}, {}] at {reps} replicates, beyond the tolerance): more replicates do not resolve the row; {}",
+            g(lo),
+            g(hi),
+            match (constant, c) {
+                (Some(_), Some((c, v))) => format!(
+                    "its registered constant {} is judged apart ({}): a finite statement, which the growing trend does not settle",
+                    g(c),
+                    format!("{v:?}").to_lowercase()
+                ),
+                _ => "an asymptotic bound is judged by a registered implied constant (`constant: {at_most: ..., source: ...}`) or at larger sizes".into(),
+            }
+        );
+    }
     let est = r.estimate.unwrap_or(f64::NAN);
     let pred = r.predicted.unwrap_or(0.0);
     let tol = r.tolerance.unwrap_or(0.0);
@@ -78,7 +100,7 @@ pub fn describe(p: &Prediction, r: &PredictionResult, reps: usize) -> String {
             }
             s
         }
-        PredictionKind::Bound { fit, upper } => {
+        PredictionKind::Bound { fit, upper, .. } => {
             let mut s = format!(
                 "detects the ratio {} along {} faster than {}^{} (interval width {} at {reps} replicates)",
                 if *upper { "growing" } else { "shrinking" },
@@ -99,8 +121,18 @@ pub fn describe(p: &Prediction, r: &PredictionResult, reps: usize) -> String {
             }
             if inconclusive {
                 s.push_str("; ");
-                let edge = if *upper { tol } else { -tol };
-                s.push_str(&resolve(reps, half, (est - edge).abs()));
+                match (r.detail.bound_change, r.detail.ratio_interval_change) {
+                    // Not judged because the interval of the ratio's change is wider than
+                    // the bound's change: replicates shrink the interval's log-width like
+                    // 1/sqrt(reps), so the row resolves once ln(interval) < ln(bound).
+                    (Some(b), Some(c)) if b <= c && b > 1.0 => {
+                        s.push_str(&resolve(reps, c.ln(), b.ln()))
+                    }
+                    _ => {
+                        let edge = if *upper { tol } else { -tol };
+                        s.push_str(&resolve(reps, half, (est - edge).abs()));
+                    }
+                }
             }
             s
         }

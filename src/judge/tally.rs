@@ -43,6 +43,10 @@ pub struct Tally {
     pub self_checks: Counts,
     /// Rows of variants that change the printed algorithm (shown, not counted).
     pub ablations: usize,
+    /// Rows of exploratory variants (`exploratory: true`; shown, not counted).
+    pub exploratory: usize,
+    /// Rows of draft claims (statement or quote a TODO placeholder; shown, not counted).
+    pub drafts: usize,
     pub controls: usize,
     pub controls_caught: usize,
     /// Every reason the run fails, one line each.
@@ -53,12 +57,21 @@ impl Tally {
     pub fn of(outcomes: &[ClaimOutcome]) -> Tally {
         let mut t = Tally::default();
         for o in outcomes {
+            let draft = o.claim.draft().is_some();
             for r in &o.results {
                 if r.negative_control {
                     t.controls += 1;
                     if r.control == Some(ControlStatus::Caught) {
                         t.controls_caught += 1;
                     }
+                    continue;
+                }
+                if draft {
+                    t.drafts += 1;
+                    continue;
+                }
+                if r.exploratory {
+                    t.exploratory += 1;
                     continue;
                 }
                 if r.ablation {
@@ -146,6 +159,18 @@ impl Tally {
             s.push_str(&format!(
                 "; ablations: {} rows (not counted)",
                 self.ablations
+            ));
+        }
+        if self.exploratory > 0 {
+            s.push_str(&format!(
+                "; exploratory: {} rows (not counted)",
+                self.exploratory
+            ));
+        }
+        if self.drafts > 0 {
+            s.push_str(&format!(
+                "; drafts: {} rows (TODO placeholders; not counted)",
+                self.drafts
             ));
         }
         s.push_str(&format!(

@@ -56,6 +56,8 @@ pub enum LinalgError {
     Lapack { routine: &'static str, info: i32 },
     #[error("matrix too large for LAPACK's 32-bit indices: {0}")]
     TooLarge(usize),
+    #[error("scalar eigensolver: {0}")]
+    Scalar(String),
 }
 
 /// Symmetric eigendecomposition `A = Q diag(w) Q^T` by LAPACK's divide-and-conquer
@@ -537,6 +539,7 @@ pub fn top_singular(m: &ArrayView2<f64>) -> Result<(f64, f64, Array1<f64>), Lina
 }
 
 mod elementary;
+pub mod scalar;
 pub mod simd;
 pub use elementary::{exp_det_nonpositive, tanh_array_in_place, tanh_det, tanh_in_place};
 

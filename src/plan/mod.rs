@@ -12,11 +12,22 @@
 pub mod budget;
 pub mod estimate;
 
-use crate::execute::RunError;
 use crate::rng::SeedPath;
+use crate::spec::echo::{clip, clip_echoes};
 use crate::spec::{point_label, Claim, Profile};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// A run that could not complete: names the claim, variant and sweep point (spec input
+/// in them clipped when displayed, [`crate::spec::echo`]).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// `location` reads "claim `c`, variant `v`, sweep `s` point p, replicate r".
+    #[error("{}: {}", clip_echoes(.location), clip_echoes(.message))]
+    Unit { location: String, message: String },
+    #[error("claim `{}`: {}", clip(.claim), clip_echoes(.message))]
+    Claim { claim: String, message: String },
+}
 
 /// "claim `c`, variant `v`, sweep `s` point <label>, replicate r".
 pub fn unit_location(
@@ -67,15 +78,14 @@ pub fn unit_count(claim: &Claim, profile: Profile) -> usize {
 
 /// (sweep, variant index) pairs that some prediction judges, with the metrics needed.
 /// A negative control identical to a main variant on a sweep is not run there
-/// ([`crate::judge::regime::identical_main`]).
+/// ([`crate::spec::identical_main`]).
 fn needs(claim: &Claim, profile: Profile) -> BTreeMap<(String, usize), BTreeSet<String>> {
     let mut m: BTreeMap<(String, usize), BTreeSet<String>> = BTreeMap::new();
     for p in &claim.predictions {
         for (vi, v) in claim.variants.iter().enumerate() {
             if !p.judges(v)
                 || (v.negative_control
-                    && crate::judge::regime::identical_main(claim, &v.name, &p.sweep, profile)
-                        .is_some())
+                    && crate::spec::identical_main(claim, &v.name, &p.sweep, profile).is_some())
             {
                 continue;
             }

@@ -58,6 +58,45 @@ pub fn gdp_delta(mu: f64, eps: f64) -> f64 {
     d.clamp(0.0, 1.0)
 }
 
+/// The largest `mu` whose mechanism is `(eps, delta)`-DP: the inverse of
+/// [`gdp_epsilon`] in `mu` (`gdp_mu_of(gdp_epsilon(mu, delta), delta) = mu`), the root
+/// of `gdp_delta(mu, eps) = delta` (Dong, Roth & Su 2019, Cor. 2.13, whose `delta(eps)`
+/// is strictly increasing in `mu`). What an audit's `(eps, delta)` lower bound is in
+/// GDP terms, and the `mu` an `(eps, delta)` budget allows.
+///
+/// Bisection to a relative width of `1e-13` on a bracket grown from `[0, 1]`; the lower
+/// end is returned (never over-states the `mu` the budget allows). `eps = 0` gives the
+/// `mu` with `delta(0) = delta` (`2 Phi(mu/2) - 1 = delta`).
+pub fn gdp_mu_of(eps: f64, delta: f64) -> Result<f64, PrivacyError> {
+    if !(delta > 0.0 && delta < 1.0) {
+        return Err(PrivacyError::Delta(delta));
+    }
+    if !(eps.is_finite() && eps >= 0.0) {
+        return Err(PrivacyError::Unbounded);
+    }
+    let mut lo = 0.0_f64;
+    let mut hi = 1.0_f64;
+    while gdp_delta(hi, eps) < delta {
+        lo = hi;
+        hi *= 2.0;
+        if hi > 1e150 {
+            return Err(PrivacyError::Unbounded);
+        }
+    }
+    for _ in 0..300 {
+        if hi - lo <= 1e-13 * hi {
+            break;
+        }
+        let mid = 0.5 * (lo + hi);
+        if gdp_delta(mid, eps) < delta {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(lo)
+}
+
 /// Smallest `eps >= 0` such that a `mu`-GDP mechanism is `(eps, delta)`-DP, i.e. the
 /// root of `gdp_delta(mu, eps) = delta` (Dong, Roth & Su 2019, Cor. 2.13).
 ///

@@ -166,6 +166,48 @@ pub fn cases<'a>(
     out
 }
 
+/// The cases `--require-baseline` fails (the run exits 1 for each): a claim without a
+/// snapshot in the baseline (its snapshot is only pending), or every claim when the
+/// baseline was not checked at all. One case named `baseline` per claim, so that JUnit,
+/// the annotations and the job summary carry the reason as they carry a verdict's.
+pub fn unrecorded<'a>(
+    outcomes: &'a [ClaimOutcome],
+    baseline: &Baseline,
+    dir: &Path,
+) -> Vec<Case<'a>> {
+    let why = |o: &ClaimOutcome| -> Option<String> {
+        match baseline {
+            Baseline::Unchanged { new, .. } if new.contains(&o.claim.id) => Some(format!(
+                "--require-baseline: {} has no snapshot in {} (its snapshot is pending: record \
+                 it from this run with `dpclaims accept {}`)",
+                o.claim.id,
+                dir.display(),
+                o.claim.id
+            )),
+            Baseline::NotChecked(why) => Some(format!(
+                "--require-baseline: the baseline was not checked ({why})"
+            )),
+            _ => None,
+        }
+    };
+    outcomes
+        .iter()
+        .filter_map(|o| {
+            let message = why(o)?;
+            Some(Case {
+                outcome: o,
+                result: None,
+                name: "baseline".into(),
+                prediction: None,
+                failures: vec![Failure {
+                    kind: "baseline_missing",
+                    message,
+                }],
+            })
+        })
+        .collect()
+}
+
 /// The 1-based line of a spec where prediction `name` is named (`name: <name>`, in
 /// block or flow style, quoted or not), looked up in the `predictions:` section first,
 /// then anywhere; 1 when it is not found (CI annotations then point at the file).

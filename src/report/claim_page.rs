@@ -31,20 +31,33 @@ pub fn prediction_text(p: &Prediction, r: &PredictionResult) -> String {
     match &p.kind {
         PredictionKind::Exponent(f) => fitted(f, "=").replacen(" + ", " ± ", 1),
         PredictionKind::RateAtMost(f) => fitted(f, "<="),
-        PredictionKind::Bound { fit, upper } => {
+        PredictionKind::Bound {
+            fit,
+            upper,
+            constant,
+        } => {
             let bound = fit
                 .divide_by
                 .as_ref()
                 .map(|e| e.to_string())
                 .unwrap_or_default();
+            let judged = match constant {
+                Some(c) => format!(
+                    "; the implied constant is at {} {} ({})",
+                    if *upper { "most" } else { "least" },
+                    fmt_num(c.value),
+                    c.source
+                ),
+                None => "; the implied constant is reported".into(),
+            };
             format!(
-                "{m} = {o}({bound}): {m} / ({bound}) does not {g} along {x} faster than {x}^{t} ({why}); the implied constant is reported",
+                "{m} = {o}({bound}): {m} / ({bound}) does not {g} along {x} faster than {x}^{t} ({why}){judged}",
                 m = p.metric,
                 o = if *upper { "O" } else { "Omega" },
                 g = if *upper { "grow" } else { "shrink" },
                 x = fit.x,
                 t = if *upper { fmt_num(fit.tolerance) } else { fmt_num(-fit.tolerance) },
-                why = fit.tolerance_reason
+                why = fit.tolerance_reason,
             )
         }
         PredictionKind::Event { alpha, .. } => {

@@ -10,7 +10,7 @@
 //! not judge are carried into the new set untouched, [`super::set`]). The new
 //! `verdicts.json` lists the kept claims too, so `dpclaims diff` compares whole
 //! directories and the next partial run keeps them again.
-use super::summary::{Listed, SummaryRows};
+use super::rows::SummaryRows;
 use crate::judge::ClaimOutcome;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -193,5 +193,22 @@ impl Previous {
             }
         }
         out
+    }
+}
+
+/// A claim listed in `SUMMARY.md`: judged by this run, or kept from an earlier run
+/// whose pages are still in the directory (marked with that run's profile, seed and
+/// engine).
+pub enum Listed<'a> {
+    Run(&'a ClaimOutcome),
+    Kept(&'a Kept),
+}
+
+impl Listed<'_> {
+    pub fn id(&self) -> &str {
+        match self {
+            Listed::Run(o) => &o.claim.id,
+            Listed::Kept(k) => &k.id,
+        }
     }
 }

@@ -23,6 +23,7 @@ pub mod number;
 mod output;
 pub mod pending;
 mod plots;
+mod rows;
 pub mod scorecard;
 pub mod set;
 pub mod snapshot;
@@ -32,11 +33,14 @@ pub mod svg;
 
 pub use claim_page::{claim_markdown, prediction_text, regime_line, result_line};
 pub use csv::claim_csv;
-pub use output::{escape_controls, prepare_output_dir, prepare_output_file, OutputError};
+pub use kept::Listed;
+pub use output::{
+    escape_controls, prepare_output_dir, prepare_output_file, terminal_text, OutputError,
+};
 pub use plots::claim_svg;
+pub use rows::SummaryRows;
 pub use summary::{
     claim_in_words, claims_table, summary_markdown, summary_markdown_listed, verdicts_table,
-    Listed, SummaryRows,
 };
 
 use crate::judge::{ClaimOutcome, Tally};
@@ -232,8 +236,10 @@ pub fn write_reports_figures(
                 .iter()
                 .any(|r| r.checked_by.iter().any(|ch| present(&ch.claim)))
         }) {
-            let md = scorecard::scorecard_markdown(card, claims, outcomes, &previous.kept);
+            let md = scorecard::scorecard_page(card, claims, outcomes, &previous.kept);
             stage.write(&format!("{}.md", card.page), md.as_bytes())?;
+            let md = scorecard::details_page(card, claims, outcomes, &previous.kept);
+            stage.write(&format!("{}-details.md", card.page), md.as_bytes())?;
         }
         html::write_html(stage.dir(), dir, outcomes, &previous.kept)?;
         stage.write(
@@ -257,4 +263,30 @@ mod tests {
         );
         assert_eq!(super::sentence("why?"), "why?");
     }
+}
+
+/// One line per claim whose rows are reported apart: a draft (a TODO placeholder for its
+/// statement or a quote: never counted for the paper) and each exploratory variant
+/// (never counted, never a regression of the core, never compared with the baseline,
+/// so `--require-baseline` ignores it).
+pub fn apart_lines(outcomes: &[crate::judge::ClaimOutcome]) -> Vec<String> {
+    let mut out = Vec::new();
+    for o in outcomes {
+        if let Some(why) = o.claim.draft() {
+            out.push(format!(
+                "draft: {} ({why}): its {} main rows are shown, never counted for the paper",
+                o.claim.id,
+                o.results.iter().filter(|r| !r.negative_control).count()
+            ));
+        }
+        for v in o.claim.variants.iter().filter(|v| v.exploratory) {
+            let rows = o.results.iter().filter(|r| r.variant == v.name).count();
+            out.push(format!(
+                "exploratory: {} / {}: {rows} rows reported apart (not counted, never a \
+                 regression of the core, not compared with the baseline)",
+                o.claim.id, v.name
+            ));
+        }
+    }
+    out
 }

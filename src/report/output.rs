@@ -99,15 +99,41 @@ fn file_in_the_way(dir: &Path) -> Option<PathBuf> {
     None
 }
 
+/// C0 and C1 controls, DEL, and the bidirectional marks and overrides.
+fn is_terminal_control(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `s` as printed on a terminal: every line escaped by [`escape_controls`], the newlines
+/// and tabs kept. The one helper every terminal line of the CLI goes through when it
+/// echoes spec text, file names or a core's stderr (error messages, verdict lines,
+/// `check`, `plan`, `diff`, `stability`).
+pub fn terminal_text(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s
+        .chars()
+        .any(|c| c != '\n' && c != '\t' && is_terminal_control(c))
+    {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let lines: Vec<String> = s
+        .split('\n')
+        .map(|l| {
+            l.split('\t')
+                .map(|p| escape_controls(p).into_owned())
+                .collect::<Vec<_>>()
+                .join("\t")
+        })
+        .collect();
+    std::borrow::Cow::Owned(lines.join("\n"))
+}
+
 /// `s` with every terminal control character — C0 and C1 controls, DEL, and the
 /// bidirectional overrides that reorder what a terminal shows — written as a visible
 /// escape (`\x1b`, `\u{202e}`), for lines printed on a terminal from spec text (issue 50,
 /// family 7: a title with escape sequences must not drive the terminal).
 pub fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
-    let bad = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
+    let bad = is_terminal_control;
     if !s.chars().any(bad) {
         return std::borrow::Cow::Borrowed(s);
     }

@@ -12,9 +12,11 @@ use crate::judge::ClaimOutcome;
 use crate::spec::Profile;
 use std::path::{Path, PathBuf};
 
-/// The directory of pending snapshots (relative to the working directory).
+/// The directory of pending snapshots (under the project root: [`crate::project`]).
 pub fn dir() -> PathBuf {
-    Path::new("target").join("dpclaims").join("pending")
+    crate::project::path("target")
+        .join("dpclaims")
+        .join("pending")
 }
 
 /// A claim's snapshot as the insta file of `tests/claims.rs` holds it: the header
@@ -264,6 +266,9 @@ mod tests {
                             control: st(r, "control"),
                             points: r["points"].as_u64().unwrap() as usize,
                             points_total: r["points_total"].as_u64().unwrap() as usize,
+                            constant: r["constant"].as_sequence().map(|c| {
+                                (c[0].as_f64().unwrap(), c[1].as_str().unwrap().to_string())
+                            }),
                         })
                         .collect()
                 })

@@ -25,6 +25,10 @@ pub struct SnapResult {
     /// Points judged (inside the hypotheses) and points of the sweep.
     pub points: usize,
     pub points_total: usize,
+    /// A bound with a registered constant: its implied constant (rounded) and the
+    /// constant's verdict, so a change of either is a change of the baseline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub constant: Option<(f64, String)>,
 }
 
 /// A claim outcome as snapshotted.
@@ -56,9 +60,11 @@ pub fn round2(v: f64) -> f64 {
 pub fn snapshot(out: &ClaimOutcome) -> Snap {
     Snap {
         id: out.claim.id.clone(),
+        // Exploratory rows are no part of the regression baseline (`exploratory: true`).
         results: out
             .results
             .iter()
+            .filter(|r| !r.exploratory)
             .map(|r| SnapResult {
                 prediction: r.prediction_name.clone(),
                 variant: r.variant.clone(),
@@ -76,6 +82,10 @@ pub fn snapshot(out: &ClaimOutcome) -> Snap {
                 }),
                 points: r.points,
                 points_total: r.regime.total,
+                constant: r.detail.constant_judged.and_then(|(_, v)| {
+                    let (m, _) = r.detail.implied_constant?;
+                    Some((round2(m), format!("{v:?}").to_lowercase()))
+                }),
             })
             .collect(),
     }

@@ -1,5 +1,7 @@
 //! `reports/SUMMARY.md`: the claims in plain words, then every verdict.
 use super::claim_page::{cell, result_line, verdict_cell};
+use super::kept::Listed;
+use super::rows::SummaryRows;
 use crate::judge::{ClaimOutcome, ControlStatus, PredictionResult, Tally};
 use std::fmt::Write as _;
 
@@ -11,7 +13,7 @@ pub fn claim_in_words(o: &ClaimOutcome) -> String {
     let main: Vec<&PredictionResult> = o.results.iter().filter(|r| !r.negative_control).collect();
     let stmts: Vec<&&PredictionResult> = main
         .iter()
-        .filter(|r| r.evidence == Evidence::Statement && !r.ablation)
+        .filter(|r| r.evidence == Evidence::Statement && !r.ablation && !r.exploratory)
         .collect();
     let head = if stmts.is_empty() {
         "**no statement of the paper**"
@@ -81,19 +83,6 @@ pub fn claim_in_words(o: &ClaimOutcome) -> String {
     )
 }
 
-/// A claim's rows of `SUMMARY.md` without the claim cell (which links to the page):
-/// what `verdicts.json` records per claim, so that a later run of other claims into the
-/// same directory can list this one unchanged ([`super::kept`]).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SummaryRows {
-    /// The source cell of the claims table.
-    pub source: String,
-    /// The claim in plain words ([`claim_in_words`]).
-    pub words: String,
-    /// One row of the table of every verdict per result, from the prediction cell on.
-    pub verdicts: Vec<String>,
-}
-
 impl SummaryRows {
     /// The rows of `o`.
     pub fn of(o: &ClaimOutcome) -> Self {
@@ -125,23 +114,6 @@ impl SummaryRows {
                     )
                 })
                 .collect(),
-        }
-    }
-}
-
-/// A claim listed in `SUMMARY.md`: judged by this run, or kept from an earlier run
-/// whose pages are still in the directory (marked with that run's profile, seed and
-/// engine).
-pub enum Listed<'a> {
-    Run(&'a ClaimOutcome),
-    Kept(&'a super::kept::Kept),
-}
-
-impl Listed<'_> {
-    fn id(&self) -> &str {
-        match self {
-            Listed::Run(o) => &o.claim.id,
-            Listed::Kept(k) => &k.id,
         }
     }
 }

@@ -52,6 +52,9 @@ pub struct CheckReport {
     /// Files whose spec is valid (a claim).
     pub valid: usize,
     pub errors: Vec<Diagnostic>,
+    /// `TODO` placeholders left in the specs (scaffold markers, [`placeholders`]): not
+    /// errors, but a claim whose statement or quote is one is a draft, never counted.
+    pub placeholders: Vec<Diagnostic>,
 }
 
 impl CheckReport {
@@ -82,6 +85,9 @@ pub fn check_paths(paths: &[PathBuf]) -> CheckReport {
     let mut ids: Vec<(String, PathBuf)> = Vec::new();
     for f in files {
         report.files += 1;
+        if let Ok(text) = crate::fsio::read_string(&f, crate::fsio::InputKind::Spec) {
+            report.placeholders.extend(placeholders(&f, &text));
+        }
         let (id, errors) = check_file(&f);
         if errors.is_empty() {
             report.valid += 1;
@@ -104,6 +110,37 @@ pub fn check_paths(paths: &[PathBuf]) -> CheckReport {
         report.errors.extend(errors);
     }
     report
+}
+
+/// The `TODO` placeholders of a spec's text, one per line that has one outside a
+/// comment (`dpclaims new` and `dpclaims init` scaffold them, and say "replace every
+/// TODO" in comments, which are not reported), located at the `TODO`.
+pub fn placeholders(path: &Path, text: &str) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with('#') {
+            continue;
+        }
+        // The part before a comment (` #`); a `#` inside a quoted string cuts it short,
+        // which at worst misses a placeholder after it.
+        let code = line.find(" #").map_or(line, |c| &line[..c]);
+        let Some(col) = code.find("TODO") else {
+            continue;
+        };
+        let shown: String = code[col..].chars().take(60).collect();
+        out.push(Diagnostic {
+            file: path.display().to_string(),
+            field: "placeholder".into(),
+            message: format!(
+                "TODO placeholder `{}`: replace it (a claim whose statement or quote is a \
+                 placeholder is a draft, never counted)",
+                shown.trim_end_matches(['"', '\'', ' '])
+            ),
+            line: Some(i + 1),
+            column: Some(line[..col].chars().count() + 1),
+        });
+    }
+    out
 }
 
 fn unlocated(e: SpecError) -> Diagnostic {

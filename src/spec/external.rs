@@ -6,7 +6,7 @@
 //! (`bin/core.sh`) is taken relative to that directory too ([`worker`]).
 //!
 //! [`worker`]: crate::systems::external::worker
-use super::load::Ctx;
+use super::ctx::Ctx;
 use super::raw::RawClaim;
 use super::SpecError;
 use crate::systems::external::worker::CoreCommand;
@@ -43,6 +43,80 @@ fn command(
     })
 }
 
+/// The declared files of a core (`field` names them in errors), relative to `dir`: a
+/// relative path without NUL bytes (read when the core is prepared,
+/// [`crate::systems::external`]).
+fn files(
+    ctx: &Ctx,
+    field: &str,
+    names: &[String],
+    dir: &Path,
+) -> Result<Vec<std::path::PathBuf>, SpecError> {
+    let mut out = Vec::new();
+    for (i, f) in names.iter().enumerate() {
+        let p = Path::new(f);
+        if f.trim().is_empty() || f.contains('\0') || p.is_absolute() {
+            return Err(ctx.err(
+                format!("{field}[{i}]"),
+                format!("`{f}` is not a file path relative to the spec's directory"),
+            ));
+        }
+        let full = dir.join(p);
+        if !out.contains(&full) {
+            out.push(full);
+        }
+    }
+    Ok(out)
+}
+
+/// `external.audit` validated: trials, confidence, the estimator; the core must offer
+/// `score` (the only metric asked of it in canary mode).
+fn audit(
+    ctx: &Ctx,
+    a: &crate::spec::raw::RawExternalAudit,
+    metrics: &[String],
+) -> Result<crate::systems::external::audit::SpecAudit, SpecError> {
+    use crate::systems::external::audit::{Estimator, SpecAudit};
+    if !(4..=10_000_000).contains(&a.trials) {
+        return Err(ctx.err(
+            "external.audit.trials",
+            format!(
+                "must be the runs per world, 4 to 10 000 000, got {}",
+                a.trials
+            ),
+        ));
+    }
+    let confidence = a.confidence.unwrap_or(0.95);
+    if !(confidence > 0.5 && confidence < 1.0) {
+        return Err(ctx.err(
+            "external.audit.confidence",
+            format!("must be in (0.5, 1), got {confidence}"),
+        ));
+    }
+    let estimator = match a.estimator.as_deref().unwrap_or("best") {
+        "clopper_pearson" => Estimator::ClopperPearson,
+        "gdp" => Estimator::Gdp,
+        "best" => Estimator::Best,
+        other => {
+            return Err(ctx.err(
+                "external.audit.estimator",
+                format!("`{other}` is not an estimator: clopper_pearson, gdp or best"),
+            ))
+        }
+    };
+    if metrics.iter().any(|m| m != "score") {
+        return Err(ctx.err(
+            "external.metrics",
+            "in canary mode (`external.audit`) the core is asked for `score` only: leave `metrics` out or write [score]; the predictions use the audit's metrics (epsilon_lower_bound, ...)",
+        ));
+    }
+    Ok(SpecAudit {
+        trials: a.trials as usize,
+        confidence,
+        estimator,
+    })
+}
+
 fn is_name(s: &str) -> bool {
     !s.is_empty()
         && s.chars()
@@ -72,7 +146,11 @@ pub(super) fn system(
         ));
     }
     let timeout = Duration::from_secs_f64(timeout_s);
-    if ext.metrics.is_empty() {
+    let audit = match &ext.audit {
+        None => None,
+        Some(a) => Some(audit(ctx, a, &ext.metrics)?),
+    };
+    if ext.metrics.is_empty() && audit.is_none() {
         return Err(ctx.err(
             "external.metrics",
             "list the metrics the core computes (at least one)",
@@ -97,6 +175,23 @@ pub(super) fn system(
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => Path::new(".").to_path_buf(),
     };
+    if let Some(c) = ext.cost_s {
+        if !(c.is_finite() && c > 0.0 && c <= MAX_TIMEOUT_S) {
+            return Err(ctx.err(
+                "external.cost_s",
+                format!("must be the CPU seconds of one unit in (0, {MAX_TIMEOUT_S}], got {c}"),
+            ));
+        }
+    }
+    if let Some(v) = &ext.version {
+        if v.trim().is_empty() || v.contains('\0') {
+            return Err(ctx.err(
+                "external.version",
+                "must name the core's version (e.g. \"1.2\" or \"opacus 1.5.2, torch 2.5\")",
+            ));
+        }
+    }
+    let claim_files = files(ctx, "external.files", &ext.files, &dir)?;
     let mut commands = vec![command(
         ctx,
         "external.command",
@@ -104,6 +199,7 @@ pub(super) fn system(
         &dir,
         timeout,
     )?];
+    let mut command_files = vec![claim_files.clone()];
     let mut variant_command = BTreeMap::new();
     for (i, v) in raw.variants.iter().enumerate() {
         let idx = match &v.external {
@@ -116,13 +212,26 @@ pub(super) fn system(
                     &dir,
                     timeout,
                 )?;
-                match commands.iter().position(|x| *x == c) {
+                let own = files(
+                    ctx,
+                    &format!("variants[{i}].external.files"),
+                    &e.files,
+                    &dir,
+                )?;
+                let j = match commands.iter().position(|x| *x == c) {
                     Some(j) => j,
                     None => {
                         commands.push(c);
+                        command_files.push(claim_files.clone());
                         commands.len() - 1
                     }
+                };
+                for f in own {
+                    if !command_files[j].contains(&f) {
+                        command_files[j].push(f);
+                    }
                 }
+                j
             }
         };
         variant_command.insert(v.name.clone(), idx);
@@ -136,6 +245,10 @@ pub(super) fn system(
     }
     Ok(ExternalSystem::leaked(ExternalSpec {
         commands,
+        files: command_files,
+        version: ext.version.clone(),
+        cost_s: ext.cost_s,
+        audit,
         variant_command,
         metrics: ext.metrics.clone(),
         params: params.into_iter().collect(),

@@ -1,6 +1,7 @@
 //! Validating raw claims into [`Claim`]s (files are read in [`super::read`]): the
 //! top-level fields, data, sweeps, options and variants here; predictions in
 //! [`super::predictions`]; every sweep point in [`super::points`].
+use super::ctx::Ctx;
 use super::points::check_points;
 use super::predictions::{assumptions, check_roles, prediction};
 use super::raw::{self, RawClaim, RawProfile, RawTarget};
@@ -9,38 +10,6 @@ use crate::data::InputDist;
 use crate::systems::{self, System};
 use std::collections::BTreeSet;
 use std::path::Path;
-
-/// The validation's context: the file named in errors, and the errors collected so far
-/// ([`validate_all`] goes on after an error where what follows does not depend on it).
-pub(super) struct Ctx<'a> {
-    file: &'a str,
-    errors: std::cell::RefCell<Vec<SpecError>>,
-}
-
-impl Ctx<'_> {
-    /// Records an error and goes on.
-    pub(super) fn report(&self, e: SpecError) {
-        self.errors.borrow_mut().push(e);
-    }
-    /// Records the error of a result, if any, and gives its value.
-    pub(super) fn keep<T>(&self, r: Result<T, SpecError>) -> Option<T> {
-        match r {
-            Ok(v) => Some(v),
-            Err(e) => {
-                self.report(e);
-                None
-            }
-        }
-    }
-
-    pub(super) fn err(&self, field: impl Into<String>, message: impl Into<String>) -> SpecError {
-        SpecError {
-            file: self.file.to_string(),
-            field: field.into(),
-            message: message.into(),
-        }
-    }
-}
 
 fn data_spec(ctx: &Ctx, field: &str, raw: &raw::RawData) -> Result<DataSpec, SpecError> {
     let input = match raw.input.as_deref().unwrap_or("gaussian") {
@@ -430,6 +399,7 @@ fn validate_into(ctx: &Ctx, raw: RawClaim, path: &Path, spec_hash: String) -> Op
             name: v.name.clone(),
             description: v.description.clone(),
             negative_control: v.negative_control,
+            exploratory: v.exploratory,
             proxy: v.proxy.clone(),
             params: v.params.clone(),
             options,
@@ -439,6 +409,14 @@ fn validate_into(ctx: &Ctx, raw: RawClaim, path: &Path, spec_hash: String) -> Op
             errata,
             deviations: v.deviations.clone(),
         });
+    }
+    for (i, v) in raw.variants.iter().enumerate() {
+        if v.exploratory && v.negative_control {
+            ctx.report(ctx.err(
+                format!("variants[{i}].exploratory"),
+                "a negative control is not exploratory: it must be caught (drop one of the two)",
+            ));
+        }
     }
     if !raw.variants.iter().any(|v| v.negative_control) {
         ctx.report(ctx.err(

@@ -10,10 +10,12 @@
 //! measurement only. The engine only ever sees a validated [`Claim`].
 pub mod assumption;
 pub mod check;
+mod ctx;
 pub mod echo;
 pub mod evidence;
 pub mod expr;
 mod external;
+mod identical;
 mod load;
 pub mod locate;
 pub mod names;
@@ -21,6 +23,7 @@ mod points;
 mod predictions;
 mod provenance;
 pub mod raw;
+pub mod raw_variant;
 mod read;
 pub mod registry;
 pub mod replicates;
@@ -29,6 +32,7 @@ pub mod schema;
 pub use assumption::{Assumption, Direction, Trend, Violation};
 pub use evidence::{Deviation, Erratum, Evidence, Finding, Quote, QuotedNumber};
 pub use external::MAX_TIMEOUT_S as EXTERNAL_MAX_TIMEOUT_S;
+pub use identical::identical_main;
 pub use load::MAX_SWEEP_POINTS;
 pub use read::{claim_from_bytes, load_claim, load_claims, spec_files};
 pub use replicates::Replicates;
@@ -150,6 +154,10 @@ pub struct Variant {
     pub name: String,
     pub description: String,
     pub negative_control: bool,
+    /// Outside the statement's hypotheses on purpose (`exploratory: true`): judged and
+    /// reported apart, never counted for the paper, never a regression of the core,
+    /// never compared with the regression baseline.
+    pub exploratory: bool,
     /// The task of this variant's proxy rows (overrides the prediction's `proxy`).
     pub proxy: Option<String>,
     pub params: BTreeMap<String, Expr>,
@@ -198,7 +206,21 @@ pub enum PredictionKind {
     /// shrink (lower) along `x` by more than the tolerance; the implied constant is
     /// reported. Never refuted on a main variant: finite data cannot refute an asymptotic
     /// rate ([`crate::judge::kinds`]).
-    Bound { fit: FitSpec, upper: bool },
+    /// `constant`: a registered implied-constant ceiling (upper) or floor (lower), with
+    /// its source: judged too, a finite statement ([`crate::judge`]'s bound rules).
+    Bound {
+        fit: FitSpec,
+        upper: bool,
+        constant: Option<RegisteredConstant>,
+    },
+}
+
+/// An implied constant registered from the paper or its proof (`constant:` of a bound).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegisteredConstant {
+    /// The ceiling (upper bound) or floor (lower bound).
+    pub value: f64,
+    pub source: String,
 }
 
 /// What an `inequality` is checked on.
@@ -402,6 +424,20 @@ pub struct Claim {
 }
 
 impl Claim {
+    /// Why this claim is a draft, when it is one: its statement or a prediction's quote
+    /// is still a placeholder (`TODO...`, as `dpclaims new` and `dpclaims init` scaffold
+    /// them). A draft's rows are shown but never counted for the paper.
+    pub fn draft(&self) -> Option<String> {
+        let placeholder = |t: &str| t.trim_start().starts_with("TODO");
+        if placeholder(&self.statement) {
+            return Some("its statement is a TODO placeholder".into());
+        }
+        self.predictions
+            .iter()
+            .find(|p| p.quote.as_ref().is_some_and(|q| placeholder(&q.text)))
+            .map(|p| format!("the quote of prediction `{}` is a TODO placeholder", p.name))
+    }
+
     pub fn variant(&self, name: &str) -> Option<&Variant> {
         self.variants.iter().find(|v| v.name == name)
     }

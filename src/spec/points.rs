@@ -1,7 +1,7 @@
 //! Every sweep point of every variant and profile, evaluated when a claim is loaded:
 //! unknown symbols (with the field that uses them), cycles, non-finite values and the
 //! system's parameter constraints are reported before anything runs.
-use super::load::Ctx;
+use super::ctx::Ctx;
 use super::*;
 use std::collections::BTreeSet;
 

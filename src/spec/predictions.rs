@@ -1,6 +1,6 @@
 //! Validation of a claim's predictions, hypotheses and variant roles (negative
 //! controls' `caught_by`, main variants' `findings`).
-use super::load::Ctx;
+use super::ctx::Ctx;
 use super::raw::{self, RawPrediction};
 use super::*;
 use crate::systems::System;
@@ -208,9 +208,42 @@ pub(super) fn prediction(
                 confidence: b.confidence,
                 bootstrap: Some(0),
             };
+            let constant = match &b.constant {
+                None => None,
+                Some(c) => {
+                    let (value, key, other) = if upper {
+                        (c.at_most, "at_most", c.at_least)
+                    } else {
+                        (c.at_least, "at_least", c.at_most)
+                    };
+                    let v = match (value, other) {
+                        (Some(v), None) if v.is_finite() && v > 0.0 => v,
+                        _ => {
+                            return Err(fail(ctx.err(
+                                format!("{field}.constant"),
+                                format!(
+                                "a{} bound registers `{key}: <a positive number>` (and only that)",
+                                if upper { "n upper" } else { " lower" }
+                            ),
+                            )))
+                        }
+                    };
+                    if c.source.trim().is_empty() {
+                        return Err(fail(ctx.err(
+                            format!("{field}.constant.source"),
+                            "say where the constant comes from (the paper's or its proof's equation and line)",
+                        )));
+                    }
+                    Some(crate::spec::RegisteredConstant {
+                        value: v,
+                        source: c.source.clone(),
+                    })
+                }
+            };
             PredictionKind::Bound {
                 fit: fit_spec(&raw_fit)?,
                 upper,
+                constant,
             }
         }
         RawPrediction::Event(raw::RawEvent {

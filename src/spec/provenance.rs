@@ -2,8 +2,8 @@
 //! evidence kind and the paper's words (`evidence`, `quote`, `proxy`), the registry
 //! hypotheses it is judged under (`under`), and the variants' `deviations`, `findings`
 //! and `errata` (format and rules: `claims/README.md`, "Evidence").
+use super::ctx::Ctx;
 use super::evidence::{Confirmation, Erratum, Evidence, Finding, Quote, QuotedNumber};
-use super::load::Ctx;
 use super::raw;
 use super::registry::Registry;
 use super::*;
@@ -105,16 +105,26 @@ pub(super) fn prediction(
                     ),
                 )
             })?;
-            hypotheses.push(h.assumption.clone());
+            let Some(a) = &h.assumption else {
+                return Err(ctx.err(
+                    format!("{field}.under[{i}]"),
+                    format!(
+                        "`{name}` is met by construction ({}): it gates nothing, so no \
+                         prediction is judged under it",
+                        h.by_construction
+                    ),
+                ));
+            };
+            hypotheses.push(a.clone());
         }
     }
     if let Some(reg) = registry {
         for a in inline {
-            if let Some(h) = reg
-                .hypotheses
-                .iter()
-                .find(|h| squash(&h.assumption.text) == squash(&a.text))
-            {
+            if let Some(h) = reg.hypotheses.iter().find(|h| {
+                h.assumption
+                    .as_ref()
+                    .is_some_and(|x| squash(&x.text) == squash(&a.text))
+            }) {
                 return Err(ctx.err(
                     format!("{field}.assumptions"),
                     format!(

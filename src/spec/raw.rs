@@ -127,7 +127,7 @@ fn too_deep(text: &str) -> Option<usize> {
 
 /// A map with unique keys: YAML allows a key twice and serde would keep the last value
 /// silently (`kappa: 2` then `kappa: 3`), which a spec must never do.
-fn unique_keys<'de, D, V>(d: D) -> Result<BTreeMap<String, V>, D::Error>
+pub(super) fn unique_keys<'de, D, V>(d: D) -> Result<BTreeMap<String, V>, D::Error>
 where
     D: serde::Deserializer<'de>,
     V: Deserialize<'de>,
@@ -253,6 +253,20 @@ pub struct RawSource {
     pub equation: String,
 }
 
+/// A bound's registered constant (`constant:` of a `bound` prediction).
+#[derive(Deserialize, Debug, Clone, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawConstant {
+    /// Upper bounds: the implied constant is at most this.
+    #[serde(default)]
+    pub at_most: Option<f64>,
+    /// Lower (Omega) bounds: the implied constant is at least this.
+    #[serde(default)]
+    pub at_least: Option<f64>,
+    /// Where the value comes from (the paper's or its proof's sentence, equation, line).
+    pub source: String,
+}
+
 /// The `external:` block of a claim (`system: external`).
 #[derive(Deserialize, Debug, Clone, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -263,6 +277,38 @@ pub struct RawExternal {
     pub metrics: Vec<String>,
     #[serde(default)]
     pub timeout_s: Option<f64>,
+    /// The files the core's results depend on (its sources, relative to the spec file):
+    /// hashed into the result cache's keys. Without them the core's units are not cached.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// The core's declared version (of what the files do not capture: a library, a
+    /// data set), part of the result cache's keys.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// The declared CPU seconds of one unit, for `dpclaims plan` (without it, `plan`
+    /// times one calibration unit).
+    #[serde(default)]
+    pub cost_s: Option<f64>,
+    /// Canary mode: each unit is one empirical privacy audit of the core (its `score` on
+    /// `trials` runs with the canary and `trials` without), judged by the predictions
+    /// through the audit's metrics (`epsilon_lower_bound`, ...).
+    #[serde(default)]
+    pub audit: Option<RawExternalAudit>,
+}
+
+/// `external.audit`: an audit inside a spec.
+#[derive(Deserialize, Debug, Clone, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawExternalAudit {
+    /// Runs per world (with and without the canary), at least 4.
+    pub trials: u64,
+    /// The estimator whose bound is `epsilon_lower_bound`: clopper_pearson, gdp, or
+    /// best (the larger of the two, each at half the error probability; default).
+    #[serde(default)]
+    pub estimator: Option<String>,
+    /// Joint confidence of the bound (default 0.95).
+    #[serde(default)]
+    pub confidence: Option<f64>,
 }
 
 /// A variant's own core (`external: {command: [...]}`), e.g. a faulty copy.
@@ -270,6 +316,9 @@ pub struct RawExternal {
 #[serde(deny_unknown_fields)]
 pub struct RawVariantExternal {
     pub command: Vec<String>,
+    /// The files this variant's core depends on besides the claim's `external.files`.
+    #[serde(default)]
+    pub files: Vec<String>,
 }
 
 #[derive(Deserialize, Debug, Default, Clone, schemars::JsonSchema)]
@@ -307,37 +356,7 @@ pub struct RawProfile {
     pub replicates: super::replicates::RawReplicates,
 }
 
-#[derive(Deserialize, Debug, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawVariant {
-    pub name: String,
-    #[serde(default)]
-    pub description: String,
-    #[serde(default)]
-    pub negative_control: bool,
-    /// The task of this variant, named in its proxy rows' words (default: the prediction's).
-    #[serde(default)]
-    pub proxy: Option<String>,
-    #[serde(default, deserialize_with = "unique_keys")]
-    pub params: BTreeMap<String, Expr>,
-    #[serde(default, deserialize_with = "unique_keys")]
-    pub options: BTreeMap<String, String>,
-    #[serde(default)]
-    pub data: Option<RawData>,
-    /// `system: external` only: this variant runs another core.
-    #[serde(default)]
-    pub external: Option<RawVariantExternal>,
-    /// Negative controls: the predictions (by name) that must refute this variant.
-    #[serde(default)]
-    pub caught_by: Vec<String>,
-    /// Main variants: prediction name -> why this variant is refuted there (a finding).
-    #[serde(default, deserialize_with = "unique_keys")]
-    pub findings: BTreeMap<String, RawFinding>,
-    #[serde(default, deserialize_with = "unique_keys")]
-    pub errata: BTreeMap<String, RawErratum>,
-    #[serde(default)]
-    pub deviations: Vec<super::evidence::Deviation>,
-}
+pub use super::raw_variant::RawVariant;
 
 pub use super::evidence::{RawConfirmation, RawErratum, RawFinding, RawQuotedFinding};
 
@@ -592,6 +611,10 @@ pub struct RawBound {
     pub x: String,
     pub bound: Expr,
     pub direction: String,
+    /// An implied-constant ceiling (`upper`) or floor (`lower`) registered from the paper
+    /// or its proof: `{at_most: 12.6, source: "..."}`; the row is then judged on it too.
+    #[serde(default)]
+    pub constant: Option<RawConstant>,
     pub tolerance: f64,
     #[serde(default)]
     pub tolerance_reason: Option<String>,

@@ -18,7 +18,12 @@ use std::path::{Path, PathBuf};
 pub struct Hypothesis {
     pub name: String,
     pub quote: Quote,
-    pub assumption: Assumption,
+    /// The comparison a point is checked against; `None` for a hypothesis every system of
+    /// the paper meets by construction (`by_construction:`), which is listed so that a
+    /// reader sees every hypothesis, and never gates a point.
+    pub assumption: Option<Assumption>,
+    /// How the systems meet a `by_construction` hypothesis (empty otherwise).
+    pub by_construction: String,
     /// How an asymptotic or verbal hypothesis is read as a finite comparison.
     pub reading: String,
     /// The smallest size at which it can hold, when known (e.g. an empty window).
@@ -46,6 +51,11 @@ pub struct RawHypothesis {
     /// move along the sweep; never a pointwise gate ([`crate::spec::assumption`]).
     #[serde(default)]
     pub asymptotic: Option<RawAsymptotic>,
+    /// A hypothesis the systems meet by construction (an odd activation, theta_0 = 0):
+    /// how they meet it, with the file that does. Listed, never a gate: a prediction
+    /// cannot name it in `under`, and a check of it would be true by construction.
+    #[serde(default)]
+    pub by_construction: Option<String>,
     #[serde(default)]
     pub reading: String,
     #[serde(default)]
@@ -91,26 +101,30 @@ pub fn validate(raw: &[RawHypothesis]) -> Result<Vec<Hypothesis>, String> {
             ));
         }
         let source = format!("{}: {}", h.name, h.quote.location.trim());
-        let assumption = match (&h.require, &h.asymptotic) {
-            (Some(req), None) => {
-                Assumption::parse(req, &source).map_err(|m| format!("{at}: require: {m}"))?
+        let assumption = match (&h.require, &h.asymptotic, &h.by_construction) {
+            (Some(req), None, None) => {
+                Some(Assumption::parse(req, &source).map_err(|m| format!("{at}: require: {m}"))?)
             }
-            (None, Some(a)) => {
+            (None, Some(a), None) => {
                 let dir = Direction::parse(a.direction.trim()).ok_or_else(|| {
                     format!(
                         "{at}: asymptotic.direction: `{}` is not grows (ω), shrinks (o) or bounded (O)",
                         a.direction
                     )
                 })?;
-                Assumption::asymptotic(&a.ratio, dir, &source)
-                    .map_err(|m| format!("{at}: asymptotic.ratio: {m}"))?
+                Some(
+                    Assumption::asymptotic(&a.ratio, dir, &source)
+                        .map_err(|m| format!("{at}: asymptotic.ratio: {m}"))?,
+                )
             }
+            (None, None, Some(how)) if !how.trim().is_empty() => None,
             _ => {
                 return Err(format!(
                     "{at}: write exactly one of `require` (a finite comparison with explicit \
-                     constants, checked at each point) and `asymptotic` ({{ratio, direction}}: \
+                     constants, checked at each point), `asymptotic` ({{ratio, direction}}: \
                      an ω/o/O hypothesis, checked as a direction along the sweep, never with \
-                     constant 1 at a point)"
+                     constant 1 at a point) and `by_construction` (how every system meets it; \
+                     listed, never a gate)"
                 ))
             }
         };
@@ -118,6 +132,12 @@ pub fn validate(raw: &[RawHypothesis]) -> Result<Vec<Hypothesis>, String> {
             name: h.name.clone(),
             quote: h.quote.clone(),
             assumption,
+            by_construction: h
+                .by_construction
+                .as_deref()
+                .unwrap_or("")
+                .trim()
+                .to_string(),
             reading: h.reading.trim().to_string(),
             feasible_from: h.feasible_from.trim().to_string(),
         });

@@ -2,6 +2,8 @@
 //! a registry of named metrics.
 //!
 //! * [`rf_dpgd`] — DP-GD on the random-features model (privacy-for-free).
+//! * [`rf_fig2`] — the cells of privacy-for-free Fig. 2 that its ordinal statements
+//!   compare, in one unit.
 //! * [`rf_tuned`] — the same through the reduced engine, hyper-parameters selected on a
 //!   validation split over a grid.
 //! * [`feature_learning`] — Algorithm 1 of the blog (first-layer step + DP second layer).
@@ -26,6 +28,7 @@ pub mod external;
 pub mod feature_learning;
 pub mod gaussian_mechanism;
 pub mod rf_dpgd;
+pub mod rf_fig2;
 pub mod rf_kernel;
 pub mod rf_tuned;
 pub mod shared;
@@ -242,13 +245,27 @@ pub trait System: Sync + Send + std::fmt::Debug {
     fn variant_tag(&self, _variant: &str) -> String {
         String::new()
     }
-    /// Whether a unit's result is decided by this build and the unit's inputs alone, so
-    /// that the result cache may keep it (`execute::cache`, keyed on the engine hash). An
-    /// external core is a program outside the build: editing it must never be answered
-    /// from the cache, so its units are always run.
-    fn cacheable(&self) -> bool {
-        true
+    /// What, besides this build and the unit's inputs, decides the result of a unit of
+    /// `variant`, for the result cache's key (`execute::cache`): `Some("")` for a built-in
+    /// system (the engine hash covers it), the hash of an external core's declared files
+    /// and version, or `None` when it cannot be known (an external core that declares no
+    /// files: editing it must never be answered from the cache, so its units always run).
+    fn cache_identity(&self, _variant: &str) -> Option<String> {
+        Some(String::new())
     }
+    /// How [`System::cost`] is known, when it is not this build's cost model (an external
+    /// core: declared, measured by `plan`, or nominal), for `dpclaims plan`.
+    fn cost_basis(&self) -> Option<String> {
+        None
+    }
+    /// Whether `plan` should time one unit to know [`System::cost`] (an external core
+    /// without a declared `cost_s`).
+    fn wants_cost_measurement(&self) -> bool {
+        false
+    }
+    /// Records the CPU seconds one unit took (measured by `plan` on the unit named
+    /// `unit`): [`System::cost`] answers it from then on.
+    fn record_measured_cost(&self, _seconds: f64, _unit: &str) {}
 }
 
 /// Every registered system.
@@ -263,6 +280,7 @@ pub fn all() -> &'static [&'static dyn System] {
         &rf_tuned::RfTuned,
         &gaussian_mechanism::GaussianMechanism,
         &rf_kernel::RfKernel,
+        &rf_fig2::RfFig2,
     ]
 }
 

@@ -28,7 +28,7 @@ use super::*;
 use crate::models::RandomFeatures;
 use crate::train::dpgd;
 use crate::train::reduced::{self, BatchRun, KernelProblem, TestNoise};
-use ndarray::{concatenate, Array1, Axis};
+use ndarray::{concatenate, Array1, Array2, Axis};
 
 #[derive(Debug)]
 pub struct RfTuned;
@@ -255,13 +255,44 @@ fn problem(
     })
 }
 
-/// [`problem`], computed.
-fn kernel_problem(
+/// [`problem`], computed (also `rf_fig2`'s, with its own features label).
+pub(super) fn kernel_problem(
+    u: &UnitInput,
+    dims: (usize, usize, usize, usize),
+    p: usize,
+    features_label: &str,
+) -> Result<KernelProblem, SystemError> {
+    let k = kernel_inputs(u, dims, p, features_label)?;
+    Ok(KernelProblem::random_features(
+        &k.model,
+        &k.x.view(),
+        k.y,
+        &k.x_held.view(),
+        k.y_held,
+        TestNoise::Exact,
+    )?
+    .with_validation(k.n_val)?)
+}
+
+/// What [`kernel_problem`] is built from: the model, the training set and the held-out
+/// points (validation first, then test), drawn from the unit's streams.
+pub(super) struct KernelInputs {
+    pub model: RandomFeatures,
+    pub x: Array2<f64>,
+    pub y: Array1<f64>,
+    pub x_held: Array2<f64>,
+    pub y_held: Array1<f64>,
+    pub n_val: usize,
+}
+
+/// [`KernelInputs`] of `kernel_problem(u, dims, p, features_label)`: the same streams,
+/// the same draws.
+pub(super) fn kernel_inputs(
     u: &UnitInput,
     (d, n, n_test, n_val): (usize, usize, usize, usize),
     p: usize,
     features_label: &str,
-) -> Result<KernelProblem, SystemError> {
+) -> Result<KernelInputs, SystemError> {
     let mut data_rng = u.seeds.rng_for("data");
     let target = target(u.data, d, &mut data_rng)?;
     let mut draw = |m: usize, noise: f64| {
@@ -274,15 +305,14 @@ fn kernel_problem(
     let held_x = concatenate(Axis(0), &[val.x.view(), test.x.view()])
         .map_err(|e| SystemError::Invalid(format!("held-out shapes: {e}")))?;
     let held_y: Array1<f64> = val.y.iter().chain(test.y.iter()).copied().collect();
-    Ok(KernelProblem::random_features(
-        &model,
-        &train.x.view(),
-        train.y,
-        &held_x.view(),
-        held_y,
-        TestNoise::Exact,
-    )?
-    .with_validation(n_val)?)
+    Ok(KernelInputs {
+        model,
+        x: train.x,
+        y: train.y,
+        x_held: held_x,
+        y_held: held_y,
+        n_val,
+    })
 }
 
 /// One run per grid cell `(clip, steps)`, all on noise stream 0, sigma from Prop. 2.2

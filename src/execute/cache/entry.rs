@@ -9,7 +9,8 @@
 //! "dpclaims/cache/v1", build (the engine hash), machine (the kernels that round),
 //! recipe identity, profile, system name,
 //! parameters (name, f64 bits)*, options (name, value)*, data (input, target and its
-//! coefficients' bits, label noise bits), metrics requested*, seed path (master, labels*)
+//! coefficients' bits, label noise bits), metrics requested*, seed path (master, labels*),
+//! ["core", an external core's identity (the hash of its declared files and version)]
 //! ```
 //!
 //! — the unit as the system sees it ([`UnitInput`]), not the spec file it came from:
@@ -76,6 +77,10 @@ pub struct KeyContext<'a> {
     pub profile: Profile,
     /// The system's registry name.
     pub system: &'a str,
+    /// What else decides the unit's bits (an external core's identity, the hash of its
+    /// declared files and version, [`crate::systems::System::cache_identity`]); empty for
+    /// a built-in system, whose keys then stay what they were.
+    pub core: &'a str,
 }
 
 /// The key of the unit `input` in `ctx` (module docs).
@@ -106,6 +111,12 @@ pub fn key(ctx: &KeyContext<'_>, input: &UnitInput<'_>) -> CacheKey {
     h.u64(input.seeds.labels().len() as u64);
     for l in input.seeds.labels() {
         h.str(l);
+    }
+    // After the length-prefixed seed labels, so a key with a core identity never equals
+    // one without.
+    if !ctx.core.is_empty() {
+        h.str("core");
+        h.str(ctx.core);
     }
     CacheKey(hex(&h.0.finalize()))
 }

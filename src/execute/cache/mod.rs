@@ -77,6 +77,9 @@ pub struct ResultCache {
     corrupt: AtomicUsize,
     stored: AtomicUsize,
     store_errors: AtomicUsize,
+    /// Cores whose units were run uncached because they are not hashable (an external
+    /// core that declares no files): said once per run ([`ResultCache::uncacheable`]).
+    unhashable: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl ResultCache {
@@ -130,6 +133,7 @@ impl ResultCache {
             corrupt: AtomicUsize::new(0),
             stored: AtomicUsize::new(0),
             store_errors: AtomicUsize::new(0),
+            unhashable: Default::default(),
         })
     }
 
@@ -194,6 +198,21 @@ impl ResultCache {
             Ok(()) => self.stored.fetch_add(1, Ordering::Relaxed),
             Err(_) => self.store_errors.fetch_add(1, Ordering::Relaxed),
         };
+    }
+
+    /// Records that the units of `what` (a claim's core) ran uncached: not hashable.
+    pub fn note_unhashable(&self, what: String) {
+        if let Ok(mut s) = self.unhashable.lock() {
+            s.insert(what);
+        }
+    }
+
+    /// The cores whose units ran uncached since the cache was opened, each once.
+    pub fn unhashable(&self) -> Vec<String> {
+        self.unhashable
+            .lock()
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// What this cache did since it was opened.
@@ -324,6 +343,7 @@ pub(crate) fn context<'a>(
     recipe_id: &'a str,
     profile: crate::spec::Profile,
     system: &'a str,
+    core: &'a str,
 ) -> KeyContext<'a> {
     KeyContext {
         build: &cache.build,
@@ -331,6 +351,7 @@ pub(crate) fn context<'a>(
         recipe: recipe_id,
         profile,
         system,
+        core,
     }
 }
 

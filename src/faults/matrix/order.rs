@@ -38,6 +38,7 @@ pub const UNIT_SECONDS: &[(&str, f64)] = &[
     ("rf_kernel", 0.03),
     ("rf_engines", 0.28),
     ("rf_tuned", 0.3),
+    ("rf_fig2", 0.4),
     ("privacy_audit", 0.5),
 ];
 

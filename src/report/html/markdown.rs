@@ -76,8 +76,63 @@ pub(super) fn render(md: &str) -> String {
         }
         e => Some(e),
     });
+    let events = events.flat_map(|e| match e {
+        Event::Text(t) if has_latex(&t) => latex_as_code(&t),
+        e => vec![e],
+    });
     let mut out = String::new();
     html::push_html(&mut out, events);
+    out
+}
+
+/// Whether a text holds LaTeX: `$$`, or a backslash before a letter (`\frac`).
+fn has_latex(t: &str) -> bool {
+    t.contains("$$")
+        || t.as_bytes()
+            .windows(2)
+            .any(|w| w[0] == b'\\' && w[1].is_ascii_alphabetic())
+}
+
+/// A text with its LaTeX shown as code (no MathML crate is available offline, so a
+/// formula is shown verbatim in a code span rather than as raw source in prose): each
+/// `$$...$$` span, and outside them each whitespace-separated token with a backslash
+/// command, becomes one code span.
+fn latex_as_code(t: &str) -> Vec<Event<'static>> {
+    let mut out: Vec<Event<'static>> = vec![];
+    let plain = |s: &str, out: &mut Vec<Event<'static>>| {
+        let mut buf = String::new();
+        for tok in s.split_inclusive(char::is_whitespace) {
+            if has_latex(tok) {
+                if !buf.is_empty() {
+                    out.push(Event::Text(std::mem::take(&mut buf).into()));
+                }
+                let core = tok.trim_end();
+                out.push(Event::Code(core.to_string().into()));
+                out.push(Event::Text(tok[core.len()..].to_string().into()));
+            } else {
+                buf.push_str(tok);
+            }
+        }
+        if !buf.is_empty() {
+            out.push(Event::Text(buf.into()));
+        }
+    };
+    let mut rest = t;
+    while let Some(i) = rest.find("$$") {
+        plain(&rest[..i], &mut out);
+        let after = &rest[i + 2..];
+        match after.find("$$") {
+            Some(j) => {
+                out.push(Event::Code(after[..j].trim().to_string().into()));
+                rest = &after[j + 2..];
+            }
+            None => {
+                out.push(Event::Code(after.trim().to_string().into()));
+                rest = "";
+            }
+        }
+    }
+    plain(rest, &mut out);
     out
 }
 
@@ -101,6 +156,14 @@ pub(super) fn md_inline(md: &str) -> PreEscaped<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn latex_is_shown_as_code_never_as_raw_source() {
+        let h = render("the risk $$= O\\left(d^{-1}\\right)$$ and \\frac{a}{b} here");
+        assert!(h.contains("<code>= O\\left(d^{-1}\\right)</code>"), "{h}");
+        assert!(h.contains("<code>\\frac{a}{b}</code> here"), "{h}");
+        assert!(!h.contains("$$"), "{h}");
+    }
 
     #[test]
     fn raw_html_is_escaped_and_md_links_point_to_html_pages() {

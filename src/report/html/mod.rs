@@ -46,6 +46,8 @@ img.plot{width:100%;height:auto;border:1px solid #ddd}\
 nav{margin-bottom:1rem}\
 .holds{background:#d9f2d9}.refuted{background:#f4a6a0}.inconclusive{background:#fcefc7}\
 .out_of_regime{background:#e6e6e6}.caught{background:#d9ecf7}\
+.notrepro{background:#f7d9b5}.nottestable{background:#dcdcf4}\
+blockquote{border-left:4px solid #7a9cc6;background:#f5f8fc;margin:0.8rem 0;padding:0.3rem 1rem}\
 .missed{background:#d4b3f0;font-weight:bold;outline:2px solid #7b2cbf;outline-offset:-2px}\
 .legend span{display:inline-block;padding:0 0.5rem;margin-right:0.3rem;border:1px solid #ccc}";
 
@@ -106,8 +108,10 @@ fn legend() -> Markup {
         p.legend {
             "Colours: "
             span.holds { "holds" }
-            span.refuted { "refuted" }
-            span.inconclusive { "inconclusive" }
+            span.refuted { "refuted (erratum)" }
+            span.notrepro { "not reproduced / inconsistent" }
+            span.inconclusive { "inconclusive / not resolved" }
+            span.nottestable { "not testable" }
             span.out_of_regime { "out of regime" }
             span.caught { "control caught" }
             span.missed { "control NOT caught" }
@@ -154,7 +158,7 @@ pub fn index_html(
             h2 { "Scorecards" }
             p { "One page per paper: each numbered result with its combined verdict, then every check behind it." }
             ul {
-                @for s in scorecards {
+                @for s in scorecards.iter().filter(|s| !s.ends_with("-details")) {
                     li { a href={ (s) ".html" } { (s) } " (" a href={ (s) ".md" } { "Markdown" } ")" }
                 }
             }
@@ -223,13 +227,19 @@ fn scorecard_html(stem: &str, md: &str) -> String {
 /// verdict in the words of its evidence kind (`reproduced`, `consistent`, ...).
 fn word_class(word: &str) -> Option<&'static str> {
     let w = word.trim_start_matches("ablation: ");
-    if w.starts_with("not reproduced") || w.starts_with("inconsistent") || w.starts_with("refuted")
-    {
+    // One colour per outcome: an erratum (a refuted statement) red; a proxy not
+    // reproduced or a consequence inconsistent orange (never an erratum's red); not
+    // resolved and inconclusive yellow; not testable its own; the rest grey.
+    if w.starts_with("refuted") || w.starts_with("erratum") {
         Some("refuted")
+    } else if w.starts_with("not reproduced") || w.starts_with("inconsistent") {
+        Some("notrepro")
     } else if w.starts_with("holds") || w.starts_with("consistent") || w.starts_with("reproduced") {
         Some("holds")
-    } else if w.starts_with("inconclusive") {
+    } else if w.starts_with("inconclusive") || w.starts_with("not resolved") {
         Some("inconclusive")
+    } else if w.starts_with("not testable") {
+        Some("nottestable")
     } else if w.starts_with("out of regime") || w.starts_with("not ") {
         Some("out_of_regime")
     } else {
@@ -356,7 +366,7 @@ mod tests {
         let html = scorecard_html("scorecard-x", md);
         for (class, word) in [
             ("holds", "holds"),
-            ("refuted", "not reproduced (on x)"),
+            ("notrepro", "not reproduced (on x)"),
             ("holds", "reproduced (on y) (not discriminating)"),
             ("out_of_regime", "out of regime"),
             ("inconclusive", "inconclusive"),

@@ -9,10 +9,18 @@
 //! variant is an error naming the file and the entry. They are rendered ([`render`]) from
 //! this run's outcomes and, for claims the run did not judge, the kept verdicts of the
 //! previous `verdicts.json` ([`super::kept`]), into the run's report set.
+mod found;
+pub mod keynum;
+mod page;
 mod render;
 mod sections;
 
-pub use render::{combine, scorecard_markdown, Combined};
+pub use found::{combine, Combined};
+pub use keynum::{Key, ValueKind};
+pub use page::{
+    check_page, details_page, scorecard_page, MAX_CLAIM_WORDS, MAX_ROW_CHARS, MAX_SUMMARY_LINES,
+};
+pub use render::scorecard_markdown;
 
 use crate::spec::{Claim, Evidence, Quote};
 use serde::Deserialize;
@@ -38,6 +46,9 @@ struct RawScorecard {
     source: String,
     #[serde(default)]
     intro: String,
+    /// The page's box: at most 8 lines with placeholders ([`keynum`]).
+    #[serde(default)]
+    summary: Vec<String>,
     /// The paper's hypothesis registry ([`crate::spec::registry`]).
     #[serde(default)]
     hypotheses: Vec<crate::spec::registry::RawHypothesis>,
@@ -88,6 +99,15 @@ impl NotTestable {
 struct RawResult {
     result: String,
     title: String,
+    /// The claim in at most 15 words, for the page's table.
+    #[serde(default)]
+    claim: Option<String>,
+    /// The result's key number ([`keynum`]).
+    #[serde(default)]
+    key: Option<Key>,
+    /// Why it is not judged, in one sentence, for the short page.
+    #[serde(default)]
+    why: Option<String>,
     #[serde(default)]
     quote: Option<Quote>,
     /// The statement's hypotheses (registry names): every check inherits them.
@@ -117,6 +137,12 @@ pub struct PaperResult {
     /// How the paper numbers it: `Theorem 1`, `Eq. 8`, `Fig. 2 (panel 1)`.
     pub result: String,
     pub title: String,
+    /// The claim in at most 15 words ([`MAX_CLAIM_WORDS`]).
+    pub claim: Option<String>,
+    /// The key number on the page's table.
+    pub key: Option<Key>,
+    /// Why it is not judged, in one sentence (else cut from `not_checkable`/`not_testable`).
+    pub why: Option<String>,
     /// The paper's words (required when the result is checked).
     pub quote: Option<Quote>,
     /// Registry names of the statement's hypotheses.
@@ -140,6 +166,8 @@ pub struct Scorecard {
     pub paper: String,
     pub source: String,
     pub intro: String,
+    /// The box's lines, placeholders unresolved.
+    pub summary: Vec<String>,
     /// The paper's hypothesis registry, for the page (name, where, feasible from).
     pub hypotheses: Vec<HypothesisInfo>,
     pub results: Vec<PaperResult>,
@@ -152,6 +180,9 @@ pub struct HypothesisInfo {
     pub name: String,
     pub quote: Quote,
     pub require: String,
+    /// Met by every system by construction: listed, never a gate, so the checks of a
+    /// result need not name it in `under`.
+    pub by_construction: bool,
     pub reading: String,
     pub feasible_from: String,
 }
@@ -219,10 +250,12 @@ pub fn load_file(path: &Path) -> Result<Scorecard, ScorecardError> {
         .map(|h| HypothesisInfo {
             name: h.name,
             quote: h.quote,
-            require: match h.assumption.trend {
-                Some(_) => format!("asymptotic: {}", h.assumption.text),
-                None => h.assumption.text,
+            require: match h.assumption {
+                Some(a) if a.trend.is_some() => format!("asymptotic: {}", a.text),
+                Some(a) => a.text,
+                None => format!("by construction: {}", h.by_construction),
             },
+            by_construction: !h.by_construction.is_empty(),
             reading: h.reading,
             feasible_from: h.feasible_from,
         })
@@ -293,9 +326,36 @@ pub fn load_file(path: &Path) -> Result<Scorecard, ScorecardError> {
                 ));
             }
         }
+        if let Some(c) = &r.claim {
+            let n = c.split_whitespace().count();
+            if n == 0 || n > MAX_CLAIM_WORDS {
+                return Err(at(
+                    entry,
+                    format!("`claim` has {n} words: say the claim in 1 to {MAX_CLAIM_WORDS}"),
+                ));
+            }
+        }
+        if let Some(k) = &r.key {
+            if !k.scale.is_finite() || k.scale == 0.0 || !k.offset.is_finite() {
+                return Err(at(
+                    entry,
+                    "`key`: scale finite and non-zero, offset finite".into(),
+                ));
+            }
+            if !k.meaning.contains("{v}") {
+                return Err(at(
+                    entry,
+                    "`key.meaning` says where the number goes: `{v}`".into(),
+                ));
+            }
+            keynum::placeholders(&k.meaning).map_err(|m| at(entry.clone(), m))?;
+        }
         results.push(PaperResult {
             result: r.result,
             title: r.title,
+            claim: r.claim,
+            key: r.key,
+            why: r.why,
             quote: r.quote,
             hypotheses: r.hypotheses,
             checked_by: r.checked_by,
@@ -307,12 +367,25 @@ pub fn load_file(path: &Path) -> Result<Scorecard, ScorecardError> {
     if results.is_empty() {
         return Err(at("results".into(), "lists no result".into()));
     }
+    if raw.summary.len() > MAX_SUMMARY_LINES {
+        return Err(at(
+            "summary".into(),
+            format!(
+                "{} lines: the box has at most {MAX_SUMMARY_LINES}",
+                raw.summary.len()
+            ),
+        ));
+    }
+    for (i, l) in raw.summary.iter().enumerate() {
+        keynum::placeholders(l).map_err(|m| at(format!("summary[{i}]"), m))?;
+    }
     Ok(Scorecard {
         file: path.to_path_buf(),
         page: format!("scorecard-{stem}"),
         paper: raw.paper,
         source: raw.source,
         intro: raw.intro,
+        summary: raw.summary,
         hypotheses,
         results,
         remarks: {
@@ -340,6 +413,7 @@ impl Scorecard {
     /// negative control's verdict says nothing about the paper). `planned` entries are
     /// not checked: their claim may not exist yet.
     pub fn validate(&self, claims: &Catalogue) -> Result<(), ScorecardError> {
+        self.validate_numbers(claims)?;
         for (i, r) in self.results.iter().enumerate() {
             for (j, c) in r.checked_by.iter().enumerate() {
                 let bad = |message: String| ScorecardError {
@@ -384,6 +458,13 @@ impl Scorecard {
                             c.variant, c.claim
                         )))
                     }
+                    Some(v) if v.exploratory => {
+                        return Err(bad(format!(
+                            "variant `{}` of `{}` is exploratory: shown in its claim's \
+                             report, never counted for a result",
+                            c.variant, c.claim
+                        )))
+                    }
                     Some(v) if v.is_ablation() => {
                         return Err(bad(format!(
                             "variant `{}` of `{}` changes the printed algorithm ({}): an \
@@ -419,7 +500,18 @@ impl Scorecard {
                         c.prediction
                     )));
                 }
-                if let Some(h) = r.hypotheses.iter().find(|h| !p.under.contains(h)) {
+                let gate = |h: &&String| {
+                    !self
+                        .hypotheses
+                        .iter()
+                        .any(|x| &x.name == *h && x.by_construction)
+                };
+                if let Some(h) = r
+                    .hypotheses
+                    .iter()
+                    .filter(gate)
+                    .find(|h| !p.under.contains(h))
+                {
                     return Err(bad(format!(
                         "prediction `{}` omits the result's hypothesis `{h}`: a check of a \
                          statement inherits every hypothesis of it (add it to `under`)",
@@ -436,6 +528,32 @@ impl Scorecard {
                     return Err(bad(
                         "the same check is listed twice: one measurement counts once".into(),
                     ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Scorecard {
+    /// Every number of the page (box placeholders, keys) names a check of the claims.
+    fn validate_numbers(&self, claims: &Catalogue) -> Result<(), ScorecardError> {
+        let bad = |entry: String, message: String| ScorecardError {
+            file: self.file.display().to_string(),
+            entry,
+            message,
+        };
+        for (i, l) in self.summary.iter().enumerate() {
+            for r in keynum::placeholders(l).map_err(|m| bad(format!("summary[{i}]"), m))? {
+                keynum::check_ref(&r, claims).map_err(|m| bad(format!("summary[{i}]"), m))?;
+            }
+        }
+        for (i, r) in self.results.iter().enumerate() {
+            let entry = || format!("results[{i}] ({}).key", r.result);
+            if let Some(k) = &r.key {
+                keynum::check_ref(&k.num_ref(), claims).map_err(|m| bad(entry(), m))?;
+                for p in keynum::placeholders(&k.meaning).map_err(|m| bad(entry(), m))? {
+                    keynum::check_ref(&p, claims).map_err(|m| bad(entry(), m))?;
                 }
             }
         }

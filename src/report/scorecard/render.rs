@@ -1,5 +1,6 @@
 //! A scorecard page in Markdown: one row per numbered result of the paper with its
-//! combined verdict ([`combine`]), then every check behind it.
+//! combined verdict ([`super::combine`]), then every check behind it.
+use super::found::{lookup, measured, text, Found, FoundMap};
 use super::sections::{place, section_detail, self_check_rows, Placed, Section};
 use super::{Catalogue, Check, PaperResult, Scorecard};
 use crate::judge::ClaimOutcome;
@@ -9,70 +10,6 @@ use crate::report::{fmt_num, run_json};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-
-/// The verdict of a numbered result, from the verdicts of its checks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Combined {
-    Holds,
-    Refuted,
-    Inconclusive,
-    OutOfRegime,
-    /// It has checks, but none of their claims is in this report set.
-    NotRun,
-    /// Only `planned` claims: nothing written yet checks it.
-    NotYetChecked,
-    NotCheckable,
-}
-
-impl Combined {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Combined::Holds => "holds",
-            Combined::Refuted => "refuted",
-            Combined::Inconclusive => "inconclusive",
-            Combined::OutOfRegime => "out_of_regime",
-            Combined::NotRun => "not run",
-            Combined::NotYetChecked => "not yet checked",
-            Combined::NotCheckable => "not checkable in simulation",
-        }
-    }
-}
-
-/// The rule, in `claims/README.md` ("Scorecards") too: `not_checkable` results are not
-/// checkable; results with no `checked_by` (only `planned`) are not yet checked; among
-/// the checks whose claim is in the report set, **refuted** if any is refuted, else
-/// **inconclusive** if any is inconclusive, else **holds** if any holds (checks out of
-/// regime are shown but neither confirm nor refute), else **out_of_regime** (all are);
-/// **not run** if no check's claim is in the set. `verdicts` are the checks' verdict
-/// strings (`None`: not in the set).
-pub fn combine(verdicts: &[Option<&str>], not_checkable: bool) -> Combined {
-    if not_checkable {
-        return Combined::NotCheckable;
-    }
-    if verdicts.is_empty() {
-        return Combined::NotYetChecked;
-    }
-    let known: Vec<&str> = verdicts.iter().flatten().copied().collect();
-    let any = |v: &str| known.contains(&v);
-    if known.is_empty() {
-        Combined::NotRun
-    } else if any("refuted") {
-        Combined::Refuted
-    } else if any("inconclusive") {
-        Combined::Inconclusive
-    } else if any("holds") {
-        Combined::Holds
-    } else {
-        Combined::OutOfRegime
-    }
-}
-
-/// One check's result as recorded in a verdicts document, and where it came from.
-pub(super) struct Found<'a> {
-    pub(super) r: &'a Value,
-    pub(super) from: Option<&'a Provenance>,
-    pub(super) profile: String,
-}
 
 /// `reports/scorecard-<name>.md`: every numbered result of `card` with its combined
 /// verdict, regime, reason and claim links, from this run's `outcomes` and the claims it
@@ -245,6 +182,30 @@ pub fn scorecard_markdown(
         }
         let _ = writeln!(s);
     }
+    if !card.hypotheses.is_empty() {
+        let _ = writeln!(s, "## The paper's hypotheses\n");
+        let _ = writeln!(
+            s,
+            "Written once ({}): each quoted, then how it is checked: a finite comparison at \
+             every point, an asymptotic one as a direction along the sweep, or met by \
+             construction (listed, never a gate).\n",
+            card.file
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        );
+        for h in &card.hypotheses {
+            let _ = writeln!(
+                s,
+                "- `{}`: \"{}\" ({}). *{}*",
+                h.name,
+                h.quote.text.trim(),
+                h.quote.location.trim(),
+                h.require.trim()
+            );
+        }
+        let _ = writeln!(s);
+    }
     let _ = writeln!(s, "## Tool self-checks (not counted)\n");
     let _ = writeln!(
         s,
@@ -317,10 +278,8 @@ fn capitalised(s: &str) -> String {
     }
 }
 
-pub(super) type FoundMap<'a> = BTreeMap<(String, String, String), Found<'a>>;
-
 /// Records the `results` of claim `id` (the first record of a key wins: the run's).
-fn add<'a>(
+pub(super) fn add<'a>(
     found: &mut FoundMap<'a>,
     id: &str,
     results: &'a Value,
@@ -334,100 +293,6 @@ fn add<'a>(
             from,
             profile: profile.clone(),
         });
-    }
-}
-
-pub(super) fn lookup<'a>(
-    found: &'a BTreeMap<(String, String, String), Found<'a>>,
-    c: &Check,
-) -> Option<&'a Found<'a>> {
-    found.get(&(c.claim.clone(), c.prediction.clone(), c.variant.clone()))
-}
-
-/// The first sentence of a finding (up to 240 characters).
-pub(super) fn text(v: &Value) -> String {
-    v.as_str().unwrap_or("?").to_string()
-}
-
-/// The first sentence of a finding (abbreviations such as `Sec.` or `Cor.` do not end it),
-/// at most 240 characters.
-pub(super) fn first_sentence(s: &str) -> String {
-    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    // A full stop after an abbreviation ("Ba et al. 2022", "e.g. n") ends no sentence.
-    let abbreviation = |i: usize| {
-        let word = s[..i].rsplit([' ', '(', '[']).next().unwrap_or("");
-        [
-            "al", "e.g", "i.e", "cf", "Eq", "Eqs", "Sec", "Secs", "Fig", "Figs", "Prop", "Props",
-            "Thm", "Cor", "Lem", "Def", "Tab", "Alg", "App", "Assump", "resp", "approx", "No",
-            "vs",
-        ]
-        .contains(&word)
-    };
-    let end = s
-        .match_indices(". ")
-        .map(|(i, _)| i)
-        .find(|&i| !abbreviation(i))
-        .map(|i| i + 1)
-        .unwrap_or(s.len());
-    let mut out: String = s[..end].chars().take(240).collect();
-    if out.len() < end {
-        out.push('…');
-    }
-    out
-}
-
-/// What was measured against what was predicted, from a result of `verdicts.json`.
-pub(super) fn measured(r: &Value) -> String {
-    let num = |v: &Value| v.as_f64().map(fmt_num).unwrap_or_else(|| "—".into());
-    let ci = match r["ci"].as_array() {
-        Some(a) if a.len() == 2 => format!("[{}, {}]", num(&a[0]), num(&a[1])),
-        _ => "—".into(),
-    };
-    match r["kind"].as_str().unwrap_or("") {
-        "bound" => format!(
-            "implied constant {}; slope of measured/bound vs {} = {} (CI {ci}), allowed <= {}",
-            r["implied_constant"]
-                .as_array()
-                .map(|a| format!(
-                    "{} [{}, {}]",
-                    num(&a[0]),
-                    num(&a.get(1).cloned().unwrap_or(Value::Null)),
-                    num(&a.get(2).cloned().unwrap_or(Value::Null))
-                ))
-                .unwrap_or_else(|| "—".into()),
-            r["x"].as_str().unwrap_or("?"),
-            num(&r["estimate"]),
-            num(&r["tolerance"])
-        ),
-        k @ ("exponent" | "rate_at_most") => format!(
-            "slope vs {} = {} (CI {ci}), predicted {} {}{}",
-            r["x"].as_str().unwrap_or("?"),
-            num(&r["estimate"]),
-            if k == "exponent" { "=" } else { "<=" },
-            num(&r["predicted"]),
-            r["tolerance"]
-                .as_f64()
-                .map(|t| format!(
-                    " {} {}",
-                    if k == "exponent" { "±" } else { "+" },
-                    fmt_num(t)
-                ))
-                .unwrap_or_default()
-        ),
-        "event" => format!(
-            "frequency {} (CP interval {ci}), required >= {}",
-            num(&r["estimate"]),
-            num(&r["predicted"])
-        ),
-        _ => format!(
-            "worst margin {} (> 0 violates){}",
-            num(&r["estimate"]),
-            if ci == "—" {
-                String::new()
-            } else {
-                format!(", interval {ci}")
-            }
-        ),
     }
 }
 
@@ -501,7 +366,7 @@ fn regime_text(chk: &Check, f: &Found, claims: &Catalogue) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::found::{combine, first_sentence, Combined};
 
     #[test]
     fn the_combination_rule() {

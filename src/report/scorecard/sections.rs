@@ -2,7 +2,7 @@
 //! them: errata (confirmed), statements that hold (with the control each caught),
 //! inconclusive (with power), not testable at feasible sizes (the failing hypothesis),
 //! proxies, consequences, not checkable, not yet checked; the tool's self-checks apart.
-use super::render::{combine, first_sentence, lookup, measured, text, Combined, Found, FoundMap};
+use super::found::{combine, first_sentence, lookup, measured, text, Combined, Found, FoundMap};
 use super::{Catalogue, Check, PaperResult, Scorecard};
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -279,7 +279,7 @@ pub(super) fn section_detail(
                 let name = src.split(':').next().unwrap_or("");
                 let _ = write!(
                     out,
-                    ". Fails: `{}` ({}), worst {}",
+                    "; fails: `{}` ({}), worst {}",
                     text(&v["assumption"]),
                     src,
                     text(&v["worst"])

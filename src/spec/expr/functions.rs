@@ -8,7 +8,8 @@
 //! calibration formula with an independent computation without writing Rust:
 //!
 //! * `gdp_epsilon(mu, delta)`, `gdp_delta(mu, epsilon)` — mu-GDP to `(epsilon, delta)`
-//!   (Dong, Roth & Su 2019, Cor. 2.13; exact);
+//!   (Dong, Roth & Su 2019, Cor. 2.13; exact), and `gdp_mu(epsilon, delta)` its inverse
+//!   (the largest mu that is `(epsilon, delta)`-DP);
 //! * `zcdp_epsilon(rho, delta)` — rho-zCDP to `(epsilon, delta)` (Bun & Steinke 2016,
 //!   Prop. 1.3, and Canonne, Kamath & Steinke 2020, Cor. 13);
 //! * `rdp_epsilon(q, z, steps, delta)` — `steps` compositions of the Poisson-subsampled
@@ -17,7 +18,9 @@
 //!   Kamath & Steinke 2020, Prop. 12), an upper bound;
 //! * `pld_epsilon_upper(q, z, steps, delta)` — the same mechanism under the privacy-loss
 //!   distribution accountant (Koskela et al. 2020; pessimistic discretisation), an upper
-//!   bound, tighter than RDP;
+//!   bound, tighter than RDP, and `pld_epsilon_lower(...)` the lower end of the same
+//!   certified bracket: the exact epsilon (what PRV/PLD accountants approximate) lies
+//!   between them;
 //! * `calibrate_sigma(epsilon, delta, q, steps)` and `calibrate_sigma_pld(...)` — the
 //!   smallest noise multiplier `z` (noise std / L2 sensitivity) meeting `(epsilon,
 //!   delta)` under RDP or PLD: what `dpclaims calibrate` prints.
@@ -126,6 +129,14 @@ pub(super) const FUNCTIONS: &[FuncInfo] = &[
         apply: Apply::Many(|a| privacy::gdp_epsilon(a[0], a[1]).unwrap_or(f64::NAN)),
     },
     FuncInfo {
+        name: "gdp_mu",
+        args: "epsilon, delta",
+        arity: Arity::Exactly(2),
+        doc: "the largest mu whose mu-GDP mechanism is (epsilon, delta)-DP: the inverse of \
+              gdp_epsilon (gdp_mu(gdp_epsilon(mu, delta), delta) = mu)",
+        apply: Apply::Many(|a| privacy::gdp::gdp_mu_of(a[0], a[1]).unwrap_or(f64::NAN)),
+    },
+    FuncInfo {
         name: "gdp_delta",
         args: "mu, epsilon",
         arity: Arity::Exactly(2),
@@ -153,6 +164,15 @@ pub(super) const FUNCTIONS: &[FuncInfo] = &[
         arity: Arity::Exactly(4),
         doc: "the same under the PLD accountant, an upper bound (tighter than RDP)",
         apply: Apply::Many(|a| accounted(Accountant::Pld, a)),
+    },
+    FuncInfo {
+        name: "pld_epsilon_lower",
+        args: "q, z, steps, delta",
+        arity: Arity::Exactly(4),
+        doc: "the lower end of the PLD accountant's certified bracket: the exact epsilon of the \
+              composition (which PRV and PLD accountants such as Opacus' and dp_accounting's \
+              approximate) is in [pld_epsilon_lower, pld_epsilon_upper]",
+        apply: Apply::Many(pld_lower),
     },
     FuncInfo {
         name: "calibrate_sigma",
@@ -263,6 +283,17 @@ fn accounted(acc: Accountant, a: &[f64]) -> f64 {
         .map_or(f64::NAN, |e| e.epsilon)
 }
 
+/// The lower end of the certified PLD bracket ([`privacy::pld::pld_epsilon`] at its
+/// default width, the bracket whose upper end `pld_epsilon_upper` is).
+fn pld_lower(a: &[f64]) -> f64 {
+    let (q, z, delta) = (a[0], a[1], a[3]);
+    let Some(t) = steps(a[2]) else {
+        return f64::NAN;
+    };
+    privacy::pld::pld_epsilon(&[Phase::new(q, z, t)], delta, privacy::pld::DEFAULT_WIDTH)
+        .map_or(f64::NAN, |b| b.epsilon_lower)
+}
+
 fn calibrated(acc: Accountant, a: &[f64]) -> f64 {
     let (eps, delta, q) = (a[0], a[1], a[2]);
     let Some(t) = steps(a[3]) else {
@@ -274,6 +305,60 @@ fn calibrated(acc: Accountant, a: &[f64]) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    fn call(name: &str, args: &[f64]) -> f64 {
+        super::FUNCTIONS
+            .iter()
+            .find(|f| f.name == name)
+            .unwrap()
+            .apply(args)
+    }
+
+    /// gdp_mu inverts gdp_epsilon; gdp_epsilon at values computed independently (Python's
+    /// `math.erfc` and a bisection of Cor. 2.13's delta(eps) to 1e-15).
+    #[test]
+    fn gdp_mu_inverts_gdp_epsilon_at_known_values() {
+        for (mu, delta, eps) in [
+            (1.0, 1e-5, 4.3771780956812245),
+            (0.5, 1e-6, 2.25408465021974),
+            (2.0, 1e-3, 7.581279924570115),
+        ] {
+            let e = call("gdp_epsilon", &[mu, delta]);
+            assert!(
+                (e - eps).abs() < 1e-9 * eps,
+                "gdp_epsilon({mu}, {delta}) = {e}, not {eps}"
+            );
+            let m = call("gdp_mu", &[e, delta]);
+            assert!(
+                (m - mu).abs() < 1e-9 * mu,
+                "gdp_mu({e}, {delta}) = {m}, not {mu}"
+            );
+            assert!((call("gdp_mu", &[eps, delta]) - mu).abs() < 1e-9);
+        }
+        // More epsilon allows more mu; outside the domain, NaN.
+        assert!(call("gdp_mu", &[2.0, 1e-5]) < call("gdp_mu", &[4.0, 1e-5]));
+        assert!(call("gdp_mu", &[1.0, 0.0]).is_nan());
+        assert!(call("gdp_mu", &[-1.0, 1e-5]).is_nan());
+    }
+
+    /// At q = 1 the composition is exactly sqrt(T)/z-GDP (Dong, Roth & Su 2019, Cor.
+    /// 3.3): the PLD bracket [pld_epsilon_lower, pld_epsilon_upper] must contain its
+    /// epsilon, within the bracket's width (about 0.01); a subsampled composition's
+    /// bracket lies below RDP's upper bound.
+    #[test]
+    fn the_pld_bracket_contains_the_exact_gdp_epsilon() {
+        for (z, t, delta) in [(1.0, 10.0, 1e-5), (2.0, 100.0, 1e-6), (5.0, 1000.0, 1e-5)] {
+            let exact = call("gdp_epsilon", &[t.sqrt() / z, delta]);
+            let lo = call("pld_epsilon_lower", &[1.0, z, t, delta]);
+            let hi = call("pld_epsilon_upper", &[1.0, z, t, delta]);
+            assert!(lo <= exact && exact <= hi, "{lo} <= {exact} <= {hi}");
+            assert!(hi - lo < 0.05, "bracket [{lo}, {hi}] too wide");
+        }
+        let lo = call("pld_epsilon_lower", &[0.01, 1.0, 1000.0, 1e-5]);
+        let hi = call("pld_epsilon_upper", &[0.01, 1.0, 1000.0, 1e-5]);
+        let rdp = call("rdp_epsilon", &[0.01, 1.0, 1000.0, 1e-5]);
+        assert!(0.0 < lo && lo <= hi && hi <= rdp, "{lo} {hi} {rdp}");
+        assert!(call("pld_epsilon_lower", &[0.01, 1.0, 0.5, 1e-5]).is_nan());
+    }
     /// The table in claims/README.md ("Expressions") is this module's, row for row.
     #[test]
     fn the_spec_reference_lists_every_function() {

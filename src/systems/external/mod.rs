@@ -16,6 +16,13 @@
 //! greets one worker of every command before any unit runs, so a wrong protocol or a
 //! missing metric is an error before anything is computed.
 //!
+//! Cache: a core's units are cached ([`crate::execute::cache`]) under its identity: a
+//! SHA-256 of the spec's `external.version`, the command and the bytes of every file the
+//! spec declares in `external.files` (a variant's own `files` added), together with the
+//! files the command names that exist next to the spec (its script). A core without
+//! declared files is not hashable: its units always run, and the run says so once. What
+//! the files do not capture (a library's version, a data set) is declared in `version`.
+//!
 //! Seeds: a unit's seed is the first 8 bytes (little-endian) of the seed of its path
 //! `master / claim / sweep / point / rep<r> / "external"` ([`crate::rng`]), the same tree
 //! as the built-in systems, so the variants of a claim see the same seed at a point
@@ -34,6 +41,9 @@ use worker::{CoreCommand, CoreFailure, Worker};
 /// The name of the system in specs.
 pub const NAME: &str = "external";
 
+/// The CPU seconds `plan` assumes for a unit of a core it has not measured.
+pub const NOMINAL_COST_S: f64 = 1e-3;
+
 static CHECK_DETERMINISM: AtomicBool = AtomicBool::new(false);
 
 /// `run --check-determinism`: every external core answers a sample of its units twice
@@ -46,6 +56,11 @@ pub fn set_check_determinism(on: bool) {
 /// The workers of one command.
 pub struct Pool {
     pub command: CoreCommand,
+    /// The declared files of this core (the claim's `external.files` and the variant's).
+    files: Vec<std::path::PathBuf>,
+    /// The core's identity in the result cache's keys, computed by [`Pool::hash_files`]
+    /// when the claim's run is prepared (`None`: not hashable, or not yet hashed).
+    identity: Mutex<Option<String>>,
     /// Metrics the spec asks of this core (checked against its handshake).
     wanted: Vec<String>,
     idle: Mutex<Vec<Worker>>,
@@ -62,6 +77,8 @@ impl Pool {
     pub fn new(command: CoreCommand, wanted: Vec<String>) -> Pool {
         Pool {
             command,
+            files: Vec::new(),
+            identity: Mutex::new(None),
             wanted,
             idle: Mutex::new(Vec::new()),
             first_checked: AtomicBool::new(false),
@@ -116,6 +133,58 @@ impl Pool {
         Ok(())
     }
 
+    /// Hashes the declared files, the files the command names (a script next to the
+    /// spec), the command and `version` into this core's cache identity (module docs,
+    /// "Cache"); no declared file leaves it uncached. A declared file that cannot be
+    /// read is an error.
+    fn hash_files(&self, version: Option<&str>) -> Result<(), String> {
+        use sha2::{Digest, Sha256};
+        let mut identity = None;
+        if !self.files.is_empty() {
+            let mut files = self.files.clone();
+            for a in self.command.argv.iter().skip(1) {
+                let p = self.command.dir.join(a);
+                if p.is_file() && !files.contains(&p) {
+                    files.push(p);
+                }
+            }
+            let mut h = Sha256::new();
+            let mut field = |b: &[u8]| {
+                h.update((b.len() as u64).to_le_bytes());
+                h.update(b);
+            };
+            field(b"dpclaims/external-core/v1");
+            field(version.unwrap_or("").as_bytes());
+            field(&(self.command.argv.len() as u64).to_le_bytes());
+            for a in &self.command.argv {
+                field(a.as_bytes());
+            }
+            for f in &files {
+                let bytes =
+                    crate::fsio::read(f, crate::fsio::InputKind::CoreFile).map_err(|e| {
+                        format!(
+                        "core `{}`: external.files: cannot read `{}` to key the result cache: {e}",
+                        self.command.display(),
+                        f.display()
+                    )
+                    })?;
+                let name = f.strip_prefix(&self.command.dir).unwrap_or(f);
+                field(name.to_string_lossy().as_bytes());
+                field(&bytes);
+            }
+            identity = Some(
+                h.finalize()
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect::<String>(),
+            );
+        }
+        if let Ok(mut id) = self.identity.lock() {
+            *id = identity;
+        }
+        Ok(())
+    }
+
     /// Kills the idle workers.
     pub fn release(&self) {
         if let Ok(mut v) = self.idle.lock() {
@@ -164,6 +233,15 @@ impl Pool {
 pub struct ExternalSpec {
     /// The claim's command (index 0) and every variant's own command, without duplicates.
     pub commands: Vec<CoreCommand>,
+    /// The declared files of each command (`external.files`, a variant's own added to
+    /// the claim's), absolute or relative to the working directory.
+    pub files: Vec<Vec<std::path::PathBuf>>,
+    /// `external.version`: part of the cache identity.
+    pub version: Option<String>,
+    /// `external.cost_s`: the declared CPU seconds of one unit.
+    pub cost_s: Option<f64>,
+    /// `external.audit`: canary mode, each unit one audit ([`audit::spec_unit`]).
+    pub audit: Option<audit::SpecAudit>,
     /// Variant name -> index in `commands`.
     pub variant_command: BTreeMap<String, usize>,
     /// The metrics the spec asks of the core.
@@ -179,6 +257,12 @@ pub struct ExternalSystem {
     info: &'static SystemInfo,
     variant_command: BTreeMap<String, usize>,
     pools: Vec<Pool>,
+    version: Option<String>,
+    cost_s: Option<f64>,
+    audit: Option<audit::SpecAudit>,
+    /// The CPU seconds of one unit measured by [`System::measure_cost`] (`plan`), with
+    /// the unit it was measured on.
+    measured: Mutex<Option<(f64, String)>>,
     /// The first failure of this run: the units after it are not sent (a crashed or
     /// hanging core would otherwise be restarted, and waited for, once per unit).
     failed: Mutex<Option<String>>,
@@ -202,14 +286,24 @@ impl ExternalSystem {
                 doc: "sent to the external core",
             })
             .collect();
-        let metrics: Vec<MetricInfo> = spec
-            .metrics
-            .iter()
-            .map(|m| MetricInfo {
-                name: leak(m),
-                doc: "computed by the external core",
-            })
-            .collect();
+        let metrics: Vec<MetricInfo> = match spec.audit {
+            Some(_) => audit::SPEC_AUDIT_METRICS
+                .iter()
+                .map(|(name, doc)| MetricInfo { name, doc })
+                .collect(),
+            None => spec
+                .metrics
+                .iter()
+                .map(|m| MetricInfo {
+                    name: leak(m),
+                    doc: "computed by the external core",
+                })
+                .collect(),
+        };
+        let wanted = match spec.audit {
+            Some(_) => vec!["score".to_string()],
+            None => spec.metrics.clone(),
+        };
         let cmds: Vec<String> = spec.commands.iter().map(|c| c.display()).collect();
         let info = Box::leak(Box::new(SystemInfo {
             name: NAME,
@@ -227,12 +321,20 @@ impl ExternalSystem {
         let pools = spec
             .commands
             .into_iter()
-            .map(|c| Pool::new(c, spec.metrics.clone()))
+            .zip(spec.files)
+            .map(|(c, files)| Pool {
+                files,
+                ..Pool::new(c, wanted.clone())
+            })
             .collect();
         Box::leak(Box::new(ExternalSystem {
             info,
             variant_command: spec.variant_command,
             pools,
+            version: spec.version,
+            cost_s: spec.cost_s,
+            audit: spec.audit,
+            measured: Mutex::new(None),
             failed: Mutex::new(None),
         }))
     }
@@ -271,11 +373,41 @@ impl System for ExternalSystem {
     }
 
     fn cost(&self, _: &CostInput) -> Cost {
-        // Unknown: the core's own business. A nominal figure keeps the plan's totals
-        // meaningful as unit counts; timeout_s bounds every unit's wall time.
+        // The declared cost_s, else the one measured by `plan` (measure_cost), else a
+        // nominal figure that keeps the plan's totals meaningful as unit counts (cost_basis
+        // says which).
+        let measured = self
+            .measured
+            .lock()
+            .ok()
+            .and_then(|m| m.as_ref().map(|m| m.0));
         Cost {
-            seconds: 1e-3,
+            seconds: self.cost_s.or(measured).unwrap_or(NOMINAL_COST_S),
             bytes: 1e5,
+        }
+    }
+
+    fn cost_basis(&self) -> Option<String> {
+        if let Some(c) = self.cost_s {
+            return Some(format!("external core: declared cost_s = {c} s a unit"));
+        }
+        match self.measured.lock().ok().and_then(|m| m.clone()) {
+            Some((s, unit)) => Some(format!(
+                "external core: measured, one calibration unit ({unit}) took {s:.3} s; assumed for every unit"
+            )),
+            None => Some(format!(
+                "external core: not measured (no cost_s declared, no calibration unit run): a nominal {NOMINAL_COST_S} s a unit"
+            )),
+        }
+    }
+
+    fn wants_cost_measurement(&self) -> bool {
+        self.cost_s.is_none()
+    }
+
+    fn record_measured_cost(&self, seconds: f64, unit: &str) {
+        if let Ok(mut m) = self.measured.lock() {
+            *m = Some((seconds, unit.to_string()));
         }
     }
 
@@ -295,7 +427,12 @@ impl System for ExternalSystem {
         if let Some(first) = self.failed.lock().ok().and_then(|f| f.clone()) {
             return Err(SystemError::Invalid(format!("not run: {first}")));
         }
-        pool.call(&req, &wanted, check).map_err(|e| {
+        let out = match &self.audit {
+            Some(a) => audit::spec_unit(pool, a, &unit, &u.seeds, u.vars, u.options)
+                .map_err(|e| format!("core `{}`: audit: {e}", pool.command.display())),
+            None => pool.call(&req, &wanted, check),
+        };
+        out.map_err(|e| {
             if let Ok(mut f) = self.failed.lock() {
                 f.get_or_insert_with(|| format!("unit `{unit}` failed first: {e}"));
             }
@@ -312,6 +449,8 @@ impl System for ExternalSystem {
             *f = None;
         }
         for p in &self.pools {
+            p.hash_files(self.version.as_deref())
+                .map_err(SystemError::Invalid)?;
             p.prepare().map_err(SystemError::Invalid)?;
         }
         Ok(())
@@ -322,9 +461,14 @@ impl System for ExternalSystem {
     }
 
     /// The core is outside the build's identity (and its variants share seeds and
-    /// parameters while running different programs): never served from the cache.
-    fn cacheable(&self) -> bool {
-        false
+    /// parameters while running different programs): cached only under the hash of its
+    /// declared files, command and version (module docs, "Cache").
+    fn cache_identity(&self, variant: &str) -> Option<String> {
+        self.pool(variant)
+            .identity
+            .lock()
+            .ok()
+            .and_then(|i| i.clone())
     }
 
     fn release(&self) {

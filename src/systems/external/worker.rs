@@ -9,6 +9,12 @@
 //! as a group leader, so a shell script's children go too) and never reused; children
 //! that leave the group are dpclaims' own through [`super::reaper`].
 //!
+//! A core's exit is noticed when the process exits, not when its stdout closes: a third
+//! thread waits for the exit (`waitid` with `WNOWAIT`, which leaves the status to be
+//! collected by [`Worker`]) and posts it on the answer channel. A crashed core whose
+//! stdout is still held open by a background child is thus reported at once as a crash
+//! with its exit status, never as "no answer" after `timeout_s` (issue 50, family 5).
+//!
 //! dpclaims ignores SIGPIPE while it talks to cores (`src/cli/signals.rs`): a core that
 //! stops reading its stdin makes the next request fail with EPIPE, reported as "the core
 //! stopped reading its requests", never a silent death of dpclaims.
@@ -74,7 +80,13 @@ enum Msg {
     Line(String),
     Eof,
     Failed(String),
+    /// The core process exited (its status is still to be collected).
+    Exited,
 }
+
+/// Longest wait for an answer line already written by a core that has exited (the
+/// reader thread may post the line after the exit is seen).
+const LAST_LINE_GRACE: Duration = Duration::from_millis(200);
 
 /// A running core.
 pub struct Worker {
@@ -86,6 +98,9 @@ pub struct Worker {
     timeout: Duration,
     greeted: bool,
     dead: bool,
+    /// The process has exited (after writing one last answer): the next request fails
+    /// at once.
+    gone: bool,
 }
 
 impl Worker {
@@ -142,7 +157,10 @@ impl Worker {
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr_pipe = child.stderr.take().expect("piped stderr");
         let (tx, lines) = mpsc::channel();
+        let exit_tx = tx.clone();
         std::thread::spawn(move || read_lines(stdout, tx));
+        let pid = child.id() as i32;
+        std::thread::spawn(move || watch_exit(pid, exit_tx));
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let (done_tx, stderr_done) = mpsc::channel();
         let keep = Arc::clone(&stderr);
@@ -159,11 +177,15 @@ impl Worker {
             timeout: cmd.timeout,
             greeted: false,
             dead: false,
+            gone: false,
         })
     }
 
     /// Sends one line and waits for one line of answer (at most the timeout).
     pub fn request(&mut self, line: &str) -> Result<String, CoreFailure> {
+        if self.gone {
+            return Err(self.exited("exited without answering"));
+        }
         let sent = match self.stdin.as_mut() {
             Some(w) => w
                 .write_all(line.as_bytes())
@@ -191,6 +213,15 @@ impl Worker {
             Ok(Msg::Eof) | Err(RecvTimeoutError::Disconnected) => {
                 Err(self.exited("exited without answering"))
             }
+            Ok(Msg::Exited) => match self.lines.recv_timeout(LAST_LINE_GRACE) {
+                // An answer written just before the exit: this request is answered, the
+                // next one fails at once.
+                Ok(Msg::Line(s)) => {
+                    self.gone = true;
+                    Ok(s)
+                }
+                _ => Err(self.exited("exited without answering")),
+            },
             Ok(Msg::Failed(e)) => {
                 let what = format!("its stdout could not be read: {e}");
                 self.kill();
@@ -291,6 +322,32 @@ fn describe_status(s: std::process::ExitStatus) -> String {
     match s.code() {
         Some(c) => format!("exit status {c}"),
         None => "no exit status".into(),
+    }
+}
+
+/// Posts [`Msg::Exited`] when the process `pid` (a child of this process) exits.
+/// `WNOWAIT` leaves it a zombie, so its pid is not reused before [`Worker`] collects the
+/// status; once collected, `waitid` fails (`ECHILD`) and the thread ends.
+fn watch_exit(pid: i32, tx: mpsc::Sender<Msg>) {
+    #[cfg(unix)]
+    loop {
+        // SAFETY: waitid(2) with a valid out pointer to a zeroed siginfo_t.
+        let r = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if r == 0 {
+            let _ = tx.send(Msg::Exited);
+            return;
+        }
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return;
+        }
     }
 }
 

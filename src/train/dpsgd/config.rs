@@ -1,10 +1,11 @@
 //! The configuration of one run of a method ([`MethodConfig`]): the privacy target,
 //! the support size, the two-phase split, batch, clipping and learning rate, with the
 //! digits defaults and the checks every run passes before anything runs.
-use super::methods::Method;
 use super::model::ModelKind;
 use super::DpSgdError;
 use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
 
 /// Configuration of one run (validated by [`MethodConfig::validate`] before anything
 /// runs).
@@ -121,5 +122,71 @@ impl MethodConfig {
         let q = self.batch_size / n as f64;
         let steps_per_epoch = ((n as f64 / self.batch_size).round() as usize).max(1);
         Ok((q, steps_per_epoch))
+    }
+}
+
+/// One of the five methods (Sec. 7.1, Table 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Method {
+    #[serde(rename = "dp-sgd")]
+    DpSgd,
+    #[serde(rename = "tp-topk")]
+    TpTopK,
+    #[serde(rename = "tp-rand")]
+    TpRand,
+    #[serde(rename = "on-topk")]
+    OnTopK,
+    #[serde(rename = "on-rand")]
+    OnRand,
+}
+
+impl Method {
+    /// All five, in the paper's table order.
+    pub const ALL: [Method; 5] = [
+        Method::DpSgd,
+        Method::TpRand,
+        Method::TpTopK,
+        Method::OnRand,
+        Method::OnTopK,
+    ];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Method::DpSgd => "dp-sgd",
+            Method::TpTopK => "tp-topk",
+            Method::TpRand => "tp-rand",
+            Method::OnTopK => "on-topk",
+            Method::OnRand => "on-rand",
+        }
+    }
+
+    /// Two-phase methods (warm-up, then a fixed support).
+    pub const fn is_two_phase(self) -> bool {
+        matches!(self, Method::TpTopK | Method::TpRand)
+    }
+
+    /// Online methods (support refreshed every epoch).
+    pub const fn is_online(self) -> bool {
+        matches!(self, Method::OnTopK | Method::OnRand)
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Method {
+    type Err = DpSgdError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Method::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                DpSgdError::InvalidConfig(format!(
+                    "unknown method `{s}` (expected dp-sgd, tp-topk, tp-rand, on-topk or on-rand)"
+                ))
+            })
     }
 }

@@ -3,8 +3,26 @@
 //! `*` (module docs of [`super::model`] for the formulas).
 //!
 //! [`Model::logreg_clipped_sum`]: super::model::Model::logreg_clipped_sum
-use super::model::LayerShape;
 use ndarray::Array1;
+
+/// Offsets of one dense layer in the flat parameter vector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LayerShape {
+    pub inputs: usize,
+    pub outputs: usize,
+    /// Offset of `W` (out x in, row-major); the bias follows at `offset + out * in`.
+    pub offset: usize,
+}
+
+impl LayerShape {
+    pub(super) fn weights(&self) -> std::ops::Range<usize> {
+        self.offset..self.offset + self.outputs * self.inputs
+    }
+    pub(super) fn bias(&self) -> std::ops::Range<usize> {
+        let w = self.offset + self.outputs * self.inputs;
+        w..w + self.outputs
+    }
+}
 
 /// `sum_j a_j b_j` in a fixed order: four interleaved partial sums (j mod 4), added as
 /// `(s0 + s1) + (s2 + s3)`, then the tail in order. Plain `+` and `*` (Rust never fuses

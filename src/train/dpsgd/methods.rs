@@ -45,12 +45,14 @@
 //! This file holds the [`Method`]s and the training loop ([`run_method`]); the
 //! configuration is in [`super::config`], the privacy plan in [`super::plan`], what a
 //! run returns in [`super::outcome`].
-use super::config::MethodConfig;
-use super::diagnostics::proxy_concentration;
+use super::config::{Method, MethodConfig};
 use super::fused::StepCache;
 use super::mechanism::{dp_step_cached, Mask, PrivacyLedger, ScoreSource, StepParams};
 use super::model::Model;
-use super::outcome::{Diagnostics, MethodRun, NoiseEnergy, PrivacyReport, StepRecord};
+use super::outcome::{
+    checkpoint, Checkpoint, Diagnostics, HeldOutIterates, MethodRun, NoiseEnergy, PrivacyReport,
+    StepRecord,
+};
 use super::plan::plan;
 use super::support::{active_dimension, random_support, top_k, ScoreAccumulator};
 use super::{Classification, DpSgdError};
@@ -59,76 +61,7 @@ use crate::rng::{SeedPath, Tape, TapeRng};
 use crate::train::Recipe;
 use ndarray::Array1;
 use rand::Rng;
-use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
-use std::fmt;
-use std::str::FromStr;
-
-/// One of the five methods (Sec. 7.1, Table 1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Method {
-    #[serde(rename = "dp-sgd")]
-    DpSgd,
-    #[serde(rename = "tp-topk")]
-    TpTopK,
-    #[serde(rename = "tp-rand")]
-    TpRand,
-    #[serde(rename = "on-topk")]
-    OnTopK,
-    #[serde(rename = "on-rand")]
-    OnRand,
-}
-
-impl Method {
-    /// All five, in the paper's table order.
-    pub const ALL: [Method; 5] = [
-        Method::DpSgd,
-        Method::TpRand,
-        Method::TpTopK,
-        Method::OnRand,
-        Method::OnTopK,
-    ];
-
-    pub const fn name(self) -> &'static str {
-        match self {
-            Method::DpSgd => "dp-sgd",
-            Method::TpTopK => "tp-topk",
-            Method::TpRand => "tp-rand",
-            Method::OnTopK => "on-topk",
-            Method::OnRand => "on-rand",
-        }
-    }
-
-    /// Two-phase methods (warm-up, then a fixed support).
-    pub const fn is_two_phase(self) -> bool {
-        matches!(self, Method::TpTopK | Method::TpRand)
-    }
-
-    /// Online methods (support refreshed every epoch).
-    pub const fn is_online(self) -> bool {
-        matches!(self, Method::OnTopK | Method::OnRand)
-    }
-}
-
-impl fmt::Display for Method {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Method {
-    type Err = DpSgdError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Method::ALL
-            .into_iter()
-            .find(|m| m.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| {
-                DpSgdError::InvalidConfig(format!(
-                    "unknown method `{s}` (expected dp-sgd, tp-topk, tp-rand, on-topk or on-rand)"
-                ))
-            })
-    }
-}
 
 /// Accumulates the per-segment noise energies and the trace.
 struct Recorder {
@@ -160,38 +93,6 @@ impl Recorder {
         }
         (self.trace, self.segments)
     }
-}
-
-/// What the first support selection saw: the parameters there and the selected mask
-/// (the held-out gradient is taken later, by [`MethodRun::diagnose`]), and the
-/// DP-visible proxy concentration, computed at once (it reads the scores only).
-#[derive(Clone, Debug)]
-pub(super) struct Checkpoint {
-    step: usize,
-    theta: Array1<f64>,
-    mask: Mask,
-    proxy: f64,
-}
-
-fn checkpoint(theta: &Array1<f64>, scores: &Array1<f64>, mask: &Mask, step: usize) -> Checkpoint {
-    Checkpoint {
-        step,
-        theta: theta.clone(),
-        mask: mask.clone(),
-        proxy: proxy_concentration(&scores.view(), mask.support()),
-    }
-}
-
-/// The iterates that the held-out diagnostics read (Sec. 7.4, Def. 6.5), kept by the
-/// training loop so that the diagnostics can be computed after the run, and only for the
-/// runs whose diagnostics are reported (a tuned unit reports those of its selected cell
-/// only: [`run_method_deferred`]). Computing them later gives the same bits: they are
-/// noiseless functions of the stored parameters, summed in the same order.
-#[derive(Clone, Debug, Default)]
-pub struct HeldOutIterates {
-    checkpoint: Option<Checkpoint>,
-    /// The parameters at the end of every phase-2 epoch (two-phase methods), in order.
-    trajectory: Vec<Array1<f64>>,
 }
 
 impl MethodRun {

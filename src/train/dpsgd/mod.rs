@@ -39,7 +39,7 @@ pub mod stationarity;
 pub mod support;
 
 pub use ceiling::{run_non_private, NonPrivateRun};
-pub use config::MethodConfig;
+pub use config::{Method, MethodConfig};
 pub use criterion::{one_step_criterion, OneStep};
 pub use data::{Classification, SyntheticSpec};
 pub use diagnostics::{
@@ -50,12 +50,11 @@ pub use mechanism::{
     dp_step, dp_step_cached, poisson_sample, privatize, ClipOrder, DpSgdRecipe, Mask, NoiseSupport,
     PrivacyLedger, ScoreSource, StepParams,
 };
-pub use methods::{
-    run_method, run_method_deferred, run_method_observed, run_method_on_tape, HeldOutIterates,
-    Method,
-};
+pub use methods::{run_method, run_method_deferred, run_method_observed, run_method_on_tape};
 pub use model::{Activation, Model, ModelKind};
-pub use outcome::{Diagnostics, MethodRun, NoiseEnergy, PhaseReport, PrivacyReport, StepRecord};
+pub use outcome::{
+    Diagnostics, HeldOutIterates, MethodRun, NoiseEnergy, PhaseReport, PrivacyReport, StepRecord,
+};
 
 /// Errors of the DP-SGD family.
 #[derive(Debug, thiserror::Error)]

@@ -25,6 +25,7 @@
 //! Loss of example i: `-ln softmax(z_i)_{y_i}`, whose output error is
 //! `delta_L = softmax(z_i) - e_{y_i}`; hidden errors
 //! `delta_{l-1} = (delta_l W_l) o act'(z_{l-1})`.
+pub use super::fused::LayerShape;
 use super::fused::StepCache;
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis, Zip};
 use rand::Rng;
@@ -74,25 +75,6 @@ pub enum ModelKind {
         hidden: usize,
         activation: Activation,
     },
-}
-
-/// Offsets of one dense layer in the flat parameter vector.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LayerShape {
-    pub inputs: usize,
-    pub outputs: usize,
-    /// Offset of `W` (out x in, row-major); the bias follows at `offset + out * in`.
-    pub offset: usize,
-}
-
-impl LayerShape {
-    pub(super) fn weights(&self) -> std::ops::Range<usize> {
-        self.offset..self.offset + self.outputs * self.inputs
-    }
-    pub(super) fn bias(&self) -> std::ops::Range<usize> {
-        let w = self.offset + self.outputs * self.inputs;
-        w..w + self.outputs
-    }
 }
 
 /// A model architecture: a stack of dense layers (validated dimensions).

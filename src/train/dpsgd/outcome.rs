@@ -1,7 +1,9 @@
 //! What a run of a method produced ([`MethodRun`]): accuracies, the privacy report per
 //! phase and composed, the final support, the support-quality diagnostics and noise
 //! energies (Sec. 7.4), and the per-step trace.
-use super::methods::{HeldOutIterates, Method};
+use super::config::Method;
+use super::diagnostics::proxy_concentration;
+use super::mechanism::Mask;
 use super::model::ModelKind;
 use ndarray::Array1;
 use serde::Serialize;
@@ -103,4 +105,41 @@ pub struct MethodRun {
     /// computes them (`None` after).
     #[serde(skip)]
     pub held_out: Option<HeldOutIterates>,
+}
+
+/// What the first support selection saw: the parameters there and the selected mask
+/// (the held-out gradient is taken later, by [`MethodRun::diagnose`]), and the
+/// DP-visible proxy concentration, computed at once (it reads the scores only).
+#[derive(Clone, Debug)]
+pub(super) struct Checkpoint {
+    pub(super) step: usize,
+    pub(super) theta: Array1<f64>,
+    pub(super) mask: Mask,
+    pub(super) proxy: f64,
+}
+
+pub(super) fn checkpoint(
+    theta: &Array1<f64>,
+    scores: &Array1<f64>,
+    mask: &Mask,
+    step: usize,
+) -> Checkpoint {
+    Checkpoint {
+        step,
+        theta: theta.clone(),
+        mask: mask.clone(),
+        proxy: proxy_concentration(&scores.view(), mask.support()),
+    }
+}
+
+/// The iterates that the held-out diagnostics read (Sec. 7.4, Def. 6.5), kept by the
+/// training loop so that the diagnostics can be computed after the run, and only for the
+/// runs whose diagnostics are reported (a tuned unit reports those of its selected cell
+/// only: [`super::run_method_deferred`]). Computing them later gives the same bits: they are
+/// noiseless functions of the stored parameters, summed in the same order.
+#[derive(Clone, Debug, Default)]
+pub struct HeldOutIterates {
+    pub(super) checkpoint: Option<Checkpoint>,
+    /// The parameters at the end of every phase-2 epoch (two-phase methods), in order.
+    pub(super) trajectory: Vec<Array1<f64>>,
 }

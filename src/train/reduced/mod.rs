@@ -75,7 +75,7 @@
 mod problem;
 mod step;
 
-pub use problem::KernelProblem;
+pub use problem::{min_norm_test_loss_scalar, KernelProblem};
 
 use self::step::{clipped_residuals, SparseScratch};
 use super::dpgd::{DpGdConfig, LossPoint};

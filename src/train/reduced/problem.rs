@@ -262,6 +262,60 @@ fn noise_factor_t(g: &ArrayView2<f64>, p: usize) -> Result<Array2<f64>, LinalgEr
     Ok(l_t)
 }
 
+/// The test MSE of theta* = pinv(Phi) y of a random-features problem, as
+/// [`KernelProblem::min_norm_test_loss`] defines it (the same pseudo-inverse rule, the
+/// held-out points after the first `n_val`), computed end to end by the scalar code of
+/// [`linalg::scalar`] (features, K, K_tn, the eigendecomposition, the products), so its
+/// bits are the same on every machine. For the interpolation threshold p = n
+/// (privacy-for-free Sec. 3.1, L145), where K's condition number is near 1e10 and the
+/// BLAS path's last bits show at the 6th digit of the loss; O((n + n_test) p d + n^2 p
+/// + n^3) in scalar loops, meant for n and p of a few hundred.
+pub fn min_norm_test_loss_scalar(
+    model: &RandomFeatures,
+    x: &ArrayView2<f64>,
+    y: &ArrayView1<f64>,
+    x_held: &ArrayView2<f64>,
+    y_held: &ArrayView1<f64>,
+    n_val: usize,
+) -> Result<f64, TrainError> {
+    if x.nrows() != y.len() || x_held.nrows() != y_held.len() || n_val >= y_held.len() {
+        return Err(TrainError::InvalidConfig(format!(
+            "min-norm loss: {} inputs for {} labels, {} held-out for {} labels, validation {n_val}",
+            x.nrows(),
+            y.len(),
+            x_held.nrows(),
+            y_held.len()
+        )));
+    }
+    let features = |x: &ArrayView2<f64>| {
+        let mut phi = linalg::scalar::matmul_nt(x, &model.v.view());
+        linalg::tanh_array_in_place(&mut phi);
+        phi
+    };
+    let (phi, phi_held) = (features(x), features(x_held));
+    let k = linalg::scalar::matmul_nt(&phi.view(), &phi.view());
+    let k_tn = linalg::scalar::matmul_nt(&phi_held.view(), &phi.view());
+    let b = y.view().insert_axis(Axis(1));
+    let alpha = pinv_apply_matrix_with(&k.view(), model.p(), &b, true)?;
+    let alpha = alpha.column(0);
+    let v: Array1<f64> = k_tn
+        .rows()
+        .into_iter()
+        .map(|row| {
+            row.iter()
+                .zip(alpha.iter())
+                .fold(0.0, |s, (a, b)| s + a * b)
+        })
+        .collect();
+    let r: Vec<f64> = v
+        .iter()
+        .zip(y_held.iter())
+        .skip(n_val)
+        .map(|(v, y)| v - y)
+        .collect();
+    Ok(r.iter().fold(0.0, |s, r| s + r * r) / r.len() as f64)
+}
+
 /// `K^+ B` for symmetric PSD K of rank at most `p`: eigenvalues below
 /// [`linalg::GRAM_RCOND`] of the largest, or beyond the p largest, count as zero.
 fn pinv_apply_matrix(
@@ -269,10 +323,29 @@ fn pinv_apply_matrix(
     p: usize,
     b: &ArrayView2<f64>,
 ) -> Result<Array2<f64>, LinalgError> {
+    pinv_apply_matrix_with(k, p, b, false)
+}
+
+/// [`pinv_apply_matrix`], by LAPACK and BLAS or (`scalar`) by [`linalg::scalar`]'s
+/// eigensolver and products.
+fn pinv_apply_matrix_with(
+    k: &ArrayView2<f64>,
+    p: usize,
+    b: &ArrayView2<f64>,
+    scalar: bool,
+) -> Result<Array2<f64>, LinalgError> {
     let n = k.nrows();
-    let (lam, q) = linalg::sym_eig(k)?;
+    let (lam, q) = if scalar {
+        linalg::scalar::sym_eig(k)?
+    } else {
+        linalg::sym_eig(k)?
+    };
     let lmax = lam.iter().copied().fold(0.0f64, f64::max);
-    let mut c = q.t().dot(b);
+    let mut c = if scalar {
+        linalg::scalar::matmul_nt(&q.t(), &b.t())
+    } else {
+        q.t().dot(b)
+    };
     for (i, mut row) in c.rows_mut().into_iter().enumerate() {
         // Ascending eigenvalues: index i is among the p largest iff i >= n - p.
         let kept = i + p.min(n) >= n && lam[i] > linalg::GRAM_RCOND * lmax;
@@ -282,5 +355,9 @@ fn pinv_apply_matrix(
             row.fill(0.0);
         }
     }
-    Ok(q.dot(&c))
+    Ok(if scalar {
+        linalg::scalar::matmul_nt(&q.view(), &c.t())
+    } else {
+        q.dot(&c)
+    })
 }
