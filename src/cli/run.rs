@@ -300,7 +300,7 @@ fn ci_error(a: &RunArgs, e: &anyhow::Error) {
 /// The spec line an error points at: "line N" in the message of a spec error (the YAML
 /// parser's; `None` for a run error), else
 /// the first line that starts the field's last key, else 1.
-fn error_line(file: &std::path::Path, field: Option<&str>, message: Option<&str>) -> usize {
+fn error_line(file: &Path, field: Option<&str>, message: Option<&str>) -> usize {
     let words: Vec<&str> = message.unwrap_or("").split_whitespace().collect();
     for w in words.windows(2) {
         if w[0] == "line" {
@@ -332,7 +332,7 @@ fn error_line(file: &std::path::Path, field: Option<&str>, message: Option<&str>
 /// The files a run reads only after simulating — the previous `verdicts.json` of the
 /// report set, the baseline snapshots — checked before it (a FIFO or device there is an
 /// error now, not after an hour of work); and how the report set will be replaced.
-fn preflight(a: &RunArgs, out: &std::path::Path, claims: &[spec::Claim]) -> anyhow::Result<()> {
+fn preflight(a: &RunArgs, out: &Path, claims: &[spec::Claim]) -> anyhow::Result<()> {
     use crate::fsio::{precheck, InputKind};
     // An `--out` that is not a directory yet is checked (and created) later, by
     // `prepare_output_dir`, which names what is in the way.
