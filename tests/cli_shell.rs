@@ -142,7 +142,7 @@ fn outside_a_checkout_run_list_and_plan_ask_for_claims() {
         assert_eq!(code(&o), 2, "{cmd}");
         assert_eq!(
             text(&o.stderr).trim(),
-            "error: no claims/ here: pass claim files or ids",
+            "error: no claims/ here: pass claim files or ids (or `dpclaims init` a project)",
             "{cmd}"
         );
         assert!(!dir.path().join("reports").exists(), "{cmd} wrote reports");

@@ -312,6 +312,11 @@ fn small_units() -> Vec<SmallUnit> {
                 ("sigma", 1.0),
                 ("t1", 4.0),
                 ("trials", 200.0),
+                // The union bound after Prop. 5.3 (support_miss_mc), asked for as every
+                // metric is here.
+                ("set_k", 3.0),
+                ("set_p", 12.0),
+                ("set_trials", 200.0),
             ],
             &[("mode", "misranking")],
             TargetSpec::None,

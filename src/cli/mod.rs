@@ -331,8 +331,8 @@ fn from_environment(e: &clap::Error) -> Option<String> {
         .get_subcommands()
         .flat_map(|c| c.get_arguments())
         .chain(cmd.get_arguments())
-        .find(|a| a.get_long() == Some(long.as_str()))?
-        .get_env()?
+        .filter(|a| a.get_long() == Some(long.as_str()))
+        .find_map(|a| a.get_env())?
         .to_string_lossy()
         .into_owned();
     let value = std::env::var_os(&var)?;

@@ -24,10 +24,11 @@ pub struct PlanArgs {
     pub last: PathBuf,
     #[command(flatten)]
     pub budget: BudgetArgs,
-    /// Do not time a calibration unit of an external core that declares no `cost_s`
-    /// (its units are then counted at a nominal 1 ms each).
+    /// Time one calibration unit of each external core that declares no `cost_s`: this
+    /// starts the core. Without it `plan` never starts a core (a spec may name any
+    /// program) and counts such a core's units at a nominal 1 ms each, and says so.
     #[arg(long)]
-    pub no_calibrate: bool,
+    pub calibrate: bool,
     /// Seed of the calibration unit.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -89,9 +90,10 @@ fn expected_cpu(e: &ClaimEstimate, drawn: &Drawn) -> Option<f64> {
 pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
     let claims = spec::load_claims(&default_paths(&a.paths)?)?;
     let limits = a.budget.limits()?;
-    // A core whose cost is not modelled is timed on one unit (execute::measure_unit_cost),
-    // unless its spec declares cost_s; the basis of the figure is printed with the claim.
-    if !a.no_calibrate {
+    // With --calibrate, a core whose cost is not modelled is timed on one unit
+    // (execute::measure_unit_cost), unless its spec declares cost_s; the basis of the
+    // figure is printed with the claim.
+    if a.calibrate {
         for c in claims.iter().filter(|c| c.system.wants_cost_measurement()) {
             let (s, unit) = crate::execute::measure_unit_cost(c, a.profile, a.seed)?;
             c.system.record_measured_cost(s, &unit);

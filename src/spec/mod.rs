@@ -23,6 +23,7 @@ mod points;
 mod predictions;
 mod provenance;
 pub mod raw;
+pub mod raw_parts;
 pub mod raw_variant;
 mod read;
 pub mod registry;

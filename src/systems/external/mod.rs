@@ -396,7 +396,7 @@ impl System for ExternalSystem {
                 "external core: measured, one calibration unit ({unit}) took {s:.3} s; assumed for every unit"
             )),
             None => Some(format!(
-                "external core: not measured (no cost_s declared, no calibration unit run): a nominal {NOMINAL_COST_S} s a unit"
+                "external core: not measured (no cost_s declared; `dpclaims plan --calibrate` times one unit): a nominal {NOMINAL_COST_S} s a unit"
             )),
         }
     }
