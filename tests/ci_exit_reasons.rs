@@ -81,8 +81,9 @@ fn each_exit_1_reason_is_a_junit_failure_an_annotation_and_a_summary_line() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    // 2. The baseline changed: another noise level of the core's main variant.
-    let changed = spec.replacen("sigma_scale: \"1\"", "sigma_scale: \"0.01\"", 1);
+    // 2. The baseline changed: another noise law of the core's main variant.
+    // (n^4: the main row's verdict moves from inconclusive to inconsistent.)
+    let changed = spec.replacen("sigma_scale: \"1\"", "sigma_scale: \"n^4\"", 1);
     assert_ne!(spec, changed);
     std::fs::write(dir.join("claims/exit-reasons.yaml"), &changed).unwrap();
     fails_three_ways(dir, &[], "changed against the baseline");

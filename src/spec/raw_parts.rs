@@ -120,4 +120,3 @@ pub enum RawTarget {
     Name(String),
     SingleIndex { single_index: Vec<f64> },
 }
-

@@ -1,7 +1,7 @@
 //! A variant of a claim file, raw (serde; unknown fields are errors): see
 //! [`super::raw`].
-use super::expr::Expr;
 use super::evidence::{RawErratum, RawFinding};
+use super::expr::Expr;
 use super::raw_parts::{unique_keys, RawData, RawVariantExternal};
 use serde::Deserialize;
 use std::collections::BTreeMap;
