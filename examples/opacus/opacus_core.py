@@ -33,7 +33,9 @@ Planted bugs (options, each a negative control of the specs next to this file):
   clipping: disabled     clipping at max_grad_norm = 1e6 while the noise stays z C (the
                          threshold raised for the clip only);
   accounting: per_epoch  the reported epsilon comes from an accountant stepped once per
-                         epoch (epochs passed to the accountant as steps).
+                         epoch (epochs passed to the accountant as steps);
+  accounting: double_counted  every step counted twice (the accountant's hook attached
+                         twice): an over-report, conservative, but a wrong number.
 
 Parameters: n, d, q, epochs, z, max_grad_norm, lr, delta; `canary`, `epsilon` in canary
 mode. Speaks dpclaims-external/2 through the adapter in python/ (dpclaims_core).
@@ -165,6 +167,11 @@ def opacus_unit(params, torch_seed, options):
         acc = PRVAccountant()
         for _ in range(epochs):
             acc.step(noise_multiplier=z, sample_rate=q)
+        history = acc.history
+        eps = acc.get_epsilon(delta)
+    elif options.get("accounting") == "double_counted":  # each step counted twice
+        acc = PRVAccountant()
+        acc.history = [(zz, qq, 2 * t) for zz, qq, t in engine.accountant.history]
         history = acc.history
         eps = acc.get_epsilon(delta)
     else:
