@@ -65,10 +65,10 @@ test: deps
 # The worked example on a real DP library (examples/opacus/README.md): Opacus 1.6 on
 # PyTorch, CPU; about 1-2 minutes once installed. Never a dependency of `make test`.
 # pip installs torch, opacus and numpy into its own venv (OPACUS_VENV) the first time:
-# PyPI's torch wheel pulls its CUDA libraries, 3-4 GB (the CPU-only index,
-# download.pytorch.org, may be unreachable; `pip install torch --index-url
-# https://download.pytorch.org/whl/cpu` into a venv of your own is ~200 MB where it is
-# not). OPACUS_PYTHON=/path/to/python uses a python that has them instead.
+# PyPI's torch wheel pulls its CUDA libraries, 3-4 GB to download (5.5 GB installed),
+# though the example runs on CPU; PyTorch's CPU-only index (download.pytorch.org) was
+# unreachable where this was written. OPACUS_PYTHON=/path/to/python uses a python that
+# has them instead (e.g. a venv with torch from the CPU-only index).
 OPACUS_VENV := $(or $(CARGO_TARGET_DIR),target)/opacus-venv
 OPACUS_PYTHON ?=
 OPACUS_PY = $(or $(OPACUS_PYTHON),$(OPACUS_VENV)/bin/python)
