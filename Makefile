@@ -10,7 +10,7 @@ BIN := $(or $(CARGO_TARGET_DIR),target)/release/dpclaims
 # Extra flags of `make run`, e.g. RUN_FLAGS="--junit target/dpclaims-junit.xml" in CI.
 RUN_FLAGS ?=
 
-.PHONY: deps build test run reproduce faults report fig2 bench lint fmt clean audit-report privacy-report fuzz stability schema
+.PHONY: deps build test run reproduce faults report fig2 bench lint fmt clean audit-report privacy-report fuzz stability schema opacus-example
 
 deps:
 	@if dpkg -s libopenblas-dev liblapack-dev >/dev/null 2>&1; then \
@@ -60,7 +60,30 @@ test: deps
 	OPENBLAS_NUM_THREADS=1 $(BIN) run examples/external --no-reports --check-determinism
 	@# The Python adapter's own tests (python/tests; a few seconds), end to end with the
 	@# binary just built.
-	DPCLAIMS_BIN=$(BIN) python3 -m pytest -q python/tests
+	DPCLAIMS_BIN=$(BIN) python3 -m pytest -q -rs python/tests
+
+# The worked example on a real DP library (examples/opacus/README.md): Opacus 1.6 on
+# PyTorch, CPU; about 1-2 minutes once installed. Never a dependency of `make test`.
+# pip installs torch, opacus and numpy into its own venv (OPACUS_VENV) the first time:
+# PyPI's torch wheel pulls its CUDA libraries, 3-4 GB to download (5.5 GB installed),
+# though the example runs on CPU; PyTorch's CPU-only index (download.pytorch.org) was
+# unreachable where this was written. OPACUS_PYTHON=/path/to/python uses a python that
+# has them instead (e.g. a venv with torch from the CPU-only index).
+OPACUS_VENV := $(or $(CARGO_TARGET_DIR),target)/opacus-venv
+OPACUS_PYTHON ?=
+OPACUS_PY = $(or $(OPACUS_PYTHON),$(OPACUS_VENV)/bin/python)
+opacus-example: build
+	@if [ -n "$(OPACUS_PYTHON)" ]; then \
+	  $(OPACUS_PYTHON) -c 'import torch, opacus, numpy' || \
+	    { echo "opacus-example: OPACUS_PYTHON=$(OPACUS_PYTHON) lacks torch, opacus or numpy"; exit 2; }; \
+	elif ! $(OPACUS_VENV)/bin/python -c 'import torch, opacus, numpy' >/dev/null 2>&1; then \
+	  echo "opacus-example: pip install torch opacus==1.6.0 numpy into $(OPACUS_VENV) (PyPI's torch: 3-4 GB with its CUDA libraries)"; \
+	  python3 -m venv $(OPACUS_VENV) && \
+	  $(OPACUS_VENV)/bin/python -m pip install -q torch opacus==1.6.0 numpy; \
+	fi
+	DPCLAIMS_OPACUS_PYTHON=$(if $(findstring /,$(OPACUS_PY)),$(abspath $(OPACUS_PY)),$(OPACUS_PY)) \
+	  OPENBLAS_NUM_THREADS=1 $(BIN) run examples/opacus --no-baseline \
+	  --out $(or $(CARGO_TARGET_DIR),target)/dpclaims/opacus
 
 run: build
 	$(BIN) run --profile quick --out reports $(RUN_FLAGS)

@@ -221,7 +221,7 @@ fn a_directory_with_two_bad_specs_reports_both_files() {
 #[test]
 fn the_shipped_claims_and_examples_check_ok() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let (code, out, err) = check(root, &["claims", "examples/external"]);
+    let (code, out, err) = check(root, &["claims", "examples/external", "examples/opacus"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.starts_with("ok: "), "{out}");
 }

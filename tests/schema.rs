@@ -173,7 +173,7 @@ fn the_committed_schema_is_the_generated_one() {
 #[test]
 fn every_shipped_spec_validates_against_the_schema() {
     let mut files: Vec<PathBuf> = Vec::new();
-    for dir in ["claims", "examples/external"] {
+    for dir in ["claims", "examples/external", "examples/opacus"] {
         files.extend(dpclaims::spec::spec_files(&root().join(dir)).unwrap());
     }
     assert!(files.len() > 20, "{files:?}");
