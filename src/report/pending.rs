@@ -62,6 +62,13 @@ pub fn insta_yaml(s: &Snap) -> String {
         out.push_str(&format!("    control: {}\n", text(&r.control)));
         out.push_str(&format!("    points: {}\n", r.points));
         out.push_str(&format!("    points_total: {}\n", r.points_total));
+        // Skipped when absent (`skip_serializing_if`), a two-element sequence otherwise.
+        if let Some((c, v)) = &r.constant {
+            out.push_str(&format!(
+                "    constant:\n      - {c:?}\n      - {}\n",
+                scalar_str(v)
+            ));
+        }
     }
     out
 }
