@@ -249,22 +249,6 @@ pub fn write_reports_figures(
     })
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_sentence_gets_one_full_stop() {
-        assert_eq!(
-            super::sentence("the calibration is valid."),
-            "the calibration is valid."
-        );
-        assert_eq!(
-            super::sentence("C_W is never defined "),
-            "C_W is never defined."
-        );
-        assert_eq!(super::sentence("why?"), "why?");
-    }
-}
-
 /// One line per claim whose rows are reported apart: a draft (a TODO placeholder for its
 /// statement or a quote: never counted for the paper) and each exploratory variant
 /// (never counted, never a regression of the core, never compared with the baseline,
@@ -289,4 +273,20 @@ pub fn apart_lines(outcomes: &[crate::judge::ClaimOutcome]) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_sentence_gets_one_full_stop() {
+        assert_eq!(
+            super::sentence("the calibration is valid."),
+            "the calibration is valid."
+        );
+        assert_eq!(
+            super::sentence("C_W is never defined "),
+            "C_W is never defined."
+        );
+        assert_eq!(super::sentence("why?"), "why?");
+    }
 }
