@@ -14,6 +14,7 @@
 //! [`write_html`]).
 mod claim;
 mod markdown;
+mod math;
 
 pub use claim::claim_html;
 

@@ -346,7 +346,11 @@ mod tests {
     /// bracket lies below RDP's upper bound.
     #[test]
     fn the_pld_bracket_contains_the_exact_gdp_epsilon() {
-        for (z, t, delta) in [(1.0, 10.0, 1e-5), (2.0, 100.0, 1e-6), (5.0, 1000.0, 1e-5)] {
+        for (z, t, delta) in [
+            (1.0, 10.0_f64, 1e-5),
+            (2.0, 100.0, 1e-6),
+            (5.0, 1000.0, 1e-5),
+        ] {
             let exact = call("gdp_epsilon", &[t.sqrt() / z, delta]);
             let lo = call("pld_epsilon_lower", &[1.0, z, t, delta]);
             let hi = call("pld_epsilon_upper", &[1.0, z, t, delta]);

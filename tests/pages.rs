@@ -1,0 +1,147 @@
+//! Every HTML page of a run, as a reader sees it: no raw LaTeX outside code (the papers'
+//! `$$…$$` formulas are MathML), on a tiny claim and scorecard whose statement and quotes
+//! use the delimiters and macros of the committed specs (`$$…$$`, a `$$` left open by a
+//! quote that runs on, the blog's `\N` and `\E`).
+use crate::util::dpclaims_in;
+use scraper::{ElementRef, Html, Node};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn claim() -> String {
+    crate::util::tiny_rf_claim_named("tiny-pg")
+        .replace("id: tiny-pg", "id: tiny-pg\npaper: tiny-paper")
+        .replace(
+            r#"statement: "noise term along n""#,
+            r#"statement: 'noise term along n, with $$\sigma_a = \sqrt{\eta_a T} \frac{\sqrt{8\log(1/\delta)}}{\varepsilon}$$ and noise $$\sqrt{\eta_a} \frac{C_a}{n} \sigma_a \N(0, 1)$$'"#,
+        )
+}
+
+const CARD: &str = r#"
+paper: "A tiny paper"
+results:
+  - result: "Eq. 20"
+    title: "the noise term falls as n^-2"
+    quote: {text: '$$\mathcal{R}(f_{\text{NN}}) = \E_x[(f_{\text{NN}}(x) - f_*(x))^2] = O\left(d^{-\frac{\varepsilon_p}{8q}} + \frac{d^{1 + \varepsilon_n}}{n} \frac{\log(1.25/\delta)}{\varepsilon^2}\right) = o(1)', where: "Eq. 20"}
+    checked_by:
+      - {claim: tiny-pg, prediction: vs-n, variant: prop22}
+      - {claim: tiny-pg, prediction: finite, variant: prop22}
+  - result: "Assumption 3"
+    title: "privacy budget"
+    quote: {text: 'There exist $$\varepsilon_n, \varepsilon_p > 0$$ with $$\delta \in (0, 1), \quad \varepsilon \in \left(0, 8 \log(1/\delta)\right)$$', where: "Assumption 3"}
+    not_checkable: "a range, not a result"
+"#;
+
+/// Runs the tiny claim and scorecard into a temporary `out/`; returns the directory and
+/// every HTML page, name -> text.
+fn run() -> (tempfile::TempDir, BTreeMap<String, String>) {
+    let dir = tempfile::tempdir().unwrap();
+    for (sub, file, text) in [
+        ("claims", "tiny-pg.yaml", claim()),
+        ("scorecards", "tiny-paper.yaml", CARD.to_string()),
+    ] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        std::fs::write(dir.path().join(sub).join(file), text).unwrap();
+    }
+    let o = dpclaims_in(dir.path(), &["run", "--no-baseline", "--out", "out"]);
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let pages = html_pages(&dir.path().join("out"));
+    (dir, pages)
+}
+
+/// Every `*.html` of a directory, name -> text.
+pub fn html_pages(dir: &Path) -> BTreeMap<String, String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "html"))
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(&p).unwrap())
+        })
+        .collect()
+}
+
+/// Whether an element is, or is inside, one of `tags`.
+fn inside(e: Option<ElementRef<'_>>, tags: &[&str]) -> bool {
+    let mut cur = e;
+    while let Some(el) = cur {
+        if tags.contains(&el.value().name()) {
+            return true;
+        }
+        cur = el.parent().and_then(ElementRef::wrap);
+    }
+    false
+}
+
+/// The raw LaTeX a reader would see on a page: each `\(`, `$$` or backslash command in
+/// a text node outside `<code>`, `<pre>` and the style sheet, with some context.
+pub fn raw_latex(page: &str) -> Vec<String> {
+    let doc = Html::parse_document(page);
+    let mut found = vec![];
+    for node in doc.tree.nodes() {
+        let Node::Text(t) = node.value() else {
+            continue;
+        };
+        let parent = node.parent().and_then(ElementRef::wrap);
+        if inside(parent, &["code", "pre", "style"]) {
+            continue;
+        }
+        let b = t.as_bytes();
+        for i in 0..b.len().saturating_sub(1) {
+            let raw = (b[i] == b'\\' && (b[i + 1] == b'(' || b[i + 1].is_ascii_alphabetic()))
+                || (b[i] == b'$' && b[i + 1] == b'$');
+            if raw {
+                let lo = t.floor_char_boundary(i.saturating_sub(30));
+                let hi = t.ceil_char_boundary((i + 30).min(t.len()));
+                found.push(t[lo..hi].to_string());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_page_shows_raw_latex_and_the_formulas_are_mathml() {
+    let (_dir, pages) = run();
+    let names: Vec<&str> = pages.keys().map(String::as_str).collect();
+    for want in [
+        "index.html",
+        "tiny-pg.html",
+        "scorecard-tiny-paper.html",
+        "scorecard-tiny-paper-details.html",
+    ] {
+        assert!(names.contains(&want), "{want} not in {names:?}");
+    }
+    for (name, page) in &pages {
+        let raw = raw_latex(page);
+        assert!(raw.is_empty(), "{name}: raw LaTeX {raw:?}");
+    }
+    // The statement's two formulas, and the scorecard's quotes (one left open).
+    assert!(pages["tiny-pg.html"].matches("<math").count() >= 2);
+    let details = &pages["scorecard-tiny-paper-details.html"];
+    assert!(
+        details.contains("<math") && details.contains("𝔼"),
+        "{details}"
+    );
+}
+
+#[test]
+fn the_checker_finds_raw_latex_and_ignores_code() {
+    let page = |body: &str| {
+        format!("<!DOCTYPE html><html><head><title>t</title></head><body>{body}</body></html>")
+    };
+    for bad in [r"<p>a \frac{1}{2}</p>", "<p>$$x$$</p>", r"<td>\(x\)</td>"] {
+        assert!(!raw_latex(&page(bad)).is_empty(), "{bad}");
+    }
+    for ok in [
+        r"<p><code>\frac{1}{2}</code> $5</p>",
+        r"<pre>$$x$$</pre>",
+        "<p>a\\ b</p>",
+    ] {
+        assert!(raw_latex(&page(ok)).is_empty(), "{ok}");
+    }
+}
