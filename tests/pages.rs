@@ -145,3 +145,158 @@ fn the_checker_finds_raw_latex_and_ignores_code() {
         assert!(raw_latex(&page(ok)).is_empty(), "{ok}");
     }
 }
+
+/// The outcome a verdict cell's opening words name (`None` for a cell of no outcome).
+fn outcome(cell: &str) -> Option<&'static str> {
+    let w = cell
+        .trim_start_matches("exploratory: ")
+        .trim_start_matches("ablation: ");
+    [
+        ("refuted", "refuted"),
+        ("erratum", "refuted"),
+        ("not reproduced", "not reproduced"),
+        ("inconsistent", "not reproduced"),
+        ("inconclusive", "inconclusive"),
+        ("not resolved", "not resolved"),
+        ("not testable", "not testable"),
+        ("out of regime", "out of regime"),
+        ("holds", "holds"),
+        ("consistent", "holds"),
+        ("reproduced", "holds"),
+    ]
+    .into_iter()
+    .find(|(p, _)| w.starts_with(p))
+    .map(|(_, o)| o)
+}
+
+/// The outcomes a section heading allows its verdict cells, for a heading that names
+/// an outcome (`None` for any other heading).
+fn heading_allows(h: &str) -> Option<&'static [&'static str]> {
+    let h = h.trim();
+    if h.starts_with("Errata") {
+        Some(&["refuted"])
+    } else if h.starts_with("Statements that hold") || h.starts_with("Holds") {
+        Some(&["holds"])
+    } else if h.starts_with("Inconclusive") {
+        Some(&["inconclusive"])
+    } else if h.starts_with("Not testable") {
+        Some(&["not testable"])
+    } else if h.starts_with("Not resolved") {
+        Some(&["not resolved"])
+    } else {
+        None
+    }
+}
+
+/// Each verdict cell (a table cell opening with a bold word) under a heading that names
+/// another outcome, as `heading: cell`.
+pub fn contradictions(page: &str) -> Vec<String> {
+    let doc = Html::parse_document(page);
+    let sel = scraper::Selector::parse("h1, h2, h3, td").unwrap();
+    let mut heading = String::new();
+    let mut found = vec![];
+    for e in doc.select(&sel) {
+        let text: String = e.text().collect();
+        if e.value().name() != "td" {
+            heading = text;
+            continue;
+        }
+        let opens_bold = e
+            .first_child()
+            .and_then(ElementRef::wrap)
+            .is_some_and(|c| c.value().name() == "strong");
+        let (Some(allowed), true) = (heading_allows(&heading), opens_bold) else {
+            continue;
+        };
+        if let Some(o) = outcome(&text) {
+            if !allowed.contains(&o) {
+                found.push(format!("{heading}: {text}"));
+            }
+        }
+    }
+    found
+}
+
+/// The class of each coloured verdict cell, by the outcome its words name: one class
+/// per outcome on every page (index, scorecards, claim pages), and each page's legend
+/// shows that class under that outcome's name.
+fn colours(page: &str, into: &mut BTreeMap<&'static str, std::collections::BTreeSet<String>>) {
+    let doc = Html::parse_document(page);
+    let sel = scraper::Selector::parse("td[class]").unwrap();
+    for e in doc.select(&sel) {
+        let class = e.value().attr("class").unwrap().to_string();
+        if ["caught", "missed"].contains(&class.as_str()) {
+            continue;
+        }
+        let text: String = e.text().collect();
+        if let Some(o) = outcome(&text) {
+            into.entry(o).or_default().insert(class);
+        }
+    }
+    // The index's claim rows: the claim's cell is coloured by its verdict in plain words.
+    let rows = scraper::Selector::parse("tr").unwrap();
+    let td = scraper::Selector::parse("td").unwrap();
+    for row in doc.select(&rows) {
+        let cells: Vec<ElementRef<'_>> = row.select(&td).collect();
+        let Some(class) = cells.first().and_then(|c| c.value().attr("class")) else {
+            continue;
+        };
+        let words = cells[1..].iter().find(|c| {
+            c.first_child()
+                .and_then(ElementRef::wrap)
+                .is_some_and(|s| s.value().name() == "strong")
+        });
+        if let Some(o) = words.and_then(|c| outcome(&c.text().collect::<String>())) {
+            into.entry(o).or_default().insert(class.to_string());
+        }
+    }
+}
+
+#[test]
+fn one_colour_per_outcome_a_legend_on_every_page_and_no_word_under_a_contradicting_heading() {
+    let (_dir, pages) = run();
+    let mut seen = BTreeMap::new();
+    for (name, page) in &pages {
+        let c = contradictions(page);
+        assert!(c.is_empty(), "{name}: {c:?}");
+        assert!(page.contains(r#"class="legend""#), "{name}: no legend");
+        colours(page, &mut seen);
+    }
+    // The committed report set: the same, over every page (index, three scorecards and
+    // their details, every claim page).
+    let mut committed = 0;
+    for (name, page) in html_pages(Path::new("reports")) {
+        let c = contradictions(&page);
+        assert!(c.is_empty(), "reports/{name}: {c:?}");
+        committed += 1;
+    }
+    assert!(committed > 10, "{committed} committed pages");
+    let mut classes = std::collections::BTreeSet::new();
+    for (outcome, cls) in &seen {
+        assert_eq!(cls.len(), 1, "{outcome} has several colours: {cls:?}");
+        let c = cls.iter().next().unwrap();
+        assert!(
+            classes.insert(c.clone()),
+            "{c} is the colour of two outcomes"
+        );
+        assert!(
+            pages["index.html"].contains(&format!(r#"<span class="{c}">"#)),
+            "{outcome}: {c} not in the legend"
+        );
+    }
+    assert!(seen.len() >= 2, "{seen:?}");
+}
+
+#[test]
+fn the_contradiction_checker_finds_a_holds_under_inconclusive() {
+    let page = |body: &str| {
+        format!("<!DOCTYPE html><html><head><title>t</title></head><body>{body}</body></html>")
+    };
+    let bad =
+        page("<h2>Inconclusive</h2><table><tr><td><strong>holds</strong> x</td></tr></table>");
+    assert_eq!(contradictions(&bad).len(), 1);
+    let bad = page("<h2>Errata claimed</h2><table><tr><td><strong>not reproduced (on y)</strong></td></tr></table>");
+    assert_eq!(contradictions(&bad).len(), 1);
+    let ok = page("<h2>Inconclusive</h2><table><tr><td><strong>inconclusive</strong></td><td>holds at 3 points</td></tr></table><h2>Findings</h2><table><tr><td><strong>holds</strong></td></tr></table>");
+    assert!(contradictions(&ok).is_empty());
+}
