@@ -581,7 +581,11 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
         Tally::of(std::slice::from_ref(o)).line()
     );
     if !c.discussion.is_empty() {
-        let _ = writeln!(s, "\n{}", c.discussion);
+        let _ = writeln!(
+            s,
+            "\n{}",
+            super::internal_refs::without_issue_refs(&c.discussion)
+        );
     }
     s
 }

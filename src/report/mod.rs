@@ -17,6 +17,7 @@ pub mod export;
 pub mod github;
 pub mod heatmap;
 pub mod html;
+mod internal_refs;
 pub mod junit;
 pub mod kept;
 pub mod number;
