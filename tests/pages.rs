@@ -386,6 +386,8 @@ fn no_page_links_or_points_outside_the_repository() {
     for (name, page, html) in &pages {
         let bad = outside_links(&out, name, page, *html, true);
         assert!(bad.is_empty(), "{bad:?}");
+        // The meaning of a margin's sign is written once per page, not per row.
+        assert!(page.matches("0 violates").count() <= 1, "{name}: repeated");
         // An issue number is an internal pointer: the pages drop it.
         assert!(!page.contains("(issue "), "{name}: an issue pointer");
     }

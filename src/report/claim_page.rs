@@ -333,6 +333,9 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
         let _ = writeln!(s);
     }
     let _ = writeln!(s, "## Verdicts\n");
+    if super::margin::any(&o.results) {
+        let _ = writeln!(s, "*{}*\n", super::margin::NOTE);
+    }
     let _ = writeln!(
         s,
         "| prediction | source | registered prediction | variant | measured | regime | verdict |"
@@ -352,7 +355,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
             } else {
                 ""
             },
-            result_line(r),
+            super::margin::result_cell(r),
             regime_line(r),
             verdict_cell(r)
         );
@@ -520,7 +523,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
             r.prediction_name,
             r.metric,
             r.variant,
-            result_line(r),
+            super::margin::result_cell(r),
             r.verdict,
             regime_line(r)
         );

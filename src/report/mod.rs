@@ -20,6 +20,7 @@ pub mod html;
 mod internal_refs;
 pub mod junit;
 pub mod kept;
+pub(crate) mod margin;
 pub mod number;
 mod output;
 pub mod pending;
