@@ -164,6 +164,7 @@ fn outcome(cell: &str) -> Option<&'static str> {
         ("not resolved", "not resolved"),
         ("not testable", "not testable"),
         ("out of regime", "out of regime"),
+        ("not checkable", "not checkable"),
         ("holds", "holds"),
         ("consistent", "holds"),
         ("reproduced", "holds"),

@@ -47,6 +47,7 @@ nav{margin-bottom:1rem}\
 .holds{background:#d9f2d9}.refuted{background:#f4a6a0}.inconclusive{background:#fcefc7}\
 .out_of_regime{background:#e6e6e6}.caught{background:#d9ecf7}\
 .notrepro{background:#f7d9b5}.nottestable{background:#dcdcf4}.notresolved{background:#c9ece6}\
+.notcheckable{background:#fff;color:#555;font-style:italic}\
 blockquote{border-left:4px solid #7a9cc6;background:#f5f8fc;margin:0.8rem 0;padding:0.3rem 1rem}\
 .missed{background:#d4b3f0;font-weight:bold;outline:2px solid #7b2cbf;outline-offset:-2px}\
 .legend span{display:inline-block;padding:0 0.5rem;margin-right:0.3rem;border:1px solid #ccc}";
@@ -83,13 +84,14 @@ fn verdict_class(r: &PredictionResult) -> &'static str {
 
 /// The outcome classes from the worst to the best: a claim's row on the index takes the
 /// worst class of its main results.
-const WORST_FIRST: [&str; 8] = [
+const WORST_FIRST: [&str; 9] = [
     "refuted",
     "notrepro",
     "inconclusive",
     "notresolved",
     "nottestable",
     "out_of_regime",
+    "notcheckable",
     "holds",
     "caught",
 ];
@@ -135,6 +137,7 @@ fn legend() -> Markup {
             span.notresolved { "not resolved" }
             span.nottestable { "not testable" }
             span.out_of_regime { "out of regime" }
+            span.notcheckable { "not checkable in simulation" }
             span.caught { "control caught" }
             span.missed { "control NOT caught" }
         }
@@ -255,7 +258,7 @@ fn word_class(word: &str) -> Option<&'static str> {
     // One colour per outcome, the same on the index, the scorecards and the claim pages:
     // an erratum (a refuted statement) red; a proxy not reproduced or a consequence
     // inconsistent orange (never an erratum's red); inconclusive yellow; not resolved
-    // teal; not testable lavender; the rest grey.
+    // teal; not testable lavender; not checkable in simulation uncoloured; the rest grey.
     if w.starts_with("refuted") || w.starts_with("erratum") {
         Some("refuted")
     } else if w.starts_with("not reproduced") || w.starts_with("inconsistent") {
@@ -268,6 +271,8 @@ fn word_class(word: &str) -> Option<&'static str> {
         Some("notresolved")
     } else if w.starts_with("not testable") {
         Some("nottestable")
+    } else if w.starts_with("not checkable") {
+        Some("notcheckable")
     } else if w.starts_with("out of regime") || w.starts_with("not ") {
         Some("out_of_regime")
     } else {
@@ -391,7 +396,7 @@ mod tests {
         let md = "| result | verdict |\n|---|---|\n| a | **holds** |\n| b | **not reproduced (on x)** |\n\
                   | c | **reproduced (on y) (not discriminating)** |\n| d | **out of regime** |\n\
                   | e | **inconclusive** |\n| f | **not run** |\n| g | plain |\n\
-                  | h | **not resolved** |\n";
+                  | h | **not resolved** |\n| i | **not checkable** |\n";
         let html = scorecard_html("scorecard-x", md);
         for (class, word) in [
             ("holds", "holds"),
@@ -401,6 +406,7 @@ mod tests {
             ("inconclusive", "inconclusive"),
             ("out_of_regime", "not run"),
             ("notresolved", "not resolved"),
+            ("notcheckable", "not checkable"),
         ] {
             assert!(
                 html.contains(&format!(r#"<td class="{class}"><strong>{word}</strong>"#)),
