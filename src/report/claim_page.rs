@@ -333,7 +333,10 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
         let _ = writeln!(s);
     }
     let _ = writeln!(s, "## Verdicts\n");
-    if super::margin::any(&o.results) {
+    if o.results
+        .iter()
+        .any(|r| super::margin::says(&result_line(r)))
+    {
         let _ = writeln!(s, "*{}*\n", super::margin::NOTE);
     }
     let _ = writeln!(
@@ -355,7 +358,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
             } else {
                 ""
             },
-            super::margin::result_cell(r),
+            super::margin::cell(result_line(r)),
             regime_line(r),
             verdict_cell(r)
         );
@@ -523,7 +526,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
             r.prediction_name,
             r.metric,
             r.variant,
-            super::margin::result_cell(r),
+            super::margin::cell(result_line(r)),
             r.verdict,
             regime_line(r)
         );

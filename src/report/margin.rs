@@ -2,7 +2,6 @@
 //! a row says "closest point's mean margin m (interval [lo, hi])" and the page says once,
 //! above its table, which sign violates. A row that stands alone (a CI annotation, a JUnit
 //! case) keeps the words in the row ([`super::result_line`]).
-use crate::judge::PredictionResult;
 
 /// The sentence every page with a margin carries once.
 pub const NOTE: &str = "A margin is the measured side minus the bound (the bound minus the measured side for a lower bound): above 0 violates.";
@@ -10,20 +9,17 @@ pub const NOTE: &str = "A margin is the measured side minus the bound (the bound
 /// What a row says of its margin's sign, dropped from the rows of a page that has [`NOTE`].
 const IN_ROW: &str = "; > 0 violates)";
 
-/// [`super::result_line`] for a row of a page that carries [`NOTE`].
-pub fn result_cell(r: &PredictionResult) -> String {
-    let line = super::result_line(r);
+/// A row's text ([`super::result_line`]) for a page that carries [`NOTE`].
+pub fn cell(line: String) -> String {
     match line.find(IN_ROW) {
         Some(_) => line.replace(IN_ROW, ")"),
         None => line,
     }
 }
 
-/// Whether any of `results` reports a margin (the page then carries [`NOTE`]).
-pub fn any<'a>(results: impl IntoIterator<Item = &'a PredictionResult>) -> bool {
-    results
-        .into_iter()
-        .any(|r| super::result_line(r).contains(IN_ROW))
+/// Whether a row's text reports a margin (its page then carries [`NOTE`]).
+pub fn says(line: &str) -> bool {
+    line.contains(IN_ROW)
 }
 
 /// A Markdown table whose rows may say their margin's sign: the rows without it and

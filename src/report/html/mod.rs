@@ -212,7 +212,7 @@ pub fn index_html(
         }
         h2 { "Every verdict" }
         (legend())
-        @if outcomes.iter().any(|o| super::margin::any(&o.results)) { p { em { (super::margin::NOTE) } } }
+        @if outcomes.iter().any(|o| o.results.iter().any(|r| super::margin::says(&crate::report::result_line(r)))) { p { em { (super::margin::NOTE) } } }
         table {
             thead { tr { th { "claim" } th { "prediction" } th { "variant" } th { "measured" } th { "regime" } th { "verdict" } } }
             tbody {
@@ -222,7 +222,7 @@ pub fn index_html(
                             td { a href={ (o.claim.id) ".html" } { (o.claim.id) } }
                             td { code { (r.prediction_name) } " (" (r.kind) " " (r.metric) ")" }
                             td { (r.variant) @if r.negative_control { " (negative control)" } }
-                            td { (super::margin::result_cell(r)) }
+                            td { (super::margin::cell(crate::report::result_line(r))) }
                             td { (super::regime_line(r)) }
                             (verdict_td(r))
                         }
