@@ -41,6 +41,7 @@ mod hostile_names;
 mod html;
 mod new_claim;
 mod noise_exact;
+mod pages;
 mod perf;
 mod pld;
 mod privacy;

@@ -333,6 +333,12 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
         let _ = writeln!(s);
     }
     let _ = writeln!(s, "## Verdicts\n");
+    if o.results
+        .iter()
+        .any(|r| super::margin::says(&result_line(r)))
+    {
+        let _ = writeln!(s, "*{}*\n", super::margin::NOTE);
+    }
     let _ = writeln!(
         s,
         "| prediction | source | registered prediction | variant | measured | regime | verdict |"
@@ -352,7 +358,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
             } else {
                 ""
             },
-            result_line(r),
+            super::margin::cell(result_line(r)),
             regime_line(r),
             verdict_cell(r)
         );
@@ -520,7 +526,7 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
             r.prediction_name,
             r.metric,
             r.variant,
-            result_line(r),
+            super::margin::cell(result_line(r)),
             r.verdict,
             regime_line(r)
         );
@@ -581,7 +587,11 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
         Tally::of(std::slice::from_ref(o)).line()
     );
     if !c.discussion.is_empty() {
-        let _ = writeln!(s, "\n{}", c.discussion);
+        let _ = writeln!(
+            s,
+            "\n{}",
+            super::internal_refs::without_issue_refs(&c.discussion)
+        );
     }
     s
 }

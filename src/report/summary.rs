@@ -177,7 +177,9 @@ pub fn summary_markdown_listed(outcomes: &[ClaimOutcome], listed: &[Listed]) -> 
     s.push_str(&spent_paragraph(outcomes));
     s.push_str(&listed_claims_table(listed, true));
     let _ = writeln!(s, "\n## Every verdict\n");
-    s.push_str(&listed_verdicts_table(listed, true));
+    s.push_str(&super::margin::once_above(&listed_verdicts_table(
+        listed, true,
+    )));
     s
 }
 

@@ -5,7 +5,6 @@ use super::markdown::{md_block, md_inline};
 use super::{legend, page, verdict_td, INDEX};
 use crate::judge::ClaimOutcome;
 use crate::report::claim_page::{cell, claim_markdown, prediction_text};
-use crate::report::result_line;
 use maud::html;
 
 /// The heading of the section of `<id>.md` this page draws itself (coloured).
@@ -44,6 +43,7 @@ pub fn claim_html(o: &ClaimOutcome) -> String {
         (md_block(&head))
         h2 { "Verdicts" }
         (legend())
+        @if o.results.iter().any(|r| crate::report::margin::says(&crate::report::result_line(r))) { p { em { (crate::report::margin::NOTE) } } }
         table {
             thead { tr {
                 th { "prediction" } th { "source" } th { "registered prediction" } th { "variant" }
@@ -56,7 +56,7 @@ pub fn claim_html(o: &ClaimOutcome) -> String {
                         td { (c.predictions[r.prediction].source) }
                         td { (md_inline(&cell(&prediction_text(&c.predictions[r.prediction], r)))) }
                         td { (r.variant) @if r.negative_control { " (negative control)" } }
-                        td { (result_line(r)) }
+                        td { (crate::report::margin::cell(crate::report::result_line(r))) }
                         td { (crate::report::regime_line(r)) }
                         (verdict_td(r))
                     }

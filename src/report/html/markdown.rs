@@ -8,8 +8,16 @@
 //! any other (`javascript:`, `data:`, `file:`, `//host`) is shown as its text alone. An
 //! image is kept only when it is relative inside the report set (no remote image is
 //! fetched by a reader's browser); another shows its alt text.
+//!
+//! Math: the specs quote the papers' formulas between `$$` delimiters (the only delimiter
+//! they use; a quote may leave the last `$$` open, as the paper's sentence runs on). Each
+//! `$$…$$` span becomes MathML ([`super::math`]), which browsers render natively without
+//! JavaScript; a span the converter cannot read, and any backslash command outside a
+//! span, is shown as code, never as raw source in prose. The Markdown pages keep the
+//! LaTeX source as written (plain text, readable as it is).
+use super::math::mathml;
 use maud::PreEscaped;
-use pulldown_cmark::{html, CowStr, Event, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{html, CowStr, Event, Options, Parser, Tag, TagEnd, TextMergeStream};
 
 fn options() -> Options {
     Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH
@@ -76,8 +84,10 @@ pub(super) fn render(md: &str) -> String {
         }
         e => Some(e),
     });
-    let events = events.flat_map(|e| match e {
-        Event::Text(t) if has_latex(&t) => latex_as_code(&t),
+    // One text event per run of text (an escape such as `\\` splits a run in the parser),
+    // so that a `$$…$$` span is seen whole.
+    let events = TextMergeStream::new(events).flat_map(|e| match e {
+        Event::Text(t) if has_latex(&t) => latex_spans(&t),
         e => vec![e],
     });
     let mut out = String::new();
@@ -93,11 +103,11 @@ fn has_latex(t: &str) -> bool {
             .any(|w| w[0] == b'\\' && w[1].is_ascii_alphabetic())
 }
 
-/// A text with its LaTeX shown as code (no MathML crate is available offline, so a
-/// formula is shown verbatim in a code span rather than as raw source in prose): each
-/// `$$...$$` span, and outside them each whitespace-separated token with a backslash
-/// command, becomes one code span.
-fn latex_as_code(t: &str) -> Vec<Event<'static>> {
+/// A text with its LaTeX rendered: each `$$...$$` span (an unclosed one runs to the
+/// closing `"` of the quote it opens in, else to the end of the text) becomes MathML, or one code span when it cannot be converted; outside
+/// the spans each whitespace-separated token with a backslash command becomes one code
+/// span.
+fn latex_spans(t: &str) -> Vec<Event<'static>> {
     let mut out: Vec<Event<'static>> = vec![];
     let plain = |s: &str, out: &mut Vec<Event<'static>>| {
         let mut buf = String::new();
@@ -121,16 +131,20 @@ fn latex_as_code(t: &str) -> Vec<Event<'static>> {
     while let Some(i) = rest.find("$$") {
         plain(&rest[..i], &mut out);
         let after = &rest[i + 2..];
-        match after.find("$$") {
-            Some(j) => {
-                out.push(Event::Code(after[..j].trim().to_string().into()));
-                rest = &after[j + 2..];
-            }
+        let (tex, next) = match after.find("$$") {
+            Some(j) => (after[..j].trim(), &after[j + 2..]),
+            // Unclosed: the formula ends where the quote around it does (math has no
+            // `"`), else at the end of the text.
             None => {
-                out.push(Event::Code(after.trim().to_string().into()));
-                rest = "";
+                let end = after.find('"').unwrap_or(after.len());
+                (after[..end].trim(), &after[end..])
             }
-        }
+        };
+        out.push(match mathml(tex) {
+            Some(m) => Event::InlineHtml(m.into()),
+            None => Event::Code(tex.to_string().into()),
+        });
+        rest = next;
     }
     plain(rest, &mut out);
     out
@@ -158,11 +172,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn latex_is_shown_as_code_never_as_raw_source() {
+    fn latex_becomes_mathml_or_code_never_raw_source() {
         let h = render("the risk $$= O\\left(d^{-1}\\right)$$ and \\frac{a}{b} here");
-        assert!(h.contains("<code>= O\\left(d^{-1}\\right)</code>"), "{h}");
+        assert!(h.contains("<math"), "{h}");
+        assert!(!h.contains("\\left"), "{h}");
         assert!(h.contains("<code>\\frac{a}{b}</code> here"), "{h}");
         assert!(!h.contains("$$"), "{h}");
+        // As the Markdown pages write a quote: escapes split the parser's text, an
+        // unclosed span runs to the end, the papers' \\N and \\E macros are known.
+        let h = render(
+            "\"$$\\mathcal{R} = \\E\\_x \\sigma\\_a \\N(0, 1) = O\\left(d\\right)\" (Th. 1)",
+        );
+        assert!(
+            h.contains("<math") && !h.contains('\\') && !h.contains("$$"),
+            "{h}"
+        );
+        assert!(h.contains("(Th. 1)") && h.contains("𝔼"), "{h}");
+        // A span the converter cannot read is shown as code.
+        let h = render("a $$\\frac{1}{$$ b $$\\nosuchcommand x$$ c");
+        assert!(h.contains("<code>\\frac{1}{</code>"), "{h}");
+        assert!(h.contains("<code>\\nosuchcommand x</code>"), "{h}");
     }
 
     #[test]

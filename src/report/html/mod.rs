@@ -14,6 +14,7 @@
 //! [`write_html`]).
 mod claim;
 mod markdown;
+mod math;
 
 pub use claim::claim_html;
 
@@ -27,7 +28,6 @@ pub fn render_markdown(md: &str) -> String {
 use super::claim_page::verdict_cell;
 use super::summary::claim_in_words;
 use super::write_atomic;
-use crate::fit::Verdict;
 use crate::judge::{ClaimOutcome, ControlStatus, PredictionResult, Tally};
 use markdown::md_inline;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
@@ -46,7 +46,8 @@ img.plot{width:100%;height:auto;border:1px solid #ddd}\
 nav{margin-bottom:1rem}\
 .holds{background:#d9f2d9}.refuted{background:#f4a6a0}.inconclusive{background:#fcefc7}\
 .out_of_regime{background:#e6e6e6}.caught{background:#d9ecf7}\
-.notrepro{background:#f7d9b5}.nottestable{background:#dcdcf4}\
+.notrepro{background:#f7d9b5}.nottestable{background:#dcdcf4}.notresolved{background:#c9ece6}\
+.notcheckable{background:#fff;color:#555;font-style:italic}\
 blockquote{border-left:4px solid #7a9cc6;background:#f5f8fc;margin:0.8rem 0;padding:0.3rem 1rem}\
 .missed{background:#d4b3f0;font-weight:bold;outline:2px solid #7b2cbf;outline-offset:-2px}\
 .legend span{display:inline-block;padding:0 0.5rem;margin-right:0.3rem;border:1px solid #ccc}";
@@ -69,17 +70,34 @@ fn page(title: &str, body: Markup) -> String {
         + "\n"
 }
 
-/// The CSS class of a verdict cell: the verdict of a main variant; `caught` or
-/// `missed` for a negative control (whose refutation is the expected outcome).
+/// The CSS class of a verdict cell: a main variant's outcome in the words of its
+/// evidence kind ([`word_class`]: a proxy's "not reproduced" is never an erratum's red),
+/// else its verdict; `caught` or `missed` for a negative control (whose refutation is
+/// the expected outcome).
 fn verdict_class(r: &PredictionResult) -> &'static str {
     match &r.control {
         Some(ControlStatus::Caught) => "caught",
         Some(_) => "missed",
-        None => r.verdict.as_str(),
+        None => word_class(&r.word).unwrap_or(r.verdict.as_str()),
     }
 }
 
-/// The CSS class of a claim's row on the index: its worst main verdict.
+/// The outcome classes from the worst to the best: a claim's row on the index takes the
+/// worst class of its main results.
+const WORST_FIRST: [&str; 9] = [
+    "refuted",
+    "notrepro",
+    "inconclusive",
+    "notresolved",
+    "nottestable",
+    "out_of_regime",
+    "notcheckable",
+    "holds",
+    "caught",
+];
+
+/// The CSS class of a claim's row on the index: the class of its verdict in plain words,
+/// else of its worst main result.
 fn claim_class(o: &ClaimOutcome) -> &'static str {
     let main = || o.results.iter().filter(|r| !r.negative_control);
     let missed = o
@@ -89,17 +107,22 @@ fn claim_class(o: &ClaimOutcome) -> &'static str {
     if missed {
         return "missed";
     }
-    for v in [
-        Verdict::Refuted,
-        Verdict::Inconclusive,
-        Verdict::OutOfRegime,
-        Verdict::Holds,
-    ] {
-        if main().any(|r| r.verdict == v) {
-            return v.as_str();
-        }
+    // The colour of the claim's word in plain words (`not resolved`, `holds`, an
+    // erratum), so that the cell and the words beside it agree; a claim without a
+    // statement of the paper takes its worst result's colour.
+    let words = claim_in_words(o);
+    let word = words
+        .strip_prefix("**")
+        .and_then(|w| w.split("**").next())
+        .unwrap_or("");
+    if let Some(c) = word_class(word) {
+        return c;
     }
-    "out_of_regime"
+    let classes: Vec<&str> = main().map(verdict_class).collect();
+    WORST_FIRST
+        .into_iter()
+        .find(|c| classes.contains(c))
+        .unwrap_or("out_of_regime")
 }
 
 /// The colour key shown above verdict tables.
@@ -110,9 +133,11 @@ fn legend() -> Markup {
             span.holds { "holds" }
             span.refuted { "refuted (erratum)" }
             span.notrepro { "not reproduced / inconsistent" }
-            span.inconclusive { "inconclusive / not resolved" }
+            span.inconclusive { "inconclusive" }
+            span.notresolved { "not resolved" }
             span.nottestable { "not testable" }
             span.out_of_regime { "out of regime" }
+            span.notcheckable { "not checkable in simulation" }
             span.caught { "control caught" }
             span.missed { "control NOT caught" }
         }
@@ -187,6 +212,7 @@ pub fn index_html(
         }
         h2 { "Every verdict" }
         (legend())
+        @if outcomes.iter().any(|o| o.results.iter().any(|r| super::margin::says(&crate::report::result_line(r)))) { p { em { (super::margin::NOTE) } } }
         table {
             thead { tr { th { "claim" } th { "prediction" } th { "variant" } th { "measured" } th { "regime" } th { "verdict" } } }
             tbody {
@@ -196,7 +222,7 @@ pub fn index_html(
                             td { a href={ (o.claim.id) ".html" } { (o.claim.id) } }
                             td { code { (r.prediction_name) } " (" (r.kind) " " (r.metric) ")" }
                             td { (r.variant) @if r.negative_control { " (negative control)" } }
-                            td { (super::result_line(r)) }
+                            td { (super::margin::cell(crate::report::result_line(r))) }
                             td { (super::regime_line(r)) }
                             (verdict_td(r))
                         }
@@ -226,20 +252,27 @@ fn scorecard_html(stem: &str, md: &str) -> String {
 /// The CSS class of a scorecard's verdict word (the bold text that opens its cell): a
 /// verdict in the words of its evidence kind (`reproduced`, `consistent`, ...).
 fn word_class(word: &str) -> Option<&'static str> {
-    let w = word.trim_start_matches("ablation: ");
-    // One colour per outcome: an erratum (a refuted statement) red; a proxy not
-    // reproduced or a consequence inconsistent orange (never an erratum's red); not
-    // resolved and inconclusive yellow; not testable its own; the rest grey.
+    let w = word
+        .trim_start_matches("exploratory: ")
+        .trim_start_matches("ablation: ");
+    // One colour per outcome, the same on the index, the scorecards and the claim pages:
+    // an erratum (a refuted statement) red; a proxy not reproduced or a consequence
+    // inconsistent orange (never an erratum's red); inconclusive yellow; not resolved
+    // teal; not testable lavender; not checkable in simulation uncoloured; the rest grey.
     if w.starts_with("refuted") || w.starts_with("erratum") {
         Some("refuted")
     } else if w.starts_with("not reproduced") || w.starts_with("inconsistent") {
         Some("notrepro")
     } else if w.starts_with("holds") || w.starts_with("consistent") || w.starts_with("reproduced") {
         Some("holds")
-    } else if w.starts_with("inconclusive") || w.starts_with("not resolved") {
+    } else if w.starts_with("inconclusive") {
         Some("inconclusive")
+    } else if w.starts_with("not resolved") {
+        Some("notresolved")
     } else if w.starts_with("not testable") {
         Some("nottestable")
+    } else if w.starts_with("not checkable") {
+        Some("notcheckable")
     } else if w.starts_with("out of regime") || w.starts_with("not ") {
         Some("out_of_regime")
     } else {
@@ -362,7 +395,8 @@ mod tests {
     fn scorecard_verdict_cells_are_coloured_by_verdict() {
         let md = "| result | verdict |\n|---|---|\n| a | **holds** |\n| b | **not reproduced (on x)** |\n\
                   | c | **reproduced (on y) (not discriminating)** |\n| d | **out of regime** |\n\
-                  | e | **inconclusive** |\n| f | **not run** |\n| g | plain |\n";
+                  | e | **inconclusive** |\n| f | **not run** |\n| g | plain |\n\
+                  | h | **not resolved** |\n| i | **not checkable** |\n";
         let html = scorecard_html("scorecard-x", md);
         for (class, word) in [
             ("holds", "holds"),
@@ -371,6 +405,8 @@ mod tests {
             ("out_of_regime", "out of regime"),
             ("inconclusive", "inconclusive"),
             ("out_of_regime", "not run"),
+            ("notresolved", "not resolved"),
+            ("notcheckable", "not checkable"),
         ] {
             assert!(
                 html.contains(&format!(r#"<td class="{class}"><strong>{word}</strong>"#)),
