@@ -110,30 +110,49 @@ pub fn measure_unit_cost(
     prepared(claim, || {
         cache::uncached(|| {
             let shared = SharedWork::new();
-            let input = UnitInput {
-                vars: &u.vars,
-                options: &variant.options,
-                data: &variant.data,
-                metrics: &u.metrics,
-                variant: &variant.name,
-                seeds: u.seeds.clone(),
-                recipe: &Recipe::PAPER,
-                shared: Some(&shared),
-            };
+            let input = unit_input(claim, u, &Recipe::PAPER, &shared);
             let start = std::time::Instant::now();
-            claim.system.run(&input).map_err(|e| RunError::Unit {
-                location: unit_location(
-                    &claim.id,
-                    &variant.name,
-                    &u.key.sweep,
-                    &u.label,
-                    u.key.replicate,
-                ),
-                message: e.to_string(),
-            })?;
+            claim
+                .system
+                .run(&input)
+                .map_err(|e| unit_error(claim, u, e.to_string()))?;
             Ok((start.elapsed().as_secs_f64(), id.clone()))
         })
     })
+}
+
+/// The system's input for planned unit `u` of `claim`.
+fn unit_input<'a>(
+    claim: &'a Claim,
+    u: &'a Planned,
+    recipe: &'a Recipe,
+    shared: &'a SharedWork,
+) -> UnitInput<'a> {
+    let variant = &claim.variants[u.variant_idx];
+    UnitInput {
+        vars: &u.vars,
+        options: &variant.options,
+        data: &variant.data,
+        metrics: &u.metrics,
+        variant: &variant.name,
+        seeds: u.seeds.clone(),
+        recipe,
+        shared: Some(shared),
+    }
+}
+
+/// A failure of planned unit `u` of `claim`, located by its unit id.
+fn unit_error(claim: &Claim, u: &Planned, message: String) -> RunError {
+    RunError::Unit {
+        location: unit_location(
+            &claim.id,
+            &claim.variants[u.variant_idx].name,
+            &u.key.sweep,
+            &u.label,
+            u.key.replicate,
+        ),
+        message,
+    }
 }
 
 /// Runs `f` between the system's `prepare` and `release` (an external core's workers
@@ -192,27 +211,8 @@ fn run_planned(
     }
     let run_one = |u: &Planned, shared: &SharedWork| -> Result<(UnitValue, f64), RunError> {
         let start = std::time::Instant::now();
-        let variant = &claim.variants[u.variant_idx];
-        let input = UnitInput {
-            vars: &u.vars,
-            options: &variant.options,
-            data: &variant.data,
-            metrics: &u.metrics,
-            variant: &variant.name,
-            seeds: u.seeds.clone(),
-            recipe,
-            shared: Some(shared),
-        };
-        let err = |message: String| RunError::Unit {
-            location: unit_location(
-                &claim.id,
-                &variant.name,
-                &u.key.sweep,
-                &u.label,
-                u.key.replicate,
-            ),
-            message,
-        };
+        let input = unit_input(claim, u, recipe, shared);
+        let err = |message: String| unit_error(claim, u, message);
         let core = identities[u.variant_idx].as_deref();
         let key = cached.as_ref().zip(core).map(|((c, recipe_id), core)| {
             let ctx = cache::context(c, recipe_id, profile, claim.system.name(), core);
