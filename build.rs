@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 /// The folders and files whose code decides a unit's numbers: the core, the systems that
 /// adapt a unit to it, and the fault recipes. Reports, the CLI, fits and verdict rules
-/// are not in it: changing them cannot change a simulated value.
+/// are not in it: changing them cannot change a simulated value. Nor is the fault
+/// matrix ([`ENGINE_EXCLUDED`]): it drives runs, it computes no unit.
 const ENGINE: &[&str] = &[
     "src/train",
     "src/privacy",
@@ -22,6 +23,10 @@ const ENGINE: &[&str] = &[
     "Cargo.lock",
 ];
 
+/// Parts of [`ENGINE`]'s folders that decide no unit's numbers: the fault matrix (a
+/// driver: which recipe runs which claim).
+const ENGINE_EXCLUDED: &[&str] = &["src/faults/matrix"];
+
 /// What decides a verdict row beyond the engine: how units become points (`execute`,
 /// `plan`), the spec's parsing and expressions, the fits and the verdict rules. Reports
 /// and the CLI are not in it. Stored verdict rows of `dpclaims stability` (one record per
@@ -33,6 +38,8 @@ const VERDICT: &[&str] = &[
     "src/fit",
     "src/spec",
     "src/execute",
+    // The driver: which units each look draws.
+    "src/pipeline",
     "src/plan",
     "src/lib.rs",
 ];
@@ -108,7 +115,10 @@ fn main() {
             println!("cargo:rerun-if-changed={dir}/HEAD");
         }
     }
-    println!("cargo:rustc-env=DPCLAIMS_ENGINE_HASH={}", hash(ENGINE));
+    println!(
+        "cargo:rustc-env=DPCLAIMS_ENGINE_HASH={}",
+        hash_excluding(ENGINE, ENGINE_EXCLUDED)
+    );
     let verdict: Vec<&str> = ENGINE.iter().chain(VERDICT).copied().collect();
     println!(
         "cargo:rustc-env=DPCLAIMS_VERDICT_HASH={}",

@@ -3,8 +3,9 @@
 //! The pipeline a claim goes through, one module each:
 //! [`spec`] (load and validate a YAML claim) → [`plan`] (work units) → [`execute`]
 //! (run them here or in shards) → [`judge`] (fits and verdict rules) → [`report`]
-//! (Markdown, CSV, SVG, the baseline, stability). [`systems`] adapt a claim's unit to
-//! the core. ARCHITECTURE.md has the one-page map and the import rules.
+//! (Markdown, CSV, SVG, the baseline, stability), driven by one loop in [`pipeline`]
+//! (no stage calls another). [`systems`] adapt a claim's unit to the core.
+//! ARCHITECTURE.md has the one-page map and the import rules.
 //!
 //! The core, which knows nothing of specs, reports, the CLI or the fault catalogue:
 //! * [`train`] — DP-GD (clipping, noise, recorder), the exact reduced engine,
@@ -40,6 +41,7 @@ pub mod judge;
 pub mod linalg;
 pub mod models;
 pub mod perf;
+pub mod pipeline;
 pub mod plan;
 pub mod privacy;
 pub mod project;

@@ -232,7 +232,7 @@ fn junit_names_the_verdict_that_changed_against_the_baseline() {
     let dir = w.path();
     // The baseline as `tests/claims.rs` would record it, then one verdict edited.
     let claim = dpclaims::spec::load_claim(&dir.join("claims/tiny-ci.yaml")).unwrap();
-    let o = dpclaims::execute::run_claim(
+    let o = dpclaims::pipeline::run_claim(
         &claim,
         dpclaims::spec::Profile::Quick,
         0,
@@ -298,7 +298,7 @@ fn require_baseline_fails_a_claim_without_a_snapshot() {
         text(&strict.stderr)
     );
     let claim = dpclaims::spec::load_claim(&dir.join("claims/tiny-ci.yaml")).unwrap();
-    let o = dpclaims::execute::run_claim(
+    let o = dpclaims::pipeline::run_claim(
         &claim,
         dpclaims::spec::Profile::Quick,
         0,

@@ -162,7 +162,7 @@ fn every_verdict_recomputes_from_the_committed_csv() {
             .unwrap_or_else(|| panic!("{id}: no claim"));
         // The same looks as the run: a sequential row stops where it stopped then.
         let values = units_from_csv(&root.join(format!("reports/{id}.csv")));
-        let o = dpclaims::execute::judge(claim, dpclaims::spec::Profile::Quick, seed, &values)
+        let o = dpclaims::pipeline::judge(claim, dpclaims::spec::Profile::Quick, seed, &values)
             .unwrap_or_else(|e| panic!("{id}: {e}"));
         for r in &o.results {
             let want = c["results"]

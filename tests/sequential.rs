@@ -1,8 +1,8 @@
 //! Sequential verdicts (issue 34): a sweep with `replicates: {min, max}` draws replicates
 //! look by look, and a row stops at the first look that decides it
 //! (`dpclaims::judge::sequential`).
-use dpclaims::execute;
 use dpclaims::judge::ClaimOutcome;
+use dpclaims::pipeline;
 use dpclaims::spec::{self, Claim, Profile, Replicates};
 use dpclaims::train::Recipe;
 use std::path::Path;
@@ -48,7 +48,7 @@ fn looks_double_from_min_and_end_at_max() {
 #[test]
 fn a_row_stops_at_the_first_look_that_decides_it_and_its_group_grows_only_for_the_undecided() {
     let claim = load(DEMO).unwrap();
-    let o = execute::run_claim(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
+    let o = pipeline::run_claim(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
     let loose = row(&o, "loose", "classic");
     let tight = row(&o, "tight", "classic");
     let control = row(&o, "loose", "flat-noise");
@@ -71,7 +71,7 @@ fn a_row_stops_at_the_first_look_that_decides_it_and_its_group_grows_only_for_th
     // A row judged at k looks is judged at level 1 - (1 - c)/k: wider than one look.
     let n = loose.replicates.to_string();
     let fixed = load(&DEMO.replace("{min: 2, max: 64}", &n)).unwrap();
-    let f = execute::run_claim(&fixed, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
+    let f = pipeline::run_claim(&fixed, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
     let (a, b) = (loose.ci.unwrap(), row(&f, "loose", "classic").ci.unwrap());
     assert_eq!(
         loose.estimate.unwrap().to_bits(),
@@ -89,7 +89,7 @@ fn a_row_stops_at_the_first_look_that_decides_it_and_its_group_grows_only_for_th
 fn a_row_on_an_edge_stops_as_undecidable_and_the_summary_says_so() {
     use dpclaims::judge::sequential::futile;
     let claim = load(DEMO).unwrap();
-    let o = execute::run_claim(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
+    let o = pipeline::run_claim(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
     let mut r = row(&o, "tight", "classic").clone();
     let p = &claim.predictions[r.prediction];
     let looks = Replicates { min: 8, max: 64 }.looks();
@@ -135,7 +135,7 @@ fn an_undecided_row_runs_to_max() {
         .replace("tolerance: 0.04", "tolerance: 0.002")
         .replace("max: 64", "max: 16");
     let claim = load(&text).unwrap();
-    let o = execute::run_claim(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
+    let o = pipeline::run_claim(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
     let tight = row(&o, "tight", "classic");
     assert_eq!(tight.verdict.as_str(), "inconclusive");
     assert_eq!(tight.replicates, 16);
@@ -148,14 +148,17 @@ fn an_undecided_row_runs_to_max() {
 #[test]
 fn judging_all_units_up_to_max_equals_the_sequential_run() {
     let claim = load(DEMO).unwrap();
-    let o = execute::run_claim(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
-    let all = execute::run_units(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
-    let j = execute::judge(&claim, Profile::Quick, 0, &all).unwrap();
+    let o = pipeline::run_claim(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
+    let all =
+        dpclaims::execute::run_units(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap();
+    let j = pipeline::judge(&claim, Profile::Quick, 0, &all).unwrap();
     let one = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
         .unwrap()
-        .install(|| execute::run_claim(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap());
+        .install(|| {
+            pipeline::run_claim(&claim, Profile::Quick, 0, &Recipe::PAPER, &|| {}).unwrap()
+        });
     let key = |o: &ClaimOutcome| {
         o.results
             .iter()

@@ -1,7 +1,7 @@
 //! Helpers shared by the test modules: running the built binary; the fault-free run of
 //! a claim, computed once per test process.
-use dpclaims::execute;
 use dpclaims::judge::ClaimOutcome;
+use dpclaims::pipeline;
 use dpclaims::spec::{Claim, Profile};
 use dpclaims::train::Recipe;
 use std::collections::HashMap;
@@ -57,7 +57,7 @@ pub fn fault_free_quick(claim: &Claim) -> Arc<ClaimOutcome> {
         .or_default()
         .clone();
     slot.get_or_init(|| {
-        let out = execute::run_claim(claim, Profile::Quick, 0, &Recipe::PAPER, &|| {})
+        let out = pipeline::run_claim(claim, Profile::Quick, 0, &Recipe::PAPER, &|| {})
             .unwrap_or_else(|e| panic!("{}: {e}", claim.id));
         Arc::new(out)
     })

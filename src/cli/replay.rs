@@ -158,7 +158,7 @@ mod tests {
             text.as_bytes(),
         )
         .unwrap();
-        let o = crate::execute::run_claim(
+        let o = crate::pipeline::run_claim(
             &claim,
             Profile::Quick,
             0,

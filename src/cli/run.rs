@@ -4,7 +4,7 @@ use crate::execute::shard::Shard;
 use crate::report::junit::ClaimTime;
 use crate::spec::{self, Profile};
 use crate::train::Recipe;
-use crate::{execute, plan, report};
+use crate::{plan, report};
 use clap::Args;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -457,8 +457,9 @@ fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
         bar.set_message(c.id.clone());
         let tick = || bar.inc(1);
         let start = std::time::Instant::now();
-        let (o, units) = execute::run_claim_timed(c, a.profile, a.seed, &Recipe::PAPER, &tick)
-            .map_err(|e| in_claim(c, e))?;
+        let (o, units) =
+            crate::pipeline::run_claim_timed(c, a.profile, a.seed, &Recipe::PAPER, &tick)
+                .map_err(|e| in_claim(c, e))?;
         let wall = start.elapsed().as_secs_f64();
         // Units a sequential sweep did not need: the bar counts the worst case.
         bar.inc(plan::unit_count(c, a.profile).saturating_sub(units.len()) as u64);

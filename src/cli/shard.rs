@@ -3,7 +3,6 @@
 //! unsharded `dpclaims run` writes, byte for byte. The format and the checks are in
 //! [`crate::execute::shard`].
 use super::conclude::{conclude, print_verdicts, BaselineArgs, CiArgs, Outputs};
-use crate::execute;
 use crate::execute::shard::{self, Manifest, Partial, Shard};
 use crate::report;
 use crate::spec::{self, Claim, Profile};
@@ -177,7 +176,7 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
     }
     let mut outcomes = Vec::new();
     for (c, values) in &merged.claims {
-        let o = execute::judge(c, merged.profile, merged.seed, values)?;
+        let o = crate::pipeline::judge(c, merged.profile, merged.seed, values)?;
         if !a.json {
             print_verdicts(&o);
         }

@@ -5,11 +5,11 @@
 //! [`record`]) and a later run reads them instead of running the seed again: a run that
 //! is stopped, or spread over machines or sessions, resumes where it stopped.
 use super::run::default_paths;
+use crate::plan;
 use crate::report::stability::record::{self, Header, Lookup, Reuse, Row};
 use crate::report::stability::{SeedVerdicts, Stability};
 use crate::spec::{self, Profile};
 use crate::train::Recipe;
-use crate::{execute, plan};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -193,7 +193,7 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
             }
             bar.set_message(format!("seed {seed}: {}", c.id));
             let tick = || bar.inc(1);
-            let outcome = execute::run_claim(c, a.profile, seed, &Recipe::PAPER, &tick)?;
+            let outcome = crate::pipeline::run_claim(c, a.profile, seed, &Recipe::PAPER, &tick)?;
             rows.extend(Row::of(seed, std::slice::from_ref(&outcome)));
             ran += 1;
         }

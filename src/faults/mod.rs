@@ -7,7 +7,7 @@
 //! the bug would live in replaced by the wrong code ([`recipes`]). The core knows no
 //! faults: it takes its formulas from the recipe its caller passes, and the matrix runs
 //! the claims with [`Fault::recipe`] through the same door as every other run
-//! ([`crate::execute::run_claim`], [`crate::privacy::audit::run_audit`]). The correct
+//! ([`crate::pipeline::run_claim`], [`crate::privacy::audit::run_audit`]). The correct
 //! core is [`Fault::None`], whose recipe is [`Recipe::PAPER`].
 //!
 //! Each fault declares the systems whose code paths it can reach ([`FaultInfo::systems`]);

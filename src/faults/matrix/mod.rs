@@ -7,7 +7,7 @@
 //! cheaper claim had already detected the fault). A fault is *detected* when some cell
 //! is `verdict`, `error` or `snapshot`, or the audit shows a violation (or cannot run).
 //!
-//! Each row runs the suite through the door every run uses — [`execute::run_claim`] with
+//! Each row runs the suite through the door every run uses — [`pipeline::run_claim`] with
 //! the fault's [`super::Fault::recipe`] instead of [`crate::train::Recipe::PAPER`] — and
 //! the audit column runs [`crate::privacy::audit::run_audit`] with it and the direct
 //! engine (the real training loop) on the three audited mechanisms, correctly
@@ -26,7 +26,7 @@
 //! [`order`] estimates what each detector costs, [`run`] runs the baseline and the rows,
 //! [`markdown`] renders `reports/FAULTS.md`; this file holds the types they share.
 //!
-//! [`execute::run_claim`]: crate::execute::run_claim
+//! [`pipeline::run_claim`]: crate::execute::run_claim
 pub mod cell;
 pub mod markdown;
 pub mod order;

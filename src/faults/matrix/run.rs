@@ -112,7 +112,7 @@ fn run_claim(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<ClaimOutcome, RunError> {
     let tick = || progress(Progress::Tick);
-    let run = || execute::run_claim(claim, cfg.profile, cfg.seed, &f.recipe(), &tick);
+    let run = || crate::pipeline::run_claim(claim, cfg.profile, cfg.seed, &f.recipe(), &tick);
     if f.is_none() {
         execute::cache::as_recipe("paper", run)
     } else {
