@@ -212,9 +212,6 @@ const PENDING_CIRCLES: &[&[&str]] = &[
         "src/train/reduced/mod.rs",
         "src/train/reduced/problem.rs",
     ],
-    // estimate.rs re-exports budget.rs's limits for the CLI's paths (cli/conclude.rs,
-    // cli/plan.rs): goes when the CLI names `plan::budget` (issue 48, item 3).
-    &["src/plan/budget.rs", "src/plan/estimate.rs"],
     // run.rs calls shard.rs's partial-file writer and shard.rs the output guard of run.rs
     // (issue 50's alias guard): goes when the CLI only parses (issue 48, item 3).
     &["src/cli/run.rs", "src/cli/shard.rs"],

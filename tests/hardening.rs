@@ -2,7 +2,7 @@
 //! 1 verdict failure, 2 bad input, 3 internal error. The wide corpus of malformed
 //! inputs is `bad_inputs/`; here, one test per rule.
 use crate::util::{dpclaims, dpclaims_in};
-use dpclaims::plan::{self, estimate};
+use dpclaims::plan::{self, budget};
 use dpclaims::spec::{self, Profile};
 use std::path::Path;
 use std::process::{Command, Output};
@@ -426,13 +426,13 @@ fn absurd_command_line_sizes_are_refused_before_allocating() {
 #[test]
 fn shipped_claims_fit_the_default_budget() {
     let claims = spec::load_claims(&["claims".into()]).unwrap();
-    let limits = estimate::Limits {
-        max_seconds: estimate::DEFAULT_MAX_HOURS * 3600.0,
+    let limits = budget::Limits {
+        max_seconds: budget::DEFAULT_MAX_HOURS * 3600.0,
         max_bytes: 8e9,
         threads: 2,
     };
     for profile in [Profile::Quick, Profile::Full] {
-        let est = estimate::check_claims(&claims, profile, &limits, 1.0, 1.0).unwrap();
+        let est = budget::check_claims(&claims, profile, &limits, 1.0, 1.0).unwrap();
         let total: f64 = est.iter().map(|e| e.wall_seconds).sum();
         assert!(total < limits.max_seconds / 4.0, "{profile}: {total} s");
         for (c, e) in claims.iter().zip(&est) {

@@ -53,10 +53,8 @@ pub struct BudgetArgs {
 
 impl BudgetArgs {
     /// The limits these flags set.
-    pub fn limits(
-        &self,
-    ) -> Result<crate::plan::estimate::Limits, crate::plan::estimate::BudgetError> {
-        crate::plan::estimate::Limits::new(self.max_hours, self.max_memory_gb)
+    pub fn limits(&self) -> Result<crate::plan::budget::Limits, crate::plan::budget::BudgetError> {
+        crate::plan::budget::Limits::new(self.max_hours, self.max_memory_gb)
     }
 
     /// Refuses a command whose estimated `cost` (one thread; wall = seconds / `parallel`)
@@ -68,9 +66,9 @@ impl BudgetArgs {
         parallel: f64,
         field: &str,
         detail: String,
-    ) -> Result<(), crate::plan::estimate::BudgetError> {
+    ) -> Result<(), crate::plan::budget::BudgetError> {
         let limits = self.limits()?;
-        crate::plan::estimate::check_command(
+        crate::plan::budget::check_command(
             command,
             cost.seconds / parallel.clamp(1.0, limits.threads as f64),
             cost.bytes,
@@ -90,8 +88,8 @@ impl BudgetArgs {
         profile: Profile,
         repeat: f64,
         share: f64,
-    ) -> Result<(), crate::plan::estimate::BudgetError> {
-        crate::plan::estimate::check_claims(claims, profile, &self.limits()?, repeat, share)
+    ) -> Result<(), crate::plan::budget::BudgetError> {
+        crate::plan::budget::check_claims(claims, profile, &self.limits()?, repeat, share)
             .map(|_| ())
     }
 }

@@ -2,6 +2,7 @@
 //! anything ([`crate::plan::estimate`]); exit status 2 when `run` would refuse them.
 use super::conclude::BudgetArgs;
 use super::run::default_paths;
+use crate::plan::budget;
 use crate::plan::estimate::{self, ClaimEstimate};
 use crate::spec::{self, Profile};
 use clap::Args;
@@ -103,7 +104,7 @@ pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|c| estimate::estimate_claim(c, a.profile, limits.threads))
         .collect();
-    let verdict = estimate::check(&est, &limits, 1.0, 1.0);
+    let verdict = budget::check(&est, &limits, 1.0, 1.0);
     let drawn = last_run(&a.last, a.profile, &claims);
     let expected: Vec<Option<f64>> = est.iter().map(|e| expected_cpu(e, &drawn)).collect();
     if a.json {
@@ -171,8 +172,8 @@ pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
             duration(total),
             limits.threads,
             duration(limits.max_seconds),
-            estimate::gb(est.iter().map(|e| e.memory_bytes).fold(0.0, f64::max)),
-            estimate::gb(limits.max_bytes),
+            budget::gb(est.iter().map(|e| e.memory_bytes).fold(0.0, f64::max)),
+            budget::gb(limits.max_bytes),
         );
     }
     verdict?;
@@ -193,8 +194,8 @@ fn claim_line(e: &ClaimEstimate) -> String {
         duration(e.cpu_seconds),
         duration(e.wall_seconds),
         e.threads,
-        estimate::gb(e.memory_bytes),
-        estimate::gb(e.max_unit_bytes),
+        budget::gb(e.memory_bytes),
+        budget::gb(e.max_unit_bytes),
     )
 }
 

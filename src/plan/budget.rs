@@ -2,6 +2,7 @@
 //! ([`super::estimate`]) that exceed them, before anything runs.
 
 use super::estimate::{estimate_claim, ClaimEstimate, Driver};
+pub use super::estimate::{gb, hours};
 use crate::spec::{Claim, Profile};
 
 /// Limits of a run: wall-clock hours and bytes of memory.
@@ -185,26 +186,6 @@ pub enum BudgetError {
     /// A limit flag out of range.
     #[error("{0}")]
     Flag(String),
-}
-
-/// Hours, as "3.2 h" or "1.2e+07 h".
-pub fn hours(seconds: f64) -> String {
-    let h = seconds / 3600.0;
-    if h.is_finite() && h < 1e4 {
-        format!("{h:.3} h")
-    } else {
-        format!("{h:.2e} h")
-    }
-}
-
-/// Gigabytes, as "12.4 GB" or "1.5e+11 GB".
-pub fn gb(bytes: f64) -> String {
-    let g = bytes / 1e9;
-    if g.is_finite() && g < 1e4 {
-        format!("{g:.3} GB")
-    } else {
-        format!("{g:.2e} GB")
-    }
 }
 
 /// `estimate <= limit`; a NaN estimate is not within any limit.

@@ -19,12 +19,6 @@ use crate::systems::{cost::UNIT_OVERHEAD_S, Cost, CostInput};
 use std::collections::BTreeMap;
 use std::fmt;
 
-// The limits and the refusal live in `budget.rs`; their paths through this module stay.
-pub use super::budget::{
-    check, check_claims, check_command, gb, hours, machine_memory_bytes, BudgetError, Limits,
-    DEFAULT_MAX_HOURS,
-};
-
 /// Memory of one unit's bookkeeping besides the system's arrays: its plan entry (key,
 /// label, variables, metric names), its values, its CSV rows; per variable or metric.
 const BOOKKEEPING_PER_ENTRY: f64 = 160.0;
@@ -433,5 +427,25 @@ pub fn estimate_claim(claim: &Claim, profile: Profile, threads: usize) -> ClaimE
         threads,
         work_driver,
         memory_driver,
+    }
+}
+
+/// Hours, as "3.2 h" or "1.2e+07 h".
+pub fn hours(seconds: f64) -> String {
+    let h = seconds / 3600.0;
+    if h.is_finite() && h < 1e4 {
+        format!("{h:.3} h")
+    } else {
+        format!("{h:.2e} h")
+    }
+}
+
+/// Gigabytes, as "12.4 GB" or "1.5e+11 GB".
+pub fn gb(bytes: f64) -> String {
+    let g = bytes / 1e9;
+    if g.is_finite() && g < 1e4 {
+        format!("{g:.3} GB")
+    } else {
+        format!("{g:.2e} GB")
     }
 }
