@@ -212,9 +212,6 @@ const PENDING_CIRCLES: &[&[&str]] = &[
         "src/train/reduced/mod.rs",
         "src/train/reduced/problem.rs",
     ],
-    // run.rs calls shard.rs's partial-file writer and shard.rs the output guard of run.rs
-    // (issue 50's alias guard): goes when the CLI only parses (issue 48, item 3).
-    &["src/cli/run.rs", "src/cli/shard.rs"],
 ];
 
 /// The stages of a claim's pipeline and the stages each may import (issue 48, item 2:

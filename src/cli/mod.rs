@@ -25,6 +25,7 @@ mod fig2;
 mod init;
 mod new;
 mod new_templates;
+mod paths;
 mod perf;
 mod plan;
 mod privacy;

@@ -1,7 +1,7 @@
 //! `dpclaims plan`: the estimated work and memory of each claim, without running
 //! anything ([`crate::plan::estimate`]); exit status 2 when `run` would refuse them.
 use super::conclude::BudgetArgs;
-use super::run::default_paths;
+use super::paths::default_paths;
 use crate::plan::budget;
 use crate::plan::estimate::{self, ClaimEstimate};
 use crate::spec::{self, Profile};
@@ -90,7 +90,7 @@ fn expected_cpu(e: &ClaimEstimate, drawn: &Drawn) -> Option<f64> {
 
 pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
     let claims = spec::load_claims(&default_paths(&a.paths)?)?;
-    let limits = a.budget.limits()?;
+    let limits = a.budget.budget().limits()?;
     // With --calibrate, a core whose cost is not modelled is timed on one unit
     // (execute::measure_unit_cost), unless its spec declares cost_s; the basis of the
     // figure is printed with the claim.

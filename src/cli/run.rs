@@ -1,12 +1,11 @@
 //! `dpclaims list` and `dpclaims run` (`run --shard` continues in `shard.rs`).
-use super::conclude::{conclude, print_verdicts, BaselineArgs, BudgetArgs, CiArgs, Outputs};
+use super::conclude::{BaselineArgs, BudgetArgs, CiArgs};
+use super::paths::{committed_or, default_out, default_paths};
 use crate::execute::shard::Shard;
-use crate::report::junit::ClaimTime;
+use crate::pipeline::conclude::{conclude, print_verdicts, Outputs};
 use crate::spec::{self, Profile};
-use crate::train::Recipe;
-use crate::{plan, report};
+use crate::{pipeline, report};
 use clap::Args;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -103,70 +102,6 @@ impl RunArgs {
     }
 }
 
-/// `out`, unless it is the committed `reports` and `subset` names what makes the run
-/// less than the whole suite at its defaults: then `target/dpclaims/<subset>`.
-pub(super) fn committed_or(out: PathBuf, subset: Option<String>) -> PathBuf {
-    match subset {
-        Some(name) if out == crate::project::path("reports") => {
-            crate::project::path("target").join("dpclaims").join(name)
-        }
-        _ => out,
-    }
-}
-
-/// `reports` when `paths` is the `claims/` directory of the working directory (or
-/// empty), else `target/dpclaims/<name>`.
-pub(super) fn default_out(paths: &[PathBuf]) -> PathBuf {
-    let claims = std::fs::canonicalize(crate::project::path("claims")).ok();
-    let whole = paths.is_empty()
-        || (paths.len() == 1
-            && claims.is_some()
-            && std::fs::canonicalize(&paths[0]).ok() == claims);
-    if whole {
-        return crate::project::path("reports");
-    }
-    let name = match paths {
-        [one] => one
-            .file_stem()
-            .or_else(|| one.file_name())
-            .map(|s| s.to_string_lossy().into_owned())
-            .filter(|s| !s.is_empty() && s != "." && s != "..")
-            .unwrap_or_else(|| "run".into()),
-        _ => "selection".into(),
-    };
-    // Keep the name a plain directory name (no separators, no leading dot).
-    let name: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    crate::project::path("target")
-        .join("dpclaims")
-        .join(name.trim_start_matches('_'))
-}
-
-/// The claim paths of `list`, `run`, `plan`, `stability` and `slurm`: `claims/` when
-/// none is given (outside a checkout, where there is none, an error that says what to
-/// pass), and claim ids read as their files in `claims/` ([`super::select::resolve`]:
-/// what the shell completion offers).
-pub(super) fn default_paths(p: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
-    if p.is_empty() {
-        let claims = crate::project::path("claims");
-        if !claims.is_dir() {
-            anyhow::bail!(
-                "no claims/ here: pass claim files or ids (or `dpclaims init` a project)"
-            );
-        }
-        return Ok(vec![claims]);
-    }
-    super::select::resolve(p)
-}
-
 pub fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
     let claims = spec::load_claims(&default_paths(&a.paths)?)?;
     for c in &claims {
@@ -185,7 +120,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let result = a.cache.with(|| run_claims(a)).and_then(|r| r);
     if let Err(e) = &result {
         ci_error(a, e);
-        if let Some(ic) = e.downcast_ref::<InClaim>() {
+        if let Some(ic) = e.downcast_ref::<pipeline::run::InClaim>() {
             record_failed(a, std::slice::from_ref(&ic.id));
         }
     }
@@ -200,133 +135,16 @@ fn record_failed(a: &RunArgs, ids: &[String]) {
     }
 }
 
-/// An error of a claim's run (its core failed, a unit diverged): the message as it was,
-/// and the claim's spec file for CI outputs.
-#[derive(Debug)]
-pub(super) struct InClaim {
-    pub id: String,
-    pub file: PathBuf,
-    /// The spec field the error belongs to (`external` for a failure of an external
-    /// core: its annotation goes on the spec's `external:` line).
-    pub field: Option<String>,
-    pub message: String,
-}
-
-impl std::fmt::Display for InClaim {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for InClaim {}
-
-fn in_claim(c: &spec::Claim, e: impl Into<anyhow::Error>) -> anyhow::Error {
-    anyhow::Error::new(InClaim {
-        id: c.id.clone(),
-        file: c.file.clone(),
-        field: (c.system.name() == crate::systems::external::NAME).then(|| "external".into()),
-        message: format!("{:#}", e.into()),
-    })
-}
-
-/// A run that stops with exit 2 still gives CI its outputs (issue 33, item 6): the JUnit
-/// file with one `<error>` case naming the file, field and message, and under GitHub
-/// Actions an `::error` annotation on the spec's line and the job summary. Failing to
-/// write them is a warning: the error itself is what the user must see.
+/// A run that stops with exit 2 still gives CI its outputs
+/// ([`crate::pipeline::conclude::stopped`]), unless the user stopped it or an output
+/// was refused before anything ran.
 fn ci_error(a: &RunArgs, e: &anyhow::Error) {
     if super::signals::interrupted().is_some()
         || e.downcast_ref::<super::alias::Refused>().is_some()
     {
         return;
     }
-    let github = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
-    if a.ci.junit.is_none() && !github {
-        return;
-    }
-    let message = crate::spec::echo::clip_echoes(&format!("{e:#}"));
-    // A spec error's "line N" is the YAML parser's; a run error's message may carry a
-    // core's traceback ("File \"core.py\", line 12"), never a line of the spec.
-    let (file, field, parsed) = if let Some(se) = e.downcast_ref::<spec::SpecError>() {
-        (Some(PathBuf::from(&se.file)), Some(se.field.clone()), true)
-    } else if let Some(ic) = e.downcast_ref::<InClaim>() {
-        (Some(ic.file.clone()), ic.field.clone(), false)
-    } else {
-        (None, None, false)
-    };
-    let line = file
-        .as_ref()
-        .map(|f| error_line(f, field.as_deref(), parsed.then_some(message.as_str())));
-    let shown = file.as_ref().map(|f| report::github::workspace_path(f));
-    if let Some(path) = &a.ci.junit {
-        let xml = report::junit::error_xml(
-            shown.as_deref(),
-            line,
-            field.as_deref(),
-            &message,
-            &report::junit::Stamp::now(),
-        );
-        if let Err(w) = report::write_atomic(path, xml.as_bytes()) {
-            eprintln!(
-                "warning: could not write the JUnit report {}: {w}",
-                path.display()
-            );
-        }
-    }
-    if github {
-        let ann = report::github::command(
-            "error",
-            shown.as_deref().unwrap_or(""),
-            line.unwrap_or(1),
-            "dpclaims: the run stopped (exit 2)",
-            &message,
-        );
-        if a.json {
-            eprintln!("{}", crate::report::terminal_text(&ann));
-        } else {
-            println!("{}", crate::report::terminal_text(&ann));
-        }
-        let place = match (&shown, &field) {
-            (Some(f), Some(x)) => format!("In `{f}`, field `{x}`:"),
-            (Some(f), None) => format!("In `{f}`:"),
-            _ => "No verdict was given:".to_string(),
-        };
-        report::github::append_step_summary(&format!(
-            "## dpclaims: the run stopped (exit 2)\n\n{place}\n\n```text\n{}\n```\n",
-            message.replace("```", "'''")
-        ));
-    }
-}
-
-/// The spec line an error points at: "line N" in the message of a spec error (the YAML
-/// parser's; `None` for a run error), else
-/// the first line that starts the field's last key, else 1.
-fn error_line(file: &Path, field: Option<&str>, message: Option<&str>) -> usize {
-    let words: Vec<&str> = message.unwrap_or("").split_whitespace().collect();
-    for w in words.windows(2) {
-        if w[0] == "line" {
-            if let Ok(n) = w[1].trim_end_matches([',', ':', '.', ')']).parse::<usize>() {
-                if n > 0 {
-                    return n;
-                }
-            }
-        }
-    }
-    let Some(key) = field
-        .and_then(|f| f.rsplit('.').next())
-        .map(|k| k.split('[').next().unwrap_or(k).trim())
-        .filter(|k| !k.is_empty() && !k.starts_with('('))
-    else {
-        return 1;
-    };
-    let Ok(text) = crate::fsio::read_string(file, crate::fsio::InputKind::Spec) else {
-        return 1;
-    };
-    text.lines()
-        .position(|l| {
-            let t = l.trim_start().trim_start_matches("- ");
-            t.starts_with(&format!("{key}:"))
-        })
-        .map_or(1, |i| i + 1)
+    crate::pipeline::conclude::stopped(a.ci.junit.as_deref(), a.json, e);
 }
 
 /// The files a run reads only after simulating — the previous `verdicts.json` of the
@@ -434,78 +252,70 @@ fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let scorecards = if a.no_reports {
         None
     } else {
-        super::conclude::load_scorecards(&a.scorecards, &claims)?
+        pipeline::conclude::load_scorecards(&a.scorecards, &claims)?
     };
     crate::systems::external::set_check_determinism(a.check_determinism);
-    // External cores are started and greeted before any unit of any claim runs.
-    for c in &claims {
-        c.system
-            .prepare()
-            .map_err(|e| in_claim(c, anyhow::anyhow!("claim `{}`: {e}", c.id)))?;
-    }
+    pipeline::run::prepare_cores(&claims)?;
     if !a.no_reports {
         report::prepare_output_dir(&out)?;
     }
     if let Some(junit) = &a.ci.junit {
         report::prepare_output_file(junit)?;
     }
-    let total: usize = claims.iter().map(|c| plan::unit_count(c, a.profile)).sum();
-    let bar = super::progress::Progress::units(total)?;
-    let mut outcomes = Vec::new();
-    let mut times = BTreeMap::new();
-    for c in &claims {
-        bar.set_message(c.id.clone());
-        let tick = || bar.inc(1);
-        let start = std::time::Instant::now();
-        let (o, units) =
-            crate::pipeline::run_claim_timed(c, a.profile, a.seed, &Recipe::PAPER, &tick)
-                .map_err(|e| in_claim(c, e))?;
-        let wall = start.elapsed().as_secs_f64();
-        // Units a sequential sweep did not need: the bar counts the worst case.
-        bar.inc(plan::unit_count(c, a.profile).saturating_sub(units.len()) as u64);
-        let mut by_pair = BTreeMap::new();
-        for (k, t) in units {
-            *by_pair.entry((k.sweep, k.variant)).or_insert(0.0) += t;
-        }
-        times.insert(
-            c.id.clone(),
-            ClaimTime {
-                wall,
-                units: by_pair,
-            },
-        );
-        if !a.json {
-            bar.suspend(|| print_verdicts(&o));
-        }
-        let failed = !crate::judge::Tally::of(std::slice::from_ref(&o)).ok();
-        outcomes.push(o);
-        if failed && a.select.fail_fast {
-            bar.suspend(|| {
-                eprintln!(
-                    "--fail-fast: stopped after claim `{}` ({} of {} claims run)",
-                    c.id,
-                    outcomes.len(),
-                    claims.len()
-                )
-            });
-            break;
-        }
-    }
+    let bar = super::progress::Progress::units(pipeline::run::unit_total(&claims, a.profile))?;
+    let ran = pipeline::run::run_claims(
+        &claims,
+        a.profile,
+        a.seed,
+        a.select.fail_fast,
+        &Shown {
+            bar: &bar,
+            json: a.json,
+        },
+    )?;
     bar.finish_and_clear();
-    let failed: Vec<String> = outcomes
-        .iter()
-        .filter(|o| !crate::judge::Tally::of(std::slice::from_ref(*o)).ok())
-        .map(|o| o.claim.id.clone())
-        .collect();
-    record_failed(a, &failed);
+    record_failed(a, &ran.failed);
+    let baseline = a.baseline.baseline();
     let outputs = Outputs {
         out: &out,
         json: a.json,
         no_reports: a.no_reports,
-        baseline: &a.baseline,
-        ci: &a.ci,
+        baseline: &baseline,
+        junit: a.ci.junit.as_deref(),
         scorecards: scorecards.as_ref(),
         figures: &a.figures,
     };
-    conclude(&outcomes, a.profile, a.seed, &outputs, &times)
+    conclude(&ran.outcomes, a.profile, a.seed, &outputs, &ran.times)
+}
+
+/// The run as the terminal shows it: the progress bar, each claim's verdict lines (not
+/// with `--json`, whose stdout is one document) and `--fail-fast`'s stop.
+struct Shown<'a> {
+    bar: &'a super::progress::Progress,
+    json: bool,
+}
+
+impl pipeline::run::Observer for Shown<'_> {
+    fn claim_started(&self, claim: &spec::Claim) {
+        self.bar.set_message(claim.id.clone());
+    }
+    fn unit_done(&self) {
+        self.bar.inc(1);
+    }
+    fn units_not_needed(&self, n: usize) {
+        self.bar.inc(n as u64);
+    }
+    fn claim_judged(&self, outcome: &crate::judge::ClaimOutcome) {
+        if !self.json {
+            self.bar.suspend(|| print_verdicts(outcome));
+        }
+    }
+    fn stopped_early(&self, claim: &spec::Claim, done: usize, of: usize) {
+        self.bar.suspend(|| {
+            eprintln!(
+                "--fail-fast: stopped after claim `{}` ({done} of {of} claims run)",
+                claim.id
+            )
+        });
+    }
 }

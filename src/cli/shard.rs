@@ -1,9 +1,13 @@
 //! `dpclaims run --shard I/N --partial-out DIR` and `dpclaims merge`: a claim suite run
 //! as N independent shards (e.g. a Slurm job array) and merged into the reports an
 //! unsharded `dpclaims run` writes, byte for byte. The format and the checks are in
-//! [`crate::execute::shard`].
-use super::conclude::{conclude, print_verdicts, BaselineArgs, CiArgs, Outputs};
-use crate::execute::shard::{self, Manifest, Partial, Shard};
+//! [`crate::pipeline::shard`].
+use super::conclude::{BaselineArgs, CiArgs};
+use crate::execute::shard::Shard;
+use crate::pipeline::{
+    self,
+    conclude::{conclude, print_verdicts, Outputs},
+};
 use crate::report;
 use crate::spec::{self, Claim, Profile};
 use clap::Args;
@@ -11,8 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Runs one shard into `dir/shard-<I>-of-<N>.json`, or skips it when that file is
-/// already this shard's complete result. A file from another run (seed, profile, specs,
-/// version) is an error: it is neither reused nor overwritten.
+/// already this shard's complete result ([`pipeline::shard::claim_shard`]).
 pub(super) fn run_shard(
     claims: &[Claim],
     profile: Profile,
@@ -21,34 +24,14 @@ pub(super) fn run_shard(
     dir: &Path,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let path = dir.join(shard.file_name());
-    let expected = Manifest::new(claims, profile, seed, shard);
-    let mine = shard::shard_units(claims, profile, shard).len();
-    let total: usize = expected.claims.iter().map(|c| c.units).sum();
-    // The shard's partial file is claimed for the whole run (issue 50, family 5): a second
-    // run of the same shard into the same directory is refused while the first runs,
-    // instead of both computing and one file silently replacing the other.
-    let _claim = claim_partial(&path, shard)?;
-    let skipped = if path.exists() {
-        let existing = Partial::read(&path).map_err(|e| {
-            anyhow::anyhow!("{e}; refusing to overwrite it: delete it to recompute shard {shard}")
-        })?;
-        shard::check_existing(&path, &existing, &expected, claims, profile).map_err(|e| {
-            anyhow::anyhow!(
-                "{e}; refusing to reuse or overwrite it: delete it, or use another --partial-out"
-            )
-        })?;
-        true
-    } else {
+    let job = pipeline::shard::claim_shard(claims, profile, seed, shard, dir)?;
+    let (mine, total, path, skipped) = (job.units, job.total, &job.path, job.done);
+    if !skipped {
         let bar = super::progress::Progress::units(mine)?;
         bar.set_message(format!("shard {shard}"));
-        let tick = || bar.inc(1);
-        let partial = shard::run_shard(claims, profile, seed, shard, &tick)?;
+        job.run(claims, profile, seed, &|| bar.inc(1))?;
         bar.finish_and_clear();
-        report::write_atomic(&path, partial.to_json().as_bytes())
-            .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
-        false
-    };
+    }
     if json {
         println!(
             "{}",
@@ -115,24 +98,9 @@ pub struct MergeArgs {
 /// Validates the partial files, judges, and writes and prints exactly what `dpclaims
 /// run` of the same claims, profile and seed would (same exit status).
 pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
-    let mut files = Vec::new();
-    for p in &a.partials {
-        if p.is_dir() {
-            let v = shard::partial_files(p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
-            if v.is_empty() {
-                anyhow::bail!("{}: no partial files (shard-*-of-*.json)", p.display());
-            }
-            files.extend(v);
-        } else {
-            files.push(p.clone());
-        }
-    }
-    let partials = files
-        .into_iter()
-        .map(|f| Partial::read(&f).map(|p| (f, p)))
-        .collect::<Result<Vec<_>, _>>()?;
+    let partials = pipeline::shard::read_partials(&a.partials)?;
     let specs = spec::load_claims(&a.claims)?;
-    let merged = shard::merge(&partials, &specs)?;
+    let merged = pipeline::shard::merge(&partials, &specs)?;
     // Nothing is simulated here, but every unit's values are held and every fit is
     // bootstrapped: the memory a run of these claims would be refused for is refused too.
     let merged_claims: Vec<crate::spec::Claim> =
@@ -153,14 +121,14 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
         } else {
             None
         };
-        super::run::committed_or(super::run::default_out(&a.claims), subset)
+        super::paths::committed_or(super::paths::default_out(&a.claims), subset)
     });
     let files: Vec<PathBuf> = partials.iter().map(|(f, _)| f.clone()).collect();
     guard_merge(a, &out, &files, &merged_claims)?;
     let scorecards = if a.no_reports {
         None
     } else {
-        super::conclude::load_scorecards(&a.scorecards, &merged_claims)?
+        pipeline::conclude::load_scorecards(&a.scorecards, &merged_claims)?
     };
     if !a.no_reports {
         report::prepare_output_dir(&out)?;
@@ -174,20 +142,18 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
             unused.join(", ")
         );
     }
-    let mut outcomes = Vec::new();
-    for (c, values) in &merged.claims {
-        let o = crate::pipeline::judge(c, merged.profile, merged.seed, values)?;
+    let outcomes = pipeline::shard::judge_merged(&merged, &|o| {
         if !a.json {
-            print_verdicts(&o);
+            print_verdicts(o);
         }
-        outcomes.push(o);
-    }
+    })?;
+    let baseline = a.baseline.baseline();
     let outputs = Outputs {
         out: &out,
         json: a.json,
         no_reports: a.no_reports,
-        baseline: &a.baseline,
-        ci: &a.ci,
+        baseline: &baseline,
+        junit: a.ci.junit.as_deref(),
         scorecards: scorecards.as_ref(),
         figures: &a.figures,
     };
@@ -232,51 +198,4 @@ fn guard_merge(
         .collect();
     ins.extend(alias::run_inputs(claims, scorecards, baseline));
     alias::guard(&outs, ins)
-}
-
-/// The claim of a shard's partial file: the lock file is removed, then unlocked, when
-/// the run ends (and by the signal handler's cleanup: it is registered as a temporary).
-/// A run that opened it before the removal fails to lock it (`LOCK_NB`) while this run
-/// holds it; one that comes after creates a fresh one.
-struct ShardClaim {
-    _file: std::fs::File,
-    path: PathBuf,
-}
-
-impl Drop for ShardClaim {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-        crate::fsio::temps::unregister(&self.path);
-    }
-}
-
-/// An exclusive, non-blocking `flock` of `.<partial>.lock` beside the partial file, held
-/// until the returned claim is dropped (the end of the run, or of the process).
-fn claim_partial(path: &Path, shard: Shard) -> anyhow::Result<ShardClaim> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    use std::os::unix::io::AsRawFd as _;
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let lock = path.with_file_name(format!(".{name}.lock"));
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&lock)
-        .map_err(|e| anyhow::anyhow!("claiming {}: {e}", lock.display()))?;
-    // SAFETY: flock on a descriptor this function owns.
-    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        anyhow::bail!(
-            "shard {shard} is being computed by another run into {} (it holds {}): wait for \
-             it, or use another --partial-out",
-            path.display(),
-            lock.display()
-        );
-    }
-    crate::fsio::temps::register(&lock, false);
-    Ok(ShardClaim {
-        _file: f,
-        path: lock,
-    })
 }

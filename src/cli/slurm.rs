@@ -115,7 +115,7 @@ pub fn slurm(a: &SlurmArgs) -> anyhow::Result<ExitCode> {
     if let Some(p) = &a.partition {
         check_partition(p).map_err(anyhow::Error::msg)?;
     }
-    let paths = super::run::default_paths(&a.paths)?;
+    let paths = super::paths::default_paths(&a.paths)?;
     // Every path is shell-quoted in commands, but also printed in `#` comment lines,
     // where a newline would end the comment and start a command: refused outright.
     for (what, p) in paths
@@ -165,7 +165,7 @@ pub fn slurm(a: &SlurmArgs) -> anyhow::Result<ExitCode> {
         } else {
             None
         };
-        super::run::committed_or(super::run::default_out(&paths), subset)
+        super::paths::committed_or(super::paths::default_out(&paths), subset)
     });
     let out = q(&out);
     let last = n - 1;

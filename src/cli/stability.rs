@@ -4,7 +4,7 @@
 //! seed's rows are stored as soon as it is judged (`reports/stability/seed-<k>.jsonl`,
 //! [`record`]) and a later run reads them instead of running the seed again: a run that
 //! is stopped, or spread over machines or sessions, resumes where it stopped.
-use super::run::default_paths;
+use super::paths::default_paths;
 use crate::plan;
 use crate::report::stability::record::{self, Header, Lookup, Reuse, Row};
 use crate::report::stability::{SeedVerdicts, Stability};
@@ -60,9 +60,9 @@ impl StabilityArgs {
         self.out.clone().unwrap_or_else(|| {
             let subset =
                 (self.profile != Profile::Quick).then(|| format!("stability-{}", self.profile));
-            let out = super::run::default_out(&self.paths);
+            let out = super::paths::default_out(&self.paths);
             if out == crate::project::path("reports") {
-                super::run::committed_or(out, subset)
+                super::paths::committed_or(out, subset)
             } else {
                 // A subset: its own directory under target/dpclaims.
                 out.with_file_name(format!(

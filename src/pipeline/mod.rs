@@ -8,6 +8,11 @@
 //! * [`looks`] — one claim: the looks of the sequential design until every row is
 //!   decided, from units measured here ([`run_claim`]) or read from a sharded run's
 //!   values ([`judge`]).
+pub mod budget;
+pub mod conclude;
 mod looks;
+pub mod replay;
+pub mod run;
+pub mod shard;
 
 pub use looks::{judge, run_claim, run_claim_timed};
