@@ -417,3 +417,34 @@ fn every_import_follows_the_table_and_the_direction() {
         offenders.join("\n")
     );
 }
+
+/// The command line only parses, calls the driver and prints (issue 48, item 3): no file
+/// of `src/cli/` names anything of `plan`, `execute` or `judge` — not a function, not a
+/// type (the types of the values the driver returns are named through `pipeline`). A
+/// negative control: the same rule finds `pipeline`'s own calls into the stages.
+#[test]
+fn the_command_line_calls_no_stage() {
+    let g = import_graph();
+    const STAGE_CALLS: &[&str] = &["plan", "execute", "judge"];
+    let offenders = |from: &str| -> Vec<String> {
+        g.edges
+            .iter()
+            .filter(|((a, b), _)| {
+                g.files[*a].top() == from && STAGE_CALLS.contains(&g.files[*b].top())
+            })
+            .map(|((a, b), site)| {
+                format!("{site}: {} -> {}", g.files[*a].path, g.files[*b].path)
+            })
+            .collect()
+    };
+    let cli = offenders("cli");
+    assert!(
+        cli.is_empty(),
+        "the command line calls a stage (go through src/pipeline/):\n{}",
+        cli.join("\n")
+    );
+    assert!(
+        !offenders("pipeline").is_empty(),
+        "the rule sees no call of the driver into a stage: it cannot see one of the CLI"
+    );
+}

@@ -93,7 +93,7 @@ pub fn run(a: &AdviseArgs) -> anyhow::Result<ExitCode> {
             .map(|n| n.inverse_cdf(1.0 - a.flip_chance))
             .unwrap_or(2.33)
     };
-    let units = crate::plan::planned_units(claim, profile);
+    let units = crate::pipeline::planned_units(claim, profile);
     println!(
         "{}: {seeds} seeds in {}; advice for a flip chance per seed <= {} (z = {:.2})",
         claim.id,

@@ -1,11 +1,10 @@
 //! The result cache from the command line: `--cache DIR` / `--no-cache` of the commands
 //! that run units (`run`, `run --shard`, `stability`, `faults`), and `dpclaims cache
-//! stats|prune` ([`crate::execute::cache`]).
-use crate::execute::cache::{self, maintain, ResultCache};
+//! stats|prune` ([`crate::pipeline::cache`]).
+use crate::pipeline::cache::{self as maintain, DEFAULT_DIR};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 /// Where unit results are cached.
 #[derive(Args, Debug, Clone)]
@@ -16,7 +15,7 @@ pub struct CacheArgs {
         long = "cache",
         value_name = "DIR",
         env = "DPCLAIMS_CACHE",
-        default_value_os_t = crate::project::path(cache::DEFAULT_DIR)
+        default_value_os_t = crate::project::path(DEFAULT_DIR)
     )]
     pub cache_dir: PathBuf,
     /// Compute every unit: neither read nor write the result cache.
@@ -39,45 +38,7 @@ impl CacheArgs {
         if self.no_cache {
             return Ok(f());
         }
-        let c = match ResultCache::open(&self.cache_dir) {
-            Ok(c) => Arc::new(c),
-            Err(e @ cache::CacheError::Foreign(_)) => return Err(e.into()),
-            Err(e) => {
-                eprintln!("warning: {e}; running without the result cache");
-                return Ok(f());
-            }
-        };
-        // The commands run the papers' recipe; the fault matrix names its other recipes
-        // itself (`cache::as_recipe`).
-        let out = cache::with_cache(&c, "paper", f);
-        let n = c.counts();
-        let unhashable = c.unhashable();
-        if !unhashable.is_empty() {
-            eprintln!(
-                "note: not cached (an external core that declares no `external.files` cannot be hashed, so its units always run): {}; declare the files its results depend on, e.g. `external: {{files: [core.py]}}`, to cache them",
-                unhashable.join("; ")
-            );
-        }
-        if n.hits + n.misses > 0 {
-            eprintln!(
-                "result cache {}: {} of {} units read, {} computed{}{}",
-                self.cache_dir.display(),
-                n.hits,
-                n.hits + n.misses,
-                n.misses,
-                if n.corrupt > 0 {
-                    format!(" ({} damaged entries recomputed)", n.corrupt)
-                } else {
-                    String::new()
-                },
-                if n.store_errors > 0 {
-                    format!("; {} entries could not be written", n.store_errors)
-                } else {
-                    String::new()
-                },
-            );
-        }
-        Ok(out)
+        crate::pipeline::cache::with_cache(&self.cache_dir, f)
     }
 }
 
@@ -109,7 +70,7 @@ pub struct CacheDirArgs {
         long = "cache",
         value_name = "DIR",
         env = "DPCLAIMS_CACHE",
-        default_value_os_t = crate::project::path(cache::DEFAULT_DIR)
+        default_value_os_t = crate::project::path(DEFAULT_DIR)
     )]
     pub cache_dir: PathBuf,
     /// Print exactly one JSON document on stdout.

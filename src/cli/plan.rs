@@ -2,8 +2,8 @@
 //! anything ([`crate::plan::estimate`]); exit status 2 when `run` would refuse them.
 use super::conclude::BudgetArgs;
 use super::paths::default_paths;
-use crate::plan::budget;
-use crate::plan::estimate::{self, ClaimEstimate};
+use crate::pipeline::estimate::gb;
+use crate::pipeline::ClaimEstimate;
 use crate::spec::{self, Profile};
 use clap::Args;
 use std::path::PathBuf;
@@ -90,21 +90,17 @@ fn expected_cpu(e: &ClaimEstimate, drawn: &Drawn) -> Option<f64> {
 
 pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
     let claims = spec::load_claims(&default_paths(&a.paths)?)?;
-    let limits = a.budget.budget().limits()?;
-    // With --calibrate, a core whose cost is not modelled is timed on one unit
-    // (execute::measure_unit_cost), unless its spec declares cost_s; the basis of the
-    // figure is printed with the claim.
-    if a.calibrate {
-        for c in claims.iter().filter(|c| c.system.wants_cost_measurement()) {
-            let (s, unit) = crate::execute::measure_unit_cost(c, a.profile, a.seed)?;
-            c.system.record_measured_cost(s, &unit);
-        }
-    }
-    let est: Vec<ClaimEstimate> = claims
-        .iter()
-        .map(|c| estimate::estimate_claim(c, a.profile, limits.threads))
-        .collect();
-    let verdict = budget::check(&est, &limits, 1.0, 1.0);
+    let crate::pipeline::estimate::Estimated {
+        limits,
+        claims: est,
+        refused,
+    } = crate::pipeline::estimate::estimate(
+        &claims,
+        a.profile,
+        a.seed,
+        &a.budget.budget(),
+        a.calibrate,
+    )?;
     let drawn = last_run(&a.last, a.profile, &claims);
     let expected: Vec<Option<f64>> = est.iter().map(|e| expected_cpu(e, &drawn)).collect();
     if a.json {
@@ -119,7 +115,7 @@ pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
                 "cost_basis": claims.iter().map(|c| (c.id.clone(), c.system.cost_basis())).collect::<std::collections::BTreeMap<_, _>>(),
                 "expected_cpu_seconds_from_last_run": expected,
                 "total_wall_hours": est.iter().map(|e| e.wall_seconds).sum::<f64>() / 3600.0,
-                "refused": verdict.as_ref().err().map(|e| e.to_string()),
+                "refused": refused,
             }))?
         );
     } else {
@@ -172,11 +168,13 @@ pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
             duration(total),
             limits.threads,
             duration(limits.max_seconds),
-            budget::gb(est.iter().map(|e| e.memory_bytes).fold(0.0, f64::max)),
-            budget::gb(limits.max_bytes),
+            gb(est.iter().map(|e| e.memory_bytes).fold(0.0, f64::max)),
+            gb(limits.max_bytes),
         );
     }
-    verdict?;
+    if let Some(why) = refused {
+        anyhow::bail!("{why}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -194,8 +192,8 @@ fn claim_line(e: &ClaimEstimate) -> String {
         duration(e.cpu_seconds),
         duration(e.wall_seconds),
         e.threads,
-        budget::gb(e.memory_bytes),
-        budget::gb(e.max_unit_bytes),
+        gb(e.memory_bytes),
+        gb(e.max_unit_bytes),
     )
 }
 

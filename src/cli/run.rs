@@ -1,8 +1,8 @@
 //! `dpclaims list` and `dpclaims run` (`run --shard` continues in `shard.rs`).
 use super::conclude::{BaselineArgs, BudgetArgs, CiArgs};
 use super::paths::{committed_or, default_out, default_paths};
-use crate::execute::shard::Shard;
 use crate::pipeline::conclude::{conclude, print_verdicts, Outputs};
+use crate::pipeline::Shard;
 use crate::spec::{self, Profile};
 use crate::{pipeline, report};
 use clap::Args;
@@ -305,7 +305,7 @@ impl pipeline::run::Observer for Shown<'_> {
     fn units_not_needed(&self, n: usize) {
         self.bar.inc(n as u64);
     }
-    fn claim_judged(&self, outcome: &crate::judge::ClaimOutcome) {
+    fn claim_judged(&self, outcome: &pipeline::ClaimOutcome) {
         if !self.json {
             self.bar.suspend(|| print_verdicts(outcome));
         }

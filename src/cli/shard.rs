@@ -3,7 +3,7 @@
 //! unsharded `dpclaims run` writes, byte for byte. The format and the checks are in
 //! [`crate::pipeline::shard`].
 use super::conclude::{BaselineArgs, CiArgs};
-use crate::execute::shard::Shard;
+use crate::pipeline::Shard;
 use crate::pipeline::{
     self,
     conclude::{conclude, print_verdicts, Outputs},

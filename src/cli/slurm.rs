@@ -12,8 +12,6 @@
 //!
 //! The shard and merge command lines are fixed when the script is generated (paths are
 //! shell-quoted); the binary is `$DPCLAIMS` (default `dpclaims` on `PATH`).
-use crate::execute::shard;
-use crate::plan;
 use crate::spec::{self, Profile};
 use clap::Args;
 use std::fmt::Write as _;
@@ -138,12 +136,7 @@ pub fn slurm(a: &SlurmArgs) -> anyhow::Result<ExitCode> {
     a.budget
         .check(&claims, a.profile, 1.0, 1.0 / a.shards as f64)?;
     let n = a.shards;
-    let mut per_shard = vec![0usize; n];
-    for c in &claims {
-        for j in 0..plan::unit_count(c, a.profile) {
-            per_shard[shard::shard_of(&c.id, j, n)] += 1;
-        }
-    }
+    let per_shard = crate::pipeline::units_per_shard(&claims, a.profile, n);
     let total: usize = per_shard.iter().sum();
     let (lo, hi) = (
         per_shard.iter().min().copied().unwrap_or(0),

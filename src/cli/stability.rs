@@ -5,7 +5,6 @@
 //! [`record`]) and a later run reads them instead of running the seed again: a run that
 //! is stopped, or spread over machines or sessions, resumes where it stopped.
 use super::paths::default_paths;
-use crate::plan;
 use crate::report::stability::record::{self, Header, Lookup, Reuse, Row};
 use crate::report::stability::{SeedVerdicts, Stability};
 use crate::spec::{self, Profile};
@@ -159,7 +158,7 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
             claims
                 .iter()
                 .filter(|c| runs(c, &s.2))
-                .map(|c| plan::unit_count(c, a.profile))
+                .map(|c| crate::pipeline::unit_count(c, a.profile))
                 .sum::<usize>()
         })
         .sum();
