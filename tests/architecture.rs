@@ -432,9 +432,7 @@ fn the_command_line_calls_no_stage() {
             .filter(|((a, b), _)| {
                 g.files[*a].top() == from && STAGE_CALLS.contains(&g.files[*b].top())
             })
-            .map(|((a, b), site)| {
-                format!("{site}: {} -> {}", g.files[*a].path, g.files[*b].path)
-            })
+            .map(|((a, b), site)| format!("{site}: {} -> {}", g.files[*a].path, g.files[*b].path))
             .collect()
     };
     let cli = offenders("cli");

@@ -188,6 +188,20 @@ fn merge_outputs_never_alias_its_inputs_and_a_subset_merge_leaves_reports_alone(
         ],
         &["--junit claims/ca.yaml", "the spec"],
     );
+    // A spec the merge was given but the shards did not run is an input too (outside a
+    // git checkout, where no tracked-files list would catch it).
+    assert!(!d.path().join(".git").exists());
+    refused(
+        d.path(),
+        &[
+            "merge",
+            "parts",
+            "--junit",
+            "claims/cb.yaml",
+            "--no-baseline",
+        ],
+        &["--junit claims/cb.yaml", "the spec"],
+    );
     // The shards ran one claim of claims/: the merge is a subset, written under target.
     std::fs::create_dir(d.path().join("reports")).unwrap();
     std::fs::write(d.path().join("reports/SUMMARY.md"), "committed\n").unwrap();

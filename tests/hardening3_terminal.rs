@@ -131,3 +131,29 @@ fn diff_escapes_the_names_of_what_it_compares() {
     escaped(&o, "c-\\x1b[31m");
     assert_eq!(digest(d.path(), &[]), before, "files changed");
 }
+
+/// `--require-baseline`'s failure names the baseline directory escaped.
+#[test]
+fn the_baseline_failure_escapes_the_baseline_directory() {
+    let d = project(&["ca"]);
+    std::fs::create_dir(d.path().join("ba\u{1b}[31mse")).unwrap();
+    let before = digest(d.path(), &["claims/started", "target"]);
+    let o = run(
+        d.path(),
+        &[
+            "run",
+            "--no-reports",
+            "--require-baseline",
+            "--baseline",
+            "ba\u{1b}[31mse",
+        ],
+    );
+    assert_eq!(o.code, Some(1), "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("FAIL --require-baseline"), "{}", o.stderr);
+    escaped(&o, "ba\\x1b[31mse");
+    assert_eq!(
+        digest(d.path(), &["claims/started", "target"]),
+        before,
+        "files changed"
+    );
+}

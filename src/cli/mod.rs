@@ -138,7 +138,7 @@ pub fn main() -> ExitCode {
                 signals::stdout_closed();
             }
             signals::finish();
-            eprintln!("error: cannot write to standard output: {why}");
+            crate::report::eprint_line(&format!("error: cannot write to standard output: {why}"));
             std::process::exit(2);
         }
         signals::finish();
@@ -157,7 +157,7 @@ fn dispatch() -> ExitCode {
     };
     crate::linalg::pin_blas_threads();
     if let Err(e) = worker_threads() {
-        eprintln!("error: {e}");
+        crate::report::eprint_line(&format!("error: {e}"));
         return ExitCode::from(2);
     }
     let result = match &cli.command {

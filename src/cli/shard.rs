@@ -124,7 +124,7 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
         super::paths::committed_or(super::paths::default_out(&a.claims), subset)
     });
     let files: Vec<PathBuf> = partials.iter().map(|(f, _)| f.clone()).collect();
-    guard_merge(a, &out, &files, &merged_claims)?;
+    guard_merge(a, &out, &files, &specs)?;
     let scorecards = if a.no_reports {
         None
     } else {
@@ -137,10 +137,10 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
         report::prepare_output_file(junit)?;
     }
     if !unused.is_empty() && !a.json {
-        eprintln!(
+        crate::report::eprint_line(&format!(
             "note: not part of the sharded run, not merged: {}",
             unused.join(", ")
-        );
+        ));
     }
     let outcomes = pipeline::shard::judge_merged(&merged, &|o| {
         if !a.json {
@@ -168,7 +168,8 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Before anything is written: no output of the merge is or holds an input — a partial
-/// file, a spec, a registry, a baseline snapshot, a tracked file — and the output
+/// file, any spec the merge was given (merged or not), a registry, a baseline snapshot, a
+/// tracked file — and the output
 /// directory holds no mount point nor special file ([`super::alias`]).
 fn guard_merge(
     a: &MergeArgs,

@@ -224,12 +224,12 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
             })
             .unwrap_or(true);
         bar.suspend(|| {
-            eprintln!(
+            crate::report::eprint_line(&format!(
                 "seed {seed}: {how} ({:.0} s), {} problems, verdicts {} the reference seed's",
                 start.elapsed().as_secs_f64(),
                 sv.problems.len(),
                 if same { "equal to" } else { "differ from" }
-            )
+            ))
         });
         seeds.push(sv);
     }

@@ -16,7 +16,7 @@ pub fn with_cache<R>(dir: &Path, f: impl FnOnce() -> R) -> anyhow::Result<R> {
         Ok(c) => Arc::new(c),
         Err(e @ cache::CacheError::Foreign(_)) => return Err(e.into()),
         Err(e) => {
-            eprintln!("warning: {e}; running without the result cache");
+            crate::report::eprint_line(&format!("warning: {e}; running without the result cache"));
             return Ok(f());
         }
     };
@@ -26,13 +26,13 @@ pub fn with_cache<R>(dir: &Path, f: impl FnOnce() -> R) -> anyhow::Result<R> {
     let n = c.counts();
     let unhashable = c.unhashable();
     if !unhashable.is_empty() {
-        eprintln!(
+        crate::report::eprint_line(&format!(
                 "note: not cached (an external core that declares no `external.files` cannot be hashed, so its units always run): {}; declare the files its results depend on, e.g. `external: {{files: [core.py]}}`, to cache them",
                 unhashable.join("; ")
-            );
+            ));
     }
     if n.hits + n.misses > 0 {
-        eprintln!(
+        crate::report::eprint_line(&format!(
             "result cache {}: {} of {} units read, {} computed{}{}",
             dir.display(),
             n.hits,
@@ -48,7 +48,7 @@ pub fn with_cache<R>(dir: &Path, f: impl FnOnce() -> R) -> anyhow::Result<R> {
             } else {
                 String::new()
             },
-        );
+        ));
     }
     Ok(out)
 }

@@ -200,25 +200,25 @@ pub fn conclude(
                 }
             }
             if !kept.is_empty() {
-                eprintln!(
+                crate::report::eprint_line(&format!(
                     "{} snapshot(s) pending in {}: review them with `dpclaims review`, or accept with `dpclaims accept {}`",
                     kept.len(),
                     report::pending::dir().display(),
                     kept.join(" ")
-                );
+                ));
             }
         }
     }
     let unrecorded = match &baseline {
         baseline::Baseline::Unchanged { new, .. } if base.require_baseline && !new.is_empty() => {
-            eprintln!(
+            crate::report::eprint_line(&format!(
                 "FAIL --require-baseline: {} claim(s) have no snapshot in {}: {} (record them \
                  from this run: dpclaims accept {})",
                 new.len(),
                 base.baseline.display(),
                 new.join(", "),
                 new.join(" ")
-            );
+            ));
             true
         }
         baseline::Baseline::NotChecked(why) if base.require_baseline => {
@@ -319,10 +319,10 @@ pub fn stopped(junit: Option<&Path>, json: bool, e: &anyhow::Error) {
             &report::junit::Stamp::now(),
         );
         if let Err(w) = report::write_atomic(path, xml.as_bytes()) {
-            eprintln!(
+            crate::report::eprint_line(&format!(
                 "warning: could not write the JUnit report {}: {w}",
                 path.display()
-            );
+            ));
         }
     }
     if github {

@@ -57,10 +57,10 @@ pub fn append_step_summary(md: &str) {
             f.write_all(md.as_bytes())
         });
     if let Err(e) = appended {
-        eprintln!(
+        crate::report::eprint_line(&format!(
             "warning: could not append the job summary to {}: {e}",
             std::path::Path::new(&path).display()
-        );
+        ));
     }
 }
 

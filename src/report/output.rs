@@ -105,6 +105,12 @@ fn is_terminal_control(c: char) -> bool {
         || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
+/// Prints `s` on stderr as one terminal line ([`terminal_text`]): every warning, note
+/// and error line that names a path, an id or another program's text goes through it.
+pub fn eprint_line(s: &str) {
+    eprintln!("{}", terminal_text(s));
+}
+
 /// `s` as printed on a terminal: every line escaped by [`escape_controls`], the newlines
 /// and tabs kept. The one helper every terminal line of the CLI goes through when it
 /// echoes spec text, file names or a core's stderr (error messages, verdict lines,

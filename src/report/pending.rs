@@ -124,10 +124,10 @@ pub fn record(
         if let Err(e) =
             std::fs::create_dir_all(&d).and_then(|_| super::write_atomic(&file, text.as_bytes()))
         {
-            eprintln!(
+            crate::report::eprint_line(&format!(
                 "warning: could not keep the pending snapshot {}: {e}",
                 file.display()
-            );
+            ));
             continue;
         }
         written.push(o.claim.id.clone());
