@@ -205,7 +205,7 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
                 m.seconds,
                 m.seconds / 60.0,
                 rayon::current_num_threads(),
-                crate::perf::blas_core().unwrap_or_else(|| "unknown".into()),
+                crate::linalg::blas_core().unwrap_or_else(|| "unknown".into()),
                 if a.cache.no_cache {
                     "off"
                 } else {

@@ -11,6 +11,7 @@
 pub mod digits;
 pub mod hermite;
 pub mod planted;
+pub mod spec;
 
 use ndarray::{Array1, Array2, ArrayView2};
 use rand::Rng;

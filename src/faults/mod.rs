@@ -34,7 +34,7 @@ use crate::privacy::rdp::classic_conversion;
 use crate::privacy::AccountantRecipe;
 use crate::train::dpgd::DpGdRecipe;
 use crate::train::dpsgd::{ClipOrder, DpSgdRecipe, NoiseSupport, ScoreSource};
-use crate::train::feature_learning::FirstLayerRecipe;
+use crate::train::recipe::FirstLayerRecipe;
 use crate::train::Recipe;
 use serde::Serialize;
 use std::fmt;

@@ -203,7 +203,7 @@ impl Kernels {
             Kernels::Faer => format!("faer {}", faer_simd_level()),
             Kernels::Blas => format!(
                 "openblas {}",
-                crate::perf::blas_core().unwrap_or_else(|| "unknown".into())
+                blas_core().unwrap_or_else(|| "unknown".into())
             ),
         }
     }
@@ -542,6 +542,24 @@ mod elementary;
 pub mod scalar;
 pub mod simd;
 pub use elementary::{exp_det_nonpositive, tanh_array_in_place, tanh_det, tanh_in_place};
+
+extern "C" {
+    // Provided by the system OpenBLAS (see `crate::linalg`).
+    fn openblas_get_corename() -> *const std::ffi::c_char;
+}
+
+/// The kernel set OpenBLAS chose for this CPU (e.g. `Haswell`, `SkylakeX`, or
+/// `Prescott` when its detection does not know the CPU); `OPENBLAS_CORETYPE` overrides it.
+pub fn blas_core() -> Option<String> {
+    // SAFETY: OpenBLAS returns a pointer to a static NUL-terminated string.
+    let p = unsafe { openblas_get_corename() };
+    (!p.is_null()).then(|| {
+        unsafe { std::ffi::CStr::from_ptr(p) }
+            .to_string_lossy()
+            .trim()
+            .to_string()
+    })
+}
 
 #[cfg(test)]
 mod tests {

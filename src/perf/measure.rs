@@ -135,24 +135,6 @@ fn other_cpu_fraction(before: (u64, u64, u64), after: (u64, u64, u64)) -> Option
     (total > 0.0).then(|| ((busy - own) / total).clamp(0.0, 1.0))
 }
 
-extern "C" {
-    // Provided by the system OpenBLAS (see `crate::linalg`).
-    fn openblas_get_corename() -> *const std::ffi::c_char;
-}
-
-/// The kernel set OpenBLAS chose for this CPU (e.g. `Haswell`, `SkylakeX`, or
-/// `Prescott` when its detection does not know the CPU); `OPENBLAS_CORETYPE` overrides it.
-pub fn blas_core() -> Option<String> {
-    // SAFETY: OpenBLAS returns a pointer to a static NUL-terminated string.
-    let p = unsafe { openblas_get_corename() };
-    (!p.is_null()).then(|| {
-        unsafe { std::ffi::CStr::from_ptr(p) }
-            .to_string_lossy()
-            .trim()
-            .to_string()
-    })
-}
-
 fn cpu_model() -> Option<String> {
     let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
     info.lines()
@@ -299,7 +281,7 @@ pub fn measure(sizes: &PerfSizes, seed: &SeedPath, quick: bool) -> Result<PerfRe
                 .map(|n| n.get())
                 .unwrap_or(1),
             blas_threads: 1,
-            blas_core: blas_core(),
+            blas_core: crate::linalg::blas_core(),
             gemm_backend: crate::linalg::Kernels::default().describe(),
             other_cpu_fraction: ticks_before
                 .zip(cpu_ticks())

@@ -38,7 +38,7 @@ pub use load::MAX_SWEEP_POINTS;
 pub use read::{claim_from_bytes, load_claim, load_claims, spec_files};
 pub use replicates::Replicates;
 
-use crate::data::InputDist;
+pub use crate::data::spec::{DataSpec, TargetSpec};
 use crate::systems::{ParamKind, System};
 use expr::Expr;
 use std::collections::{BTreeMap, BTreeSet};
@@ -84,25 +84,6 @@ impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}, {}, {}", self.paper, self.section, self.equation)
     }
-}
-
-/// The target function of a data spec.
-#[derive(Clone, Debug, PartialEq)]
-pub enum TargetSpec {
-    /// `y = sign(u^T x)`.
-    Sign,
-    /// `y = sigma_*(<x, mu>)` with these normalised Hermite coefficients.
-    SingleIndex(Vec<f64>),
-    /// No target (systems that do not simulate data).
-    None,
-}
-
-/// Validated data settings.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DataSpec {
-    pub input: InputDist,
-    pub target: TargetSpec,
-    pub label_noise: f64,
 }
 
 /// One sweep at one profile: axes (cartesian product), coupled variables, replicates.

@@ -20,6 +20,7 @@
 //! normalisation of step 3 ([`FirstLayerRecipe`]) and the second layer's DP-GD
 //! ([`dpgd::DpGdRecipe`]).
 use super::dpgd::{self, DpGdConfig, DpGdRun, Problem, RecordPlan};
+use super::recipe::FirstLayerRecipe;
 use super::{Recipe, TrainError};
 use crate::data::{gaussian_matrix, gaussian_vector, Dataset};
 use crate::models::TwoLayer;
@@ -295,33 +296,6 @@ pub struct FeatureLearningData {
     pub first: Dataset,
     pub second: Dataset,
     pub test: Dataset,
-}
-
-/// The formulas of the first layer of Algorithm 1 that a configuration can replace;
-/// [`FirstLayerRecipe::PAPER`] (the [`Default`]) is Algorithm 1 as printed.
-#[derive(Clone, Copy, Debug)]
-pub struct FirstLayerRecipe {
-    /// Whether the neurons are normalised after the gradient step when the
-    /// configuration asks for it (`normalise`). Paper: as asked (step 3, `w_j/||w_j||`,
-    /// which bounds the first layer's sensitivity).
-    pub normalise: fn(normalise: bool) -> bool,
-}
-
-impl FirstLayerRecipe {
-    /// Algorithm 1 as printed.
-    pub const PAPER: FirstLayerRecipe = FirstLayerRecipe {
-        normalise: as_asked,
-    };
-}
-
-impl Default for FirstLayerRecipe {
-    fn default() -> Self {
-        Self::PAPER
-    }
-}
-
-fn as_asked(normalise: bool) -> bool {
-    normalise
 }
 
 /// Steps 2-3 of Algorithm 1 before the noise: `W1 = W0 - eta_W G`, then, if `normalise`

@@ -21,7 +21,6 @@
 //! `const`-constructible: `Recipe { dpgd: DpGdRecipe { noise_std: my_std, ..DpGdRecipe::PAPER }, ..Recipe::PAPER }`.
 use super::dpgd::DpGdRecipe;
 use super::dpsgd::DpSgdRecipe;
-use super::feature_learning::FirstLayerRecipe;
 use crate::privacy::AccountantRecipe;
 use crate::rng::{SeedPath, StreamRng};
 
@@ -68,4 +67,31 @@ impl Default for Recipe {
 
 fn own_stream<'a>(noise: &'a SeedPath, _data: &'a SeedPath) -> &'a SeedPath {
     noise
+}
+
+/// The formulas of the first layer of Algorithm 1 that a configuration can replace;
+/// [`FirstLayerRecipe::PAPER`] (the [`Default`]) is Algorithm 1 as printed.
+#[derive(Clone, Copy, Debug)]
+pub struct FirstLayerRecipe {
+    /// Whether the neurons are normalised after the gradient step when the
+    /// configuration asks for it (`normalise`). Paper: as asked (step 3, `w_j/||w_j||`,
+    /// which bounds the first layer's sensitivity).
+    pub normalise: fn(normalise: bool) -> bool,
+}
+
+impl FirstLayerRecipe {
+    /// Algorithm 1 as printed.
+    pub const PAPER: FirstLayerRecipe = FirstLayerRecipe {
+        normalise: as_asked,
+    };
+}
+
+impl Default for FirstLayerRecipe {
+    fn default() -> Self {
+        Self::PAPER
+    }
+}
+
+fn as_asked(normalise: bool) -> bool {
+    normalise
 }

@@ -252,7 +252,7 @@ pub fn machine_identity() -> String {
         std::env::consts::ARCH,
         std::env::consts::OS,
         crate::linalg::faer_simd_level(),
-        crate::perf::blas_core().unwrap_or_else(|| "unknown".into()),
+        crate::linalg::blas_core().unwrap_or_else(|| "unknown".into()),
         libc_version
     )
 }

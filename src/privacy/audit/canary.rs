@@ -79,8 +79,9 @@ use crate::models::{RandomFeatures, TwoLayer};
 use crate::rng::{SeedPath, StreamRng};
 use crate::train::dpgd::{self, ClipRule, DpGdConfig, DpGdRecipe, Problem, RecordPlan};
 use crate::train::feature_learning::{
-    first_layer_gradient, first_layer_step, A0Init, FirstLayerRecipe, GradReduction,
+    first_layer_gradient, first_layer_step, A0Init, GradReduction,
 };
+use crate::train::recipe::FirstLayerRecipe;
 use crate::train::Recipe;
 use ndarray::{Array1, Array2, ArrayView2};
 use rand_distr::{Distribution, StandardNormal};
