@@ -114,7 +114,10 @@ fn predictions(o: &ClaimOutcome, s: &mut String) {
                 fit.push(format!("the predicted exponent is the least-squares log-log slope of `{e}` over the judged sweep points"));
             }
             if !fit.is_empty() {
-                line.push_str(&format!(" Fit: {}.", once(&mut seen[1], &p.name, &fit.join("; "))));
+                line.push_str(&format!(
+                    " Fit: {}.",
+                    once(&mut seen[1], &p.name, &fit.join("; "))
+                ));
             }
         }
         if !p.note.trim().is_empty() {
@@ -407,11 +410,7 @@ fn measured(o: &ClaimOutcome, s: &mut String) {
         Tally::of(std::slice::from_ref(o)).line()
     );
     if !c.discussion.is_empty() {
-        let _ = writeln!(
-            s,
-            "\n{}",
-            internal_refs::without_issue_refs(&c.discussion)
-        );
+        let _ = writeln!(s, "\n{}", internal_refs::without_issue_refs(&c.discussion));
     }
 }
 

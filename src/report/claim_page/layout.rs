@@ -104,20 +104,16 @@ fn what_was_run(o: &ClaimOutcome) -> String {
             .map(|v| format!("`{}`", v.name))
             .collect()
     };
-    let controls = names(true);
+    let controls = names(true).len();
     format!(
-        "**What was run.** System `{}`, model `{}`, adjacency `{}`, profile `{}`; {}. \
-         Variants {}{}.",
+        "**What was run.** System `{}`; {}. Variants {}{}.",
         c.system.name(),
-        c.model,
-        c.adjacency,
-        o.profile,
         sweeps.join("; "),
         names(false).join(", "),
-        if controls.is_empty() {
-            String::new()
-        } else {
-            format!("; negative controls {}", controls.join(", "))
+        match controls {
+            0 => String::new(),
+            1 => "; 1 negative control".to_string(),
+            n => format!("; {n} negative controls"),
         }
     )
 }
@@ -195,7 +191,7 @@ fn findings(o: &ClaimOutcome, s: &mut String) {
     let mut groups: Vec<(Vec<String>, String)> = vec![];
     for r in o.results.iter().filter(|r| r.finding.is_some()) {
         let text = judged(r.finding.as_deref().unwrap_or("").trim()).into_owned();
-        let row = format!("`{}` / `{}` ({})", r.prediction_name, r.variant, r.word);
+        let row = format!("`{}` / `{}`", r.prediction_name, r.variant);
         match groups.iter_mut().find(|(_, t)| *t == text) {
             Some((rows, _)) => rows.push(row),
             None => groups.push((vec![row], text)),
@@ -227,7 +223,11 @@ fn errata(o: &ClaimOutcome, s: &mut String) {
                 "* `{}` / `{}` — **{}**. The paper: {}. Counterexample: {}{} Confirmation: {}",
                 r.prediction_name,
                 r.variant,
-                if st.confirmed { "confirmed" } else { "UNCONFIRMED" },
+                if st.confirmed {
+                    "confirmed"
+                } else {
+                    "UNCONFIRMED"
+                },
                 quote_md(&e.sentence),
                 crate::report::sentence(&e.counterexample),
                 if e.reading.is_empty() {

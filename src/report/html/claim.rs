@@ -39,10 +39,11 @@ pub fn claim_html(o: &ClaimOutcome) -> String {
             .any(|h| s.starts_with(&format!("{h}\n")))
     };
     let rest: Vec<&String> = rest.iter().filter(|s| !drawn(s)).collect();
-    let (before, after): (Vec<&String>, Vec<&String>) = match rest.iter().position(|s| s.starts_with(DETAILS)) {
-        Some(i) => (rest[..i].to_vec(), rest[i..].to_vec()),
-        None => (rest.clone(), vec![]),
-    };
+    let (before, after): (Vec<&String>, Vec<&String>) =
+        match rest.iter().position(|s| s.starts_with(DETAILS)) {
+            Some(i) => (rest[..i].to_vec(), rest[i..].to_vec()),
+            None => (rest.clone(), vec![]),
+        };
     let main: Vec<_> = o.results.iter().filter(|r| !r.negative_control).collect();
     let controls: Vec<_> = o.results.iter().filter(|r| r.negative_control).collect();
     let problems = o.problems();
