@@ -40,6 +40,7 @@ mod hostile;
 mod hostile_external;
 mod hostile_names;
 mod html;
+mod key_plots;
 mod new_claim;
 mod noise_exact;
 mod pages;
