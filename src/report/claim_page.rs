@@ -5,9 +5,11 @@
 //! and what was measured. This file holds the texts of a row both parts share.
 mod details;
 mod layout;
+mod quotes;
 
 pub use layout::claim_markdown;
-pub(crate) use layout::{control_cell, points_cell, CONTROLS, DETAILS, VERDICTS};
+pub(crate) use layout::{control_cell, points_cell, CONTROLS, VERDICTS};
+pub(crate) use quotes::DETAILS;
 
 use super::{fmt_ci, fmt_num, fmt_opt};
 use crate::judge::{ClaimOutcome, ControlStatus, PredictionResult};

@@ -4,7 +4,7 @@
 //! parameters, the sweep tables, the fits and what was measured. A text shared by
 //! several rows (a regime, a power line, a tolerance) is written once with the rows it
 //! concerns.
-use super::layout::{quote_ref, statement_in_head, DETAILS};
+use super::quotes::{quote_ref, statement_in_head, DETAILS};
 use super::{has_sequential_sweep, judged, prediction_text, prose, quote_md, regime_line};
 use crate::judge::{ClaimOutcome, PointRecord, Tally};
 use crate::report::{fmt_ci, fmt_num, internal_refs, mean_sd, number};

@@ -2,53 +2,17 @@
 //! distinct quote once), what was run (system, sweep ranges, the path, replicates), the
 //! verdict table with each row's number and the control it caught, the controls, what
 //! fails the run, the errata and the findings; then the details ([`super::details`]).
+use super::quotes::{distinct_quotes, MAX_HEAD_STATEMENT};
 use super::{cell, judged, prose, quote_md, result_line, verdict_cell};
 use crate::judge::{ClaimOutcome, ControlStatus, PredictionResult};
 use crate::report::margin;
 use crate::report::scorecard::keynum::sig;
-use crate::spec::{Claim, Quote};
 use std::fmt::Write as _;
 
 /// The heading of the verdict table (the HTML page draws the table itself, coloured).
 pub(crate) const VERDICTS: &str = "## Verdicts";
 /// The heading of the negative controls' table (drawn by the HTML page too).
 pub(crate) const CONTROLS: &str = "## Negative controls";
-/// The first section of the details (the HTML page puts its plot before it).
-pub(crate) const DETAILS: &str = "## The claim in full";
-
-/// Words of a statement at the top of a page without a quote (in full in the details).
-const MAX_HEAD_STATEMENT: usize = 80;
-
-/// Whether the head shows the whole statement (a page without a quote, a short statement).
-pub(super) fn statement_in_head(c: &Claim) -> bool {
-    distinct_quotes(c).is_empty() && c.statement.split_whitespace().count() <= MAX_HEAD_STATEMENT
-}
-
-fn same_quote(a: &Quote, b: &Quote) -> bool {
-    a.text.trim() == b.text.trim() && a.location.trim() == b.location.trim()
-}
-
-/// The distinct quotes of the claim's predictions, in order of first use.
-pub(super) fn distinct_quotes(c: &Claim) -> Vec<&Quote> {
-    let mut out: Vec<&Quote> = vec![];
-    for q in c.predictions.iter().filter_map(|p| p.quote.as_ref()) {
-        if !out.iter().any(|o| same_quote(o, q)) {
-            out.push(q);
-        }
-    }
-    out
-}
-
-/// How the details name a prediction's quote: `Q2`, or "the paper's sentence" when the
-/// page has one quote.
-pub(super) fn quote_ref(c: &Claim, q: &Quote) -> String {
-    let qs = distinct_quotes(c);
-    match qs.iter().position(|o| same_quote(o, q)) {
-        Some(_) if qs.len() == 1 => "the quote at the top".into(),
-        Some(i) => format!("Q{}", i + 1),
-        None => quote_md(q),
-    }
-}
 
 /// An axis's values: all of them when few, else the range and the count.
 fn values(v: &[f64]) -> String {
