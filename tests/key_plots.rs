@@ -94,7 +94,11 @@ fn every_committed_scorecard_draws_its_key_numbers() {
         let want = keys(&std::fs::read_to_string(&p).unwrap());
         let html = std::fs::read_to_string(&page).unwrap();
         let (plots, with_line, missing) = count(&html);
-        assert_eq!(plots + missing, want, "{stem}: {plots} plots, {missing} not drawn");
+        assert_eq!(
+            plots + missing,
+            want,
+            "{stem}: {plots} plots, {missing} not drawn"
+        );
         assert_eq!(with_line, plots, "{stem}: a plot without its threshold");
         assert!(plots * 2 > want, "{stem}: {plots} of {want} drawn");
         let md = std::fs::read_to_string(page.with_extension("md")).unwrap();

@@ -8,6 +8,7 @@ use super::quotes::{quote_ref, statement_in_head, DETAILS};
 use super::{has_sequential_sweep, judged, prediction_text, prose, quote_md, regime_line};
 use crate::judge::{ClaimOutcome, PointRecord, Tally};
 use crate::report::{fmt_ci, fmt_num, internal_refs, mean_sd, number};
+use crate::spec::Prediction;
 use std::fmt::Write as _;
 
 /// `(rows, text)` pairs with the same text merged, in order of first appearance.
@@ -60,14 +61,14 @@ fn predictions(o: &ClaimOutcome, s: &mut String) {
         s,
         "\n## Predictions as registered\n\nOnly a statement is a verdict about the paper.\n"
     );
-    let under = |p: &crate::spec::Prediction| -> String {
-        let u: Vec<String> = p.under.iter().map(|u| format!("`{u}`")).collect();
-        u.join(", ")
-    };
-    let fields: [(&str, Box<dyn Fn(&crate::spec::Prediction) -> String>); 3] = [
-        ("Source", Box::new(|p| p.source.trim().to_string())),
-        ("Proxy", Box::new(|p| p.proxy.trim().to_string())),
-        ("Under the paper's hypotheses", Box::new(under)),
+    type Field = (&'static str, fn(&Prediction) -> String);
+    let fields: [Field; 3] = [
+        ("Source", |p| p.source.trim().to_string()),
+        ("Proxy", |p| p.proxy.trim().to_string()),
+        ("Under the paper's hypotheses", |p| {
+            let u: Vec<String> = p.under.iter().map(|u| format!("`{u}`")).collect();
+            u.join(", ")
+        }),
     ];
     // Each value of these fields once, above the list, with the predictions it concerns.
     for (name, get) in &fields {

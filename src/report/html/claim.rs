@@ -58,7 +58,7 @@ pub fn claim_html(o: &ClaimOutcome) -> String {
         h2 { "Verdicts" }
         (legend())
         @if o.results.iter().any(|r| margin::says(&result_line(r))) { p { em { (margin::NOTE) } } }
-        table {
+        table.verdicts {
             thead { tr {
                 th { "prediction" } th { "variant" } th { "verdict" } th { "measured" }
                 th { "points judged" } th { "negative control" }
@@ -79,7 +79,7 @@ pub fn claim_html(o: &ClaimOutcome) -> String {
         @if !controls.is_empty() {
             h2 { "Negative controls" }
             p { "Each control breaks the statement on purpose (how: Variants, below); a prediction that holds counts only if it catches its control." }
-            table {
+            table.verdicts {
                 thead { tr { th { "prediction" } th { "control" } th { "measured" } th { "verdict" } } }
                 tbody {
                     @for r in &controls {

@@ -51,6 +51,7 @@ nav{margin-bottom:1rem}\
 blockquote{border-left:4px solid #7a9cc6;background:#f5f8fc;margin:0.8rem 0;padding:0.3rem 1rem}\
 .missed{background:#d4b3f0;font-weight:bold;outline:2px solid #7b2cbf;outline-offset:-2px}\
 .legend span{display:inline-block;padding:0 0.5rem;margin-right:0.3rem;border:1px solid #ccc}\
+table.verdicts td:nth-child(-n+2){white-space:nowrap}\
 .multiples{display:flex;flex-wrap:wrap;gap:0.5rem}.multiples svg{border:1px solid #ddd;background:#fff}";
 
 /// A whole page: head (title, inline style) and `body`.
