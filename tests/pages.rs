@@ -99,8 +99,15 @@ pub fn raw_latex(page: &str) -> Vec<String> {
             let raw = (b[i] == b'\\' && (b[i + 1] == b'(' || b[i + 1].is_ascii_alphabetic()))
                 || (b[i] == b'$' && b[i + 1] == b'$');
             if raw {
-                let lo = t.floor_char_boundary(i.saturating_sub(30));
-                let hi = t.ceil_char_boundary((i + 30).min(t.len()));
+                // Char boundaries by hand (`floor_char_boundary` is newer than the MSRV).
+                let mut lo = i.saturating_sub(30);
+                while !t.is_char_boundary(lo) {
+                    lo -= 1;
+                }
+                let mut hi = (i + 30).min(t.len());
+                while !t.is_char_boundary(hi) {
+                    hi += 1;
+                }
                 found.push(t[lo..hi].to_string());
             }
         }

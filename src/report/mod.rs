@@ -234,6 +234,7 @@ pub fn write_reports_figures(
         let present = |id: &str| {
             outcomes.iter().any(|o| o.claim.id == id) || previous.kept.iter().any(|k| k.id == id)
         };
+        let mut plots = std::collections::BTreeMap::new();
         for card in cards.iter().filter(|c| {
             c.results
                 .iter()
@@ -241,10 +242,14 @@ pub fn write_reports_figures(
         }) {
             let md = scorecard::scorecard_page(card, claims, outcomes, &previous.kept);
             stage.write(&format!("{}.md", card.page), md.as_bytes())?;
+            plots.insert(
+                card.page.clone(),
+                scorecard::key_plots_html(card, claims, outcomes, &previous.kept),
+            );
             let md = scorecard::details_page(card, claims, outcomes, &previous.kept);
             stage.write(&format!("{}-details.md", card.page), md.as_bytes())?;
         }
-        html::write_html(stage.dir(), dir, outcomes, &previous.kept)?;
+        html::write_html(stage.dir(), dir, outcomes, &previous.kept, &plots)?;
         stage.write(
             "SUMMARY.md",
             summary_markdown_listed(outcomes, &listed).as_bytes(),

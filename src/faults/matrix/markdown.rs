@@ -5,13 +5,30 @@ use super::cell::{AuditCell, CellStatus};
 use super::order::AUDIT;
 use super::Matrix;
 use std::fmt::Write as _;
+use std::path::Path;
+
+/// The directory `dpclaims faults` writes FAULTS.md into unless told otherwise (`--out`).
+pub const DEFAULT_DIR: &str = "reports";
 
 impl Matrix {
-    /// `reports/FAULTS.md` (deterministic: no timings).
+    /// `reports/FAULTS.md` (deterministic: no timings), its claim columns linked to the
+    /// claim pages of [`DEFAULT_DIR`] that exist ([`Matrix::markdown_in`]).
     pub fn markdown(&self) -> String {
+        self.markdown_in(Path::new(DEFAULT_DIR))
+    }
+
+    /// FAULTS.md as written into `dir`: a claim column links `<id>.md` only when `dir`
+    /// holds that page (a claim renamed or removed since the report set was written is
+    /// named, not linked, so the page never points at a missing file).
+    pub fn markdown_in(&self, dir: &Path) -> String {
+        self.markdown_linking(&|id: &str| dir.join(format!("{id}.md")).is_file())
+    }
+
+    /// FAULTS.md with claim `id` linked to `<id>.md` where `has_page(id)`.
+    pub fn markdown_linking(&self, has_page: &dyn Fn(&str) -> bool) -> String {
         let mut s = String::new();
         self.write_header(&mut s);
-        self.write_table(&mut s);
+        self.write_table(&mut s, has_page);
         self.write_work(&mut s);
         let _ = writeln!(s, "## Fault-free audits\n");
         for a in &self.baseline_audit {
@@ -74,7 +91,7 @@ impl Matrix {
         );
     }
 
-    fn write_table(&self, s: &mut String) {
+    fn write_table(&self, s: &mut String, has_page: &dyn Fn(&str) -> bool) {
         // Columns numbered, legend below.
         let _ = write!(s, "| fault |");
         for i in 0..self.claims.len() {
@@ -111,7 +128,11 @@ impl Matrix {
         let _ = writeln!(s);
         let _ = writeln!(s, "Columns:\n");
         for (i, id) in self.claims.iter().enumerate() {
-            let _ = writeln!(s, "{}. [`{id}`]({id}.md)", i + 1);
+            if has_page(id) {
+                let _ = writeln!(s, "{}. [`{id}`]({id}.md)", i + 1);
+            } else {
+                let _ = writeln!(s, "{}. `{id}` (no page in this report set)", i + 1);
+            }
         }
         let _ = writeln!(s);
         let order: Vec<String> = self
@@ -278,5 +299,38 @@ fn capitalise(s: &str) -> String {
     match c.next() {
         Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Matrix;
+
+    #[test]
+    fn only_claim_pages_that_exist_are_linked() {
+        let m = Matrix {
+            profile: crate::spec::Profile::Quick,
+            seed: 0,
+            all: false,
+            claims: vec!["kept-claim".into(), "renamed-claim".into()],
+            order: vec![],
+            faults: vec![],
+            detected: 0,
+            total: 0,
+            baseline_audit: vec![],
+            baseline_unexpected: vec![],
+            baseline_seconds: 0.0,
+            seconds: 0.0,
+        };
+        let md = m.markdown_linking(&|id: &str| id == "kept-claim");
+        assert!(md.contains("1. [`kept-claim`](kept-claim.md)"), "{md}");
+        assert!(!md.contains("(renamed-claim.md)"), "{md}");
+        assert!(md.contains("2. `renamed-claim` (no page in this report set)"));
+        // On a directory: only the page that is there.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("renamed-claim.md"), "# page\n").unwrap();
+        let md = m.markdown_in(dir.path());
+        assert!(md.contains("[`renamed-claim`](renamed-claim.md)"), "{md}");
+        assert!(!md.contains("(kept-claim.md)"), "{md}");
     }
 }

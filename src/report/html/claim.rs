@@ -1,14 +1,14 @@
-//! `reports/<id>.html`: a claim's page — the head of `<id>.md` (statement, source,
-//! system, hypotheses), the verdict table coloured by verdict, the plot, then the other
-//! sections of `<id>.md` rendered from its Markdown.
+//! `reports/<id>.html`: a claim's page — the head of `<id>.md` (the paper's sentence,
+//! what was run), the verdict and control tables coloured by verdict, what fails the run,
+//! the errata and findings, then the plot and the details, rendered from `<id>.md`.
 use super::markdown::{md_block, md_inline};
 use super::{legend, page, verdict_td, INDEX};
 use crate::judge::ClaimOutcome;
-use crate::report::claim_page::{cell, claim_markdown, prediction_text};
+use crate::report::claim_page::{
+    claim_markdown, control_cell, points_cell, CONTROLS, DETAILS, VERDICTS,
+};
+use crate::report::{margin, result_line};
 use maud::html;
-
-/// The heading of the section of `<id>.md` this page draws itself (coloured).
-const VERDICTS: &str = "## Verdicts";
 
 /// `<id>.md` split at its `## ` headings: the part before the first, then each section
 /// (heading included).
@@ -31,7 +31,21 @@ fn sections(md: &str) -> (String, Vec<String>) {
 pub fn claim_html(o: &ClaimOutcome) -> String {
     let c = &o.claim;
     let (head, rest) = sections(&claim_markdown(o));
-    let rest: Vec<&String> = rest.iter().filter(|s| !s.starts_with(VERDICTS)).collect();
+    // The two tables this page draws itself (coloured); the rest from the Markdown, the
+    // plot placed where the details start.
+    let drawn = |s: &&String| {
+        [VERDICTS, CONTROLS]
+            .iter()
+            .any(|h| s.starts_with(&format!("{h}\n")))
+    };
+    let rest: Vec<&String> = rest.iter().filter(|s| !drawn(s)).collect();
+    let (before, after): (Vec<&String>, Vec<&String>) =
+        match rest.iter().position(|s| s.starts_with(DETAILS)) {
+            Some(i) => (rest[..i].to_vec(), rest[i..].to_vec()),
+            None => (rest.clone(), vec![]),
+        };
+    let main: Vec<_> = o.results.iter().filter(|r| !r.negative_control).collect();
+    let controls: Vec<_> = o.results.iter().filter(|r| r.negative_control).collect();
     let problems = o.problems();
     let body = html! {
         nav {
@@ -43,22 +57,38 @@ pub fn claim_html(o: &ClaimOutcome) -> String {
         (md_block(&head))
         h2 { "Verdicts" }
         (legend())
-        @if o.results.iter().any(|r| crate::report::margin::says(&crate::report::result_line(r))) { p { em { (crate::report::margin::NOTE) } } }
-        table {
+        @if o.results.iter().any(|r| margin::says(&result_line(r))) { p { em { (margin::NOTE) } } }
+        table.verdicts {
             thead { tr {
-                th { "prediction" } th { "source" } th { "registered prediction" } th { "variant" }
-                th { "measured" } th { "regime" } th { "verdict" }
+                th { "prediction" } th { "variant" } th { "verdict" } th { "measured" }
+                th { "points judged" } th { "negative control" }
             } }
             tbody {
-                @for r in &o.results {
+                @for r in &main {
                     tr {
                         td { code { (r.prediction_name) } }
-                        td { (c.predictions[r.prediction].source) }
-                        td { (md_inline(&cell(&prediction_text(&c.predictions[r.prediction], r)))) }
-                        td { (r.variant) @if r.negative_control { " (negative control)" } }
-                        td { (crate::report::margin::cell(crate::report::result_line(r))) }
-                        td { (crate::report::regime_line(r)) }
+                        td { (r.variant) }
                         (verdict_td(r))
+                        td { (margin::cell(result_line(r))) }
+                        td { (points_cell(r)) }
+                        td { (md_inline(&control_cell(o, r))) }
+                    }
+                }
+            }
+        }
+        @if !controls.is_empty() {
+            h2 { "Negative controls" }
+            p { "Each control breaks the statement on purpose (how: Variants, below); a prediction that holds counts only if it catches its control." }
+            table.verdicts {
+                thead { tr { th { "prediction" } th { "control" } th { "measured" } th { "verdict" } } }
+                tbody {
+                    @for r in &controls {
+                        tr {
+                            td { code { (r.prediction_name) } }
+                            td { (r.variant) }
+                            td { (margin::cell(result_line(r))) }
+                            (verdict_td(r))
+                        }
                     }
                 }
             }
@@ -67,6 +97,7 @@ pub fn claim_html(o: &ClaimOutcome) -> String {
             p { strong { "This claim fails the run:" } }
             ul { @for p in &problems { li { (crate::report::number::in_text(p)) } } }
         }
+        @for s in &before { (md_block(s)) }
         h2 { "Plot" }
         p {
             "One panel per prediction, titled with its name and verdict. Error bars are two "
@@ -77,7 +108,7 @@ pub fn claim_html(o: &ClaimOutcome) -> String {
             "grey, with hollow markers, a dashed fit and “(negative control)” in the legend."
         }
         img.plot src={ (c.id) ".svg" } alt={ "plots of " (c.id) };
-        @for s in &rest { (md_block(s)) }
+        @for s in &after { (md_block(s)) }
     };
     page(&format!("{} — {}", c.id, c.title), body)
 }

@@ -50,7 +50,9 @@ nav{margin-bottom:1rem}\
 .notcheckable{background:#fff;color:#555;font-style:italic}\
 blockquote{border-left:4px solid #7a9cc6;background:#f5f8fc;margin:0.8rem 0;padding:0.3rem 1rem}\
 .missed{background:#d4b3f0;font-weight:bold;outline:2px solid #7b2cbf;outline-offset:-2px}\
-.legend span{display:inline-block;padding:0 0.5rem;margin-right:0.3rem;border:1px solid #ccc}";
+.legend span{display:inline-block;padding:0 0.5rem;margin-right:0.3rem;border:1px solid #ccc}\
+table.verdicts td:nth-child(-n+2){white-space:nowrap}\
+.multiples{display:flex;flex-wrap:wrap;gap:0.5rem}.multiples svg{border:1px solid #ddd;background:#fff}";
 
 /// A whole page: head (title, inline style) and `body`.
 fn page(title: &str, body: Markup) -> String {
@@ -236,15 +238,19 @@ pub fn index_html(
 
 /// A scorecard page: its Markdown rendered, verdict cells coloured, with a link back to
 /// the index.
-fn scorecard_html(stem: &str, md: &str) -> String {
+fn scorecard_html(stem: &str, md: &str, plots: &str) -> String {
     let body = html! {
         nav { a href=(INDEX) { "← all claims" } " · " a href={ (stem) ".md" } { "Markdown" } }
         // The colour key under the page's title.
         @let page = colour_verdict_cells(&markdown::render(md));
         @let cut = page.find("</h1>").map_or(0, |i| i + "</h1>".len());
+        // The small multiples after the page's first table (one row per result).
+        @let after = page[cut..].find("</table>").map_or(page.len(), |i| cut + i + "</table>".len());
         (PreEscaped(&page[..cut]))
         (legend())
-        (PreEscaped(&page[cut..]))
+        (PreEscaped(&page[cut..after]))
+        (PreEscaped(plots))
+        (PreEscaped(&page[after..]))
     };
     page(stem, body)
 }
@@ -320,12 +326,14 @@ fn scorecards_in(dir: &Path) -> Vec<String> {
 
 /// Writes `index.html`, `<id>.html` of every outcome and `scorecard-*.html` of every
 /// `scorecard-*.md` in `dir` or `previous` (the output directory the set replaces), each
-/// atomically, into `dir`.
+/// atomically, into `dir`. `plots` holds the small multiples of each scorecard written
+/// by this run (page stem -> HTML); a page carried over from `previous` has none.
 pub fn write_html(
     dir: &Path,
     previous: &Path,
     outcomes: &[ClaimOutcome],
     kept: &[super::kept::Kept],
+    plots: &std::collections::BTreeMap<String, String>,
 ) -> std::io::Result<()> {
     for o in outcomes {
         write_atomic(
@@ -353,7 +361,7 @@ pub fn write_html(
             .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", src.display())))?;
         write_atomic(
             &dir.join(format!("{s}.html")),
-            scorecard_html(s, &md).as_bytes(),
+            scorecard_html(s, &md, plots.get(s).map_or("", String::as_str)).as_bytes(),
         )?;
     }
     write_atomic(
@@ -397,7 +405,7 @@ mod tests {
                   | c | **reproduced (on y) (not discriminating)** |\n| d | **out of regime** |\n\
                   | e | **inconclusive** |\n| f | **not run** |\n| g | plain |\n\
                   | h | **not resolved** |\n| i | **not checkable** |\n";
-        let html = scorecard_html("scorecard-x", md);
+        let html = scorecard_html("scorecard-x", md, "");
         for (class, word) in [
             ("holds", "holds"),
             ("notrepro", "not reproduced (on x)"),

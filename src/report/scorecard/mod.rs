@@ -12,13 +12,15 @@
 mod found;
 pub mod keynum;
 mod page;
+mod plots;
 mod render;
 mod sections;
 
 pub use found::{combine, Combined};
 pub use keynum::{Key, ValueKind};
 pub use page::{
-    check_page, details_page, scorecard_page, MAX_CLAIM_WORDS, MAX_ROW_CHARS, MAX_SUMMARY_LINES,
+    check_page, details_page, key_plots_html, scorecard_page, MAX_CLAIM_WORDS, MAX_ROW_CHARS,
+    MAX_SUMMARY_LINES,
 };
 pub use render::scorecard_markdown;
 

@@ -161,6 +161,19 @@ fn why_cut(r: &PaperResult, sec: Section) -> Option<String> {
     }
 }
 
+/// The HTML of the small multiples of `card`'s page: one plot per result with a key
+/// number ([`super::plots`]); empty when none can be drawn.
+pub fn key_plots_html(
+    card: &Scorecard,
+    claims: &Catalogue,
+    outcomes: &[ClaimOutcome],
+    kept: &[Kept],
+) -> String {
+    with_found(outcomes, kept, |found, _| {
+        super::plots::section(&super::plots::strips(card, claims, found))
+    })
+}
+
 /// `scorecard-<name>.md`, the page a researcher reads first.
 pub fn scorecard_page(
     card: &Scorecard,

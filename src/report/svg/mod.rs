@@ -24,6 +24,9 @@
 
 mod axis;
 mod legend;
+mod strip;
+
+pub use strip::{KeyStrip, STRIP_HEIGHT, STRIP_WIDTH};
 
 #[cfg(test)]
 use axis::nice_step;
