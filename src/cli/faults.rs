@@ -176,7 +176,7 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     if !a.no_report {
         let path = a.out.join("FAULTS.md");
-        report::write_atomic(&path, m.markdown().as_bytes())
+        report::write_atomic(&path, m.markdown_in(&a.out).as_bytes())
             .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
         if a.only.is_empty() {
             // The whole catalogue: its wall time goes into BENCH.md (timings never go into
