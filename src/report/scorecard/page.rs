@@ -292,13 +292,21 @@ fn page(
         .iter()
         .filter(|(_, f)| f.r["verdict"] == "refuted")
         .count();
+    // Neither passed nor failed: inconclusive or out of regime, said as such (never
+    // counted as a failure).
+    let undecided = selfs.len() - passed - failed;
     let _ = writeln!(
         s,
         "**Tool self-checks** (the tool's own correctness, never evidence about the paper): \
-         {passed} of {} passed{} ([list]({details}.md#tool-self-checks-not-counted)).\n",
+         {passed} of {} passed{}{} ([list]({details}.md#tool-self-checks-not-counted)).\n",
         selfs.len(),
         if failed > 0 {
             format!(", {failed} FAILED")
+        } else {
+            String::new()
+        },
+        if undecided > 0 {
+            format!(", {undecided} not decided")
         } else {
             String::new()
         }
