@@ -297,7 +297,7 @@ fn page(
     let undecided = selfs.len() - passed - failed;
     let _ = writeln!(
         s,
-        "**Tool self-checks** (the tool's own correctness, never evidence about the paper): \
+        "**Tool self-checks** (the tool's correctness, not the paper's): \
          {passed} of {} passed{}{} ([list]({details}.md#tool-self-checks-not-counted)).\n",
         selfs.len(),
         if failed > 0 {
@@ -306,7 +306,7 @@ fn page(
             String::new()
         },
         if undecided > 0 {
-            format!(", {undecided} not decided")
+            format!(", {undecided} undecided")
         } else {
             String::new()
         }
