@@ -427,4 +427,3 @@ fn the_command_line_calls_no_stage() {
         "the rule sees no call of the driver into a stage: it cannot see one of the CLI"
     );
 }
-

@@ -2,7 +2,6 @@
 //! `$$…$$` formulas are MathML), on a tiny claim and scorecard whose statement and quotes
 //! use the delimiters and macros of the committed specs (`$$…$$`, a `$$` left open by a
 //! quote that runs on, the blog's `\N` and `\E`).
-use crate::util::dpclaims_in;
 use scraper::{ElementRef, Html, Node};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -38,20 +37,10 @@ results:
 /// Runs the tiny claim and scorecard into a temporary `out/`; returns the directory and
 /// every HTML page, name -> text.
 fn run() -> (tempfile::TempDir, BTreeMap<String, String>) {
-    let dir = tempfile::tempdir().unwrap();
-    for (sub, file, text) in [
+    let dir = crate::util::run_tiny_project(vec![
         ("claims", "tiny-pg.yaml", claim() + DISCUSSION),
         ("scorecards", "tiny-paper.yaml", CARD.to_string()),
-    ] {
-        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
-        std::fs::write(dir.path().join(sub).join(file), text).unwrap();
-    }
-    let o = dpclaims_in(dir.path(), &["run", "--no-baseline", "--out", "out"]);
-    assert!(
-        matches!(o.status.code(), Some(0 | 1)),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    ]);
     let pages = html_pages(&dir.path().join("out"));
     (dir, pages)
 }

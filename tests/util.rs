@@ -169,3 +169,21 @@ predictions:
     op: "<="
     rhs: "1.0e12"
 "#;
+
+/// A project of `files` (folder, file name, text) in a fresh directory, run once with
+/// `dpclaims run --no-baseline --out out` (exit 0 or 1: a tiny claim's verdicts do not
+/// matter to the pages): the directory, its reports in `out/`.
+pub fn run_tiny_project(files: Vec<(&str, &str, String)>) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (sub, file, text) in files {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        std::fs::write(dir.path().join(sub).join(file), text).unwrap();
+    }
+    let o = dpclaims_in(dir.path(), &["run", "--no-baseline", "--out", "out"]);
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    dir
+}

@@ -2,7 +2,6 @@
 //! the driver's values ([`crate::pipeline::conclude`], [`crate::pipeline::budget`]).
 use crate::pipeline::budget::Budget;
 use crate::pipeline::conclude::Baseline;
-use crate::spec::Profile;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -54,31 +53,6 @@ impl BudgetArgs {
             max_hours: self.max_hours,
             max_memory_gb: self.max_memory_gb,
         }
-    }
-
-    /// [`Budget::check_command`] of these flags.
-    pub fn check_command(
-        &self,
-        command: &str,
-        cost: crate::systems::Cost,
-        parallel: f64,
-        field: &str,
-        detail: String,
-    ) -> anyhow::Result<()> {
-        Ok(self
-            .budget()
-            .check_command(command, cost, parallel, field, detail)?)
-    }
-
-    /// [`Budget::check`] of these flags.
-    pub fn check(
-        &self,
-        claims: &[crate::spec::Claim],
-        profile: Profile,
-        repeat: f64,
-        share: f64,
-    ) -> anyhow::Result<()> {
-        Ok(self.budget().check(claims, profile, repeat, share)?)
     }
 }
 

@@ -80,7 +80,7 @@ pub fn run(a: &DemoArgs) -> anyhow::Result<ExitCode> {
                 metrics: &metrics,
             },
         );
-        a.budget.check_command(
+        a.budget.budget().check_command(
             "demo",
             cost,
             1.0,

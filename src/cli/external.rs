@@ -30,7 +30,7 @@ pub fn external_audit_cost(trials: usize) -> crate::systems::Cost {
 pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     let e = &args.external;
     // The planner's limits before any core is started (as the built-in audit's).
-    args.budget.check_command(
+    args.budget.budget().check_command(
         "audit",
         external_audit_cost(args.trials),
         args.trials as f64,

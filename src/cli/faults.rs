@@ -104,7 +104,7 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
             false,
         );
         let rows = 3.0 * (faults.len() + 1) as f64;
-        a.budget.check_command(
+        a.budget.budget().check_command(
             "faults",
             crate::systems::Cost {
                 seconds: one.seconds * rows,
@@ -118,6 +118,7 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
     // The suite once without a fault, then once per fault (after the audits: an absurd
     // `--audit-trials` is named as the cause even when the suite alone is large).
     a.budget
+        .budget()
         .check(&claims, a.profile, (faults.len() + 1) as f64, 1.0)?;
     if !a.no_report {
         crate::report::prepare_output_dir(&a.out)?;

@@ -48,7 +48,7 @@ pub fn run(a: &Fig2Args) -> anyhow::Result<ExitCode> {
             crate::spec::Profile::Full => 2400.0,
             crate::spec::Profile::Quick => 10.0,
         };
-        a.budget.check_command(
+        a.budget.budget().check_command(
             "fig2",
             crate::systems::Cost {
                 seconds: per_seed * s as f64,

@@ -251,7 +251,7 @@ pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         if engine_direct { 1.0 } else { cfg.ridge },
         cfg.clip_rule == crate::train::dpgd::ClipRule::Divide && !engine_direct,
     );
-    args.budget.check_command(
+    args.budget.budget().check_command(
         "audit",
         cost,
         cfg.trials as f64,

@@ -242,11 +242,12 @@ fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     if let (Some(shard), Some(dir)) = (a.shard, &a.partial_out) {
         a.budget
+            .budget()
             .check(&claims, a.profile, 1.0, 1.0 / shard.count.max(1) as f64)?;
         report::prepare_output_dir(dir)?;
         return super::shard::run_shard(&claims, a.profile, a.seed, shard, dir, a.json);
     }
-    a.budget.check(&claims, a.profile, 1.0, 1.0)?;
+    a.budget.budget().check(&claims, a.profile, 1.0, 1.0)?;
     let out = a.out_dir();
     preflight(a, &out, &claims)?;
     let scorecards = if a.no_reports {

@@ -105,7 +105,9 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
     // bootstrapped: the memory a run of these claims would be refused for is refused too.
     let merged_claims: Vec<crate::spec::Claim> =
         merged.claims.iter().map(|(c, _)| c.clone()).collect();
-    a.budget.check(&merged_claims, merged.profile, 1.0, 0.0)?;
+    a.budget
+        .budget()
+        .check(&merged_claims, merged.profile, 1.0, 0.0)?;
     let unused: Vec<&str> = specs
         .iter()
         .filter(|s| !merged.claims.iter().any(|(c, _)| c.id == s.id))

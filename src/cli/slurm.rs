@@ -134,6 +134,7 @@ pub fn slurm(a: &SlurmArgs) -> anyhow::Result<ExitCode> {
     let claims = spec::load_claims(&paths)?;
     // Each shard runs about 1/N of the work, all of a unit's memory.
     a.budget
+        .budget()
         .check(&claims, a.profile, 1.0, 1.0 / a.shards as f64)?;
     let n = a.shards;
     let per_shard = crate::pipeline::units_per_shard(&claims, a.profile, n);

@@ -103,7 +103,9 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
     }
     // Refused on the estimate for every seed, before any record is looked at (a seed
     // read from its record costs nothing, so this errs on the side of refusing).
-    a.budget.check(&claims, a.profile, a.seeds as f64, 1.0)?;
+    a.budget
+        .budget()
+        .check(&claims, a.profile, a.seeds as f64, 1.0)?;
     crate::report::prepare_output_dir(&out)?;
     let records =
         (!a.no_records).then(|| a.records.clone().unwrap_or_else(|| out.join("stability")));

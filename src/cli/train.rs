@@ -178,7 +178,7 @@ pub fn run(a: &TrainArgs) -> anyhow::Result<ExitCode> {
                 metrics: &Default::default(),
             },
         );
-        a.budget.check_command(
+        a.budget.budget().check_command(
             "train",
             cost,
             1.0,
