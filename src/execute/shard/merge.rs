@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// What [`merge()`] returns: the run's profile and seed, and per claim (in run order) the
-/// unit values in plan order, ready for [`crate::execute::judge`].
+/// unit values in plan order, ready for [`crate::pipeline::judge`].
 pub struct Merged {
     pub profile: Profile,
     pub seed: u64,

@@ -33,7 +33,7 @@
 //! version, assignment, profile, seed and claims (ids and spec hashes), that the specs
 //! given to it have those hashes, that every unit belongs to the shard its file says, and that every
 //! unit of every claim is present exactly once; it returns the values in plan order,
-//! ready for [`execute::judge`].
+//! ready for the driver ([`crate::pipeline::judge`]).
 //!
 //! Where things are: this file holds the assignment and runs a shard; `partial.rs` the
 //! partial file format (manifest, units, [`Bits`]); `merge.rs` the checks and

@@ -26,7 +26,7 @@
 //! [`order`] estimates what each detector costs, [`run`] runs the baseline and the rows,
 //! [`markdown`] renders `reports/FAULTS.md`; this file holds the types they share.
 //!
-//! [`pipeline::run_claim`]: crate::execute::run_claim
+//! [`pipeline::run_claim`]: crate::pipeline::run_claim
 pub mod cell;
 pub mod markdown;
 pub mod order;
