@@ -430,22 +430,22 @@ pub fn estimate_claim(claim: &Claim, profile: Profile, threads: usize) -> ClaimE
     }
 }
 
+/// `x` followed by `unit`: three decimals below 1e4, else scientific ("3.200 h",
+/// "1.20e7 h").
+fn scaled(x: f64, unit: &str) -> String {
+    if x.is_finite() && x < 1e4 {
+        format!("{x:.3} {unit}")
+    } else {
+        format!("{x:.2e} {unit}")
+    }
+}
+
 /// Hours, as "3.2 h" or "1.2e+07 h".
 pub fn hours(seconds: f64) -> String {
-    let h = seconds / 3600.0;
-    if h.is_finite() && h < 1e4 {
-        format!("{h:.3} h")
-    } else {
-        format!("{h:.2e} h")
-    }
+    scaled(seconds / 3600.0, "h")
 }
 
 /// Gigabytes, as "12.4 GB" or "1.5e+11 GB".
 pub fn gb(bytes: f64) -> String {
-    let g = bytes / 1e9;
-    if g.is_finite() && g < 1e4 {
-        format!("{g:.3} GB")
-    } else {
-        format!("{g:.2e} GB")
-    }
+    scaled(bytes / 1e9, "GB")
 }
