@@ -120,13 +120,13 @@ fn a_tiny_run_writes_its_scorecard_with_the_combined_verdicts_and_links() {
         );
     }
     assert!(page.contains(
-        "| Fig. 9 | a figure whose claim is still to be written | **not yet checked** |"
+        "| Fig. 9 | *(paraphrase, no quote)* a figure whose claim is still to be written | **not yet checked** |"
     ));
     assert!(page.contains("planned: `claims/later.yaml`"));
     assert!(page.contains(
-        "| Table 1 | CIFAR-10 accuracy | **not checkable in simulation** | needs CIFAR-10 |"
+        "| Table 1 | *(paraphrase, no quote)* CIFAR-10 accuracy | **not checkable in simulation** | needs CIFAR-10 |"
     ));
-    assert!(page.contains("**3 numbered results:**"));
+    assert!(page.contains("**3 results of the paper:**"));
     // The linked claim page exists; the HTML page is written and linked from the index.
     assert!(dir.path().join("out/tiny-sc.md").is_file());
     let html = read(&dir.path().join("out/scorecard-tiny-paper.html"));

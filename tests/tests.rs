@@ -19,6 +19,7 @@ mod core;
 mod dpgd_pass;
 mod dpsgd;
 mod evidence;
+mod exact_metrics;
 mod external;
 mod external_cache;
 mod faults;

@@ -16,19 +16,19 @@ pub struct ErratumStatus {
     pub how: String,
 }
 
+/// Whether the record `r` is at the quoted number's point (its variables include `at`).
+fn is_at(q: &QuotedNumber, r: &PointRecord) -> bool {
+    q.at.iter().all(|(k, v)| {
+        r.vars
+            .get(k)
+            .is_some_and(|x| (x - v).abs() <= 1e-9 * v.abs().max(1.0))
+    })
+}
+
 /// Checks a quoted number against the run: the mean of its metric at the one point
 /// whose variables include `at`.
 pub fn check_quote(q: &QuotedNumber, points: &[&PointRecord]) -> Result<(), String> {
-    let matching: Vec<&&PointRecord> = points
-        .iter()
-        .filter(|r| {
-            q.at.iter().all(|(k, v)| {
-                r.vars
-                    .get(k)
-                    .is_some_and(|x| (x - v).abs() <= 1e-9 * v.abs().max(1.0))
-            })
-        })
-        .collect();
+    let matching: Vec<&&PointRecord> = points.iter().filter(|r| is_at(q, r)).collect();
     let [r] = matching.as_slice() else {
         return Err(format!(
             "quotes `{}` = {} at {}: {} points of the run match (need exactly 1)",
@@ -72,7 +72,8 @@ fn at_label(q: &QuotedNumber) -> String {
 
 /// The erratum's confirmation at the judged points: its check must hold at one point
 /// at least (a different computation that exhibits the violation); without a check, the
-/// proof sketch confirms it.
+/// proof sketch confirms it. The counterexample's point (the point of the erratum's first
+/// quoted number) is tried first, so the confirmation is shown where the counterexample is.
 pub fn confirm(e: &Erratum, judged: &[&PointRecord]) -> ErratumStatus {
     let c = &e.confirmation;
     let Some((text, lhs, op, rhs)) = &c.check else {
@@ -82,7 +83,12 @@ pub fn confirm(e: &Erratum, judged: &[&PointRecord]) -> ErratumStatus {
         };
     };
     let mut errors = Vec::new();
-    for r in judged {
+    let first = e.quotes.first().filter(|q| !q.at.is_empty());
+    let (mut at, rest): (Vec<&&PointRecord>, Vec<&&PointRecord>) = judged
+        .iter()
+        .partition(|r| first.is_some_and(|q| is_at(q, r)));
+    at.extend(rest);
+    for r in at {
         let vars = point_values(r);
         match (lhs.eval_map(&vars), rhs.eval_map(&vars)) {
             (Ok(a), Ok(b)) if op.holds(a, b) => {

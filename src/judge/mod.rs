@@ -322,6 +322,14 @@ pub fn judge(
                 .min()
                 .unwrap_or(0);
             res.power = power::describe(p, &res, reps);
+            // An exact computation has no sampling error: no power line, and its
+            // replicates must agree to the bit (else the declaration is wrong).
+            if claim.system.exact_metrics().contains(&p.metric.as_str()) {
+                res.power.clear();
+                if let Some(why) = power::replicates_differ(&p.metric, used) {
+                    res.problem.get_or_insert(why);
+                }
+            }
             res.replicates = reps;
             if variant.negative_control {
                 if res.verdict == Verdict::Refuted {

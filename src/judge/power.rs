@@ -28,6 +28,37 @@ fn resolve(reps: usize, half: f64, needed: f64) -> String {
     }
 }
 
+/// What checking every one of `n` independent runs detects: a violation that occurs in
+/// a share f of the runs is seen at least once with probability 1 - (1 - f)^n, which is
+/// 0.95 from f = 1 - 0.05^(1/n) (about 3/n for large n).
+fn runs_checked(n: u64) -> String {
+    let f = 1.0 - 0.05f64.powf(1.0 / n as f64);
+    format!(
+        "every one of the {n} runs is checked: a violation occurring in a share {} of the runs or more is seen with probability 0.95",
+        g(f)
+    )
+}
+
+/// Why the replicates of an exact metric (`System::exact_metrics`) at some point of
+/// `recs` are not all the same bits, if they are not: an exact computation draws
+/// nothing from its seed, so different values mean the declaration is wrong.
+pub fn replicates_differ(metric: &str, recs: &[&super::PointRecord]) -> Option<String> {
+    recs.iter().find_map(|r| {
+        let v = r.metrics.get(metric)?;
+        let first = v.first()?;
+        let same = |x: &f64| x.to_bits() == first.to_bits() || (x.is_nan() && first.is_nan());
+        (!v.iter().all(same)).then(|| {
+            format!(
+                "`{metric}` is declared an exact computation (no draw from the seed) but its {} replicates differ at {} (from {} to {})",
+                v.len(),
+                r.label,
+                g(v.iter().copied().fold(f64::INFINITY, f64::min)),
+                g(v.iter().copied().fold(f64::NEG_INFINITY, f64::max))
+            )
+        })
+    })
+}
+
 /// The power statement of one judged row; `reps` is the replicates per point.
 pub fn describe(p: &Prediction, r: &PredictionResult, reps: usize) -> String {
     let inconclusive = r.verdict == Verdict::Inconclusive;
@@ -37,11 +68,8 @@ pub fn describe(p: &Prediction, r: &PredictionResult, reps: usize) -> String {
                 over: InequalityOver::Runs,
                 ..
             } => {
-                let n = r.detail.trials.unwrap_or(0).max(1) as f64;
-                format!(
-                    "every run is checked: a violation in {} of the runs or more is seen with probability 0.95",
-                    g((3.0 / n).min(1.0))
-                )
+                let n = r.detail.trials.unwrap_or(0).max(1);
+                runs_checked(n)
             }
             _ => "no interval (nothing judged)".into(),
         };
@@ -175,4 +203,49 @@ pub fn describe(p: &Prediction, r: &PredictionResult, reps: usize) -> String {
         s = "—".into();
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{replicates_differ, runs_checked};
+    use crate::judge::PointRecord;
+
+    fn rec(values: &[f64]) -> PointRecord {
+        PointRecord {
+            sweep: "s".into(),
+            variant: "v".into(),
+            index: 0,
+            label: "n=8".into(),
+            vars: Default::default(),
+            metrics: [("eps".to_string(), values.to_vec())].into(),
+        }
+    }
+
+    /// 1 - (1 - f)^n = 0.95: one run sees only a violation in 95 % of the runs, 60 runs
+    /// one in 4.9 % (the rule of three's 3/n is 5 %).
+    #[test]
+    fn the_share_of_runs_seen_is_exact() {
+        assert!(
+            runs_checked(1).contains("share 0.9500 "),
+            "{}",
+            runs_checked(1)
+        );
+        assert!(
+            runs_checked(60).contains("share 0.04870 "),
+            "{}",
+            runs_checked(60)
+        );
+    }
+
+    /// Replicates of an exact metric that differ in the last bit are reported; equal
+    /// ones (NaN included) are not.
+    #[test]
+    fn replicates_of_an_exact_metric_must_be_the_same_bits() {
+        let same = rec(&[0.5, 0.5, 0.5]);
+        let nan = rec(&[f64::NAN, f64::NAN]);
+        assert_eq!(replicates_differ("eps", &[&same, &nan]), None);
+        let off = rec(&[0.5, f64::from_bits(0.5f64.to_bits() + 1)]);
+        let why = replicates_differ("eps", &[&same, &off]).unwrap();
+        assert!(why.contains("differ at n=8"), "{why}");
+    }
 }

@@ -176,7 +176,14 @@ fn result_line_raw(r: &PredictionResult) -> String {
             let c = r
                 .detail
                 .implied_constant
-                .map(|(c, ci)| format!("implied constant {} (interval {})", fmt_num(c), fmt_ci(Some(ci))))
+                .map(|(c, (lo, hi))| {
+                    let ci = if c > 0.0 {
+                        super::number::log_scale(c, lo, hi)
+                    } else {
+                        (lo, hi)
+                    };
+                    format!("implied constant {} (interval {})", fmt_num(c), fmt_ci(Some(ci)))
+                })
                 .unwrap_or_else(|| "implied constant —".into());
             format!(
                 "{c}; slope of the ratio vs {} = {} (CI {}), allowed {} {}{}",

@@ -175,6 +175,11 @@ impl System for PrivacyAudit {
     fn info(&self) -> &'static SystemInfo {
         &INFO
     }
+    /// The accountant's epsilons of the configured noise; the audit's own numbers
+    /// (`epsilon_lower_bound`, `audit_excess`, `tpr`, `fpr`) are sampled.
+    fn exact_metrics(&self) -> &'static [&'static str] {
+        &["epsilon_accounted", "epsilon_achieved"]
+    }
 
     fn cost(&self, u: &CostInput) -> Cost {
         if u.option("white_box") == "yes" && u.option("mechanism") == "tp-topk" {

@@ -95,6 +95,10 @@ impl System for Calibration {
     fn info(&self) -> &'static SystemInfo {
         &INFO
     }
+    /// Every metric: the calibration and the exact GDP accounting draw nothing.
+    fn exact_metrics(&self) -> &'static [&'static str] {
+        &["exact_epsilon", "slack_ratio", "exact_delta", "mu"]
+    }
 
     fn cost(&self, _: &CostInput) -> Cost {
         // A closed form and a GDP conversion.

@@ -157,6 +157,10 @@ impl System for GaussianMechanism {
     fn info(&self) -> &'static SystemInfo {
         &INFO
     }
+    /// The calibration and its exact accounting; `empirical_sigma` samples.
+    fn exact_metrics(&self) -> &'static [&'static str] {
+        &["sigma", "noise_multiplier", "exact_epsilon", "exact_delta"]
+    }
 
     fn cost(&self, c: &CostInput) -> Cost {
         let samples = c.var("samples", DEFAULT_SAMPLES);

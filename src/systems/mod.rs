@@ -228,6 +228,14 @@ pub trait System: Sync + Send + std::fmt::Debug {
     fn self_checks(&self) -> &'static [&'static str] {
         &[]
     }
+    /// Metrics that are exact computations: deterministic functions of the unit's
+    /// variables and options that draw nothing from its seed (accountant outputs, a
+    /// printed table's arithmetic). A row judged on one has no sampling error, so it
+    /// carries no power line (`judge::power`); the judge checks that its replicates
+    /// agree to the bit, and `tests/exact_metrics.rs` that two seeds give the same bits.
+    fn exact_metrics(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Whether any option name and value is valid (an external core reads its own).
     fn accepts_any_option(&self) -> bool {
         false

@@ -219,6 +219,11 @@ impl System for TpTopK {
     fn info(&self) -> &'static SystemInfo {
         &INFO
     }
+    /// The accountants' epsilons of the schedule, the calibrated phase-2 noise
+    /// multiplier and the printed tables' arithmetic ([`super::tp_topk_metrics`]).
+    fn exact_metrics(&self) -> &'static [&'static str] {
+        super::tp_topk_metrics::EXACT
+    }
     /// `epsilon_spent` and `epsilon_error` come from the accountant that calibrated the
     /// noise, so comparing them with the target or with each other cannot fail.
     fn self_checks(&self) -> &'static [&'static str] {

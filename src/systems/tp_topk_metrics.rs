@@ -148,6 +148,25 @@ const fn m(name: &'static str, doc: &'static str) -> MetricInfo {
     MetricInfo { name, doc }
 }
 
+/// The metrics that draw nothing from the unit's seed: the accountants' epsilons of the
+/// schedule (the noise multipliers are calibrated from it), and the printed tables.
+pub(super) const EXACT: &[&str] = &[
+    "epsilon_spent",
+    "epsilon_composed",
+    "epsilon_error",
+    "epsilon_independent",
+    "epsilon_independent_gap",
+    "epsilon_pld_lower",
+    "epsilon_pld_upper",
+    "epsilon_pld_gap",
+    "epsilon_phase1",
+    "noise_multiplier_2",
+    "gap_min_drop",
+    "gap_first",
+    "gap_last",
+    "ba_residual",
+];
+
 pub(super) const METRICS: &[MetricInfo] = &[
     m("test_accuracy", "test accuracy of the final parameters"),
     m("train_accuracy", "training accuracy of the final parameters (tune validation: on the training split without the validation part)"),

@@ -161,16 +161,57 @@ fn hypotheses(o: &ClaimOutcome, s: &mut String) {
     }
 }
 
+/// What each row could detect; rows of exact computations (no sampling error, so no
+/// power line: `System::exact_metrics`) are named once instead.
 fn power(o: &ClaimOutcome, s: &mut String) {
-    let _ = writeln!(s, "\n## What each row could detect\n");
-    let rows = o.results.iter().filter(|r| !r.negative_control).map(|r| {
+    let main = || o.results.iter().filter(|r| !r.negative_control);
+    let exact: std::collections::BTreeSet<&str> = main()
+        .filter(|r| r.power.is_empty())
+        .map(|r| r.metric.as_str())
+        .collect();
+    // The deviations a row is shown to catch: its prediction's caught controls.
+    let caught = |name: &str| -> String {
+        let c: Vec<String> = o
+            .results
+            .iter()
+            .filter(|c| {
+                c.negative_control
+                    && c.prediction_name == name
+                    && c.control == Some(crate::judge::ControlStatus::Caught)
+            })
+            .map(|c| format!("`{}`", c.variant))
+            .collect();
+        if c.is_empty() {
+            String::new()
+        } else {
+            format!("; measured power: it caught {}", c.join(", "))
+        }
+    };
+    let rows = main().filter(|r| !r.power.is_empty()).map(|r| {
         (
             format!("`{}` / `{}`", r.prediction_name, r.variant),
-            judged(&r.power).into_owned(),
+            format!("{}{}", judged(&r.power), caught(&r.prediction_name)),
         )
     });
-    for (rows, text) in grouped(rows) {
+    let grouped = grouped(rows);
+    if grouped.is_empty() && exact.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "\n## What each row could detect\n");
+    let some_random = !grouped.is_empty();
+    for (rows, text) in grouped {
         let _ = writeln!(s, "* {}: {text}", rows.join(", "));
+    }
+    if !exact.is_empty() {
+        let names: Vec<String> = exact.iter().map(|m| format!("`{m}`")).collect();
+        let _ = writeln!(
+            s,
+            "{}{} {}: the same bits at every seed and replicate, so {} no sampling error and no power statement; each is decided at the points computed, and a violation between them is not seen.",
+            if some_random { "\n" } else { "" },
+            names.join(", "),
+            if names.len() == 1 { "is an exact computation" } else { "are exact computations" },
+            if names.len() == 1 { "its rows have" } else { "their rows have" },
+        );
     }
 }
 

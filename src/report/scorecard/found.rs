@@ -126,12 +126,21 @@ pub(super) fn measured(r: &Value) -> String {
             "implied constant {}; slope of measured/bound vs {} = {} (CI {ci}), allowed <= {}",
             r["implied_constant"]
                 .as_array()
-                .map(|a| format!(
-                    "{} [{}, {}]",
-                    num(&a[0]),
-                    num(&a.get(1).cloned().unwrap_or(Value::Null)),
-                    num(&a.get(2).cloned().unwrap_or(Value::Null))
-                ))
+                .map(|a| {
+                    let f = |i: usize| a.get(i).and_then(Value::as_f64);
+                    match (f(0), f(1), f(2)) {
+                        (Some(c), Some(lo), Some(hi)) if c > 0.0 => {
+                            let (lo, hi) = crate::report::number::log_scale(c, lo, hi);
+                            format!("{} [{}, {}]", fmt_num(c), fmt_num(lo), fmt_num(hi))
+                        }
+                        _ => format!(
+                            "{} [{}, {}]",
+                            num(&a[0]),
+                            num(&a.get(1).cloned().unwrap_or(Value::Null)),
+                            num(&a.get(2).cloned().unwrap_or(Value::Null))
+                        ),
+                    }
+                })
                 .unwrap_or_else(|| "—".into()),
             r["x"].as_str().unwrap_or("?"),
             num(&r["estimate"]),

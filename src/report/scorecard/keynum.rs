@@ -227,8 +227,8 @@ pub(super) fn resolve(r: &NumRef, found: &FoundMap) -> Option<String> {
             if c <= 0.0 {
                 return Some(sig(c));
             }
-            let f = ((hi - lo).abs() * r.scale.abs() / 2.0 / c).exp();
-            Some(format!("{} [{}, {}]", sig(c), sig(c / f), sig(c * f)))
+            let (lo, hi) = crate::report::number::log_scale(c, lo * r.scale, hi * r.scale);
+            Some(format!("{} [{}, {}]", sig(c), sig(lo), sig(hi)))
         }
     }
 }

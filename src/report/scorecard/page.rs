@@ -219,7 +219,7 @@ fn page(
         .collect();
     let _ = writeln!(
         s,
-        "**{} numbered results:** {}.\n",
+        "**{} results of the paper:** {}.\n",
         card.results.len(),
         tally.join(", ")
     );

@@ -87,7 +87,7 @@ pub fn scorecard_markdown(
     let other = selfs.len() - passed - failed;
     let _ = writeln!(
         s,
-        "**{} numbered results:** {}. Tool self-checks (not counted): {passed} passed, {failed} failed{}.\n",
+        "**{} results of the paper:** {}. Tool self-checks (not counted): {passed} passed, {failed} failed{}.\n",
         card.results.len(),
         tally.join(", "),
         if other > 0 {
@@ -130,7 +130,7 @@ pub fn scorecard_markdown(
                 .quote
                 .as_ref()
                 .map(crate::report::claim_page::quote_md)
-                .unwrap_or_else(|| r.title.clone());
+                .unwrap_or_else(|| format!("*(paraphrase, no quote)* {}", r.title));
             let evidence = section_detail(sec, r, p, &found, card, claims);
             let regime = p
                 .decisive
@@ -256,8 +256,11 @@ pub fn scorecard_markdown(
                     .unwrap_or_else(|| "not run".into()),
                 f.map(|f| cell(&measured(f.r)))
                     .unwrap_or_else(|| "—".into()),
-                f.map(|f| cell(&text(&f.r["power"])))
-                    .unwrap_or_else(|| "—".into()),
+                f.map(|f| match text(&f.r["power"]) {
+                    p if p.is_empty() => "exact computation: no sampling error".into(),
+                    p => cell(&p),
+                })
+                .unwrap_or_else(|| "—".into()),
                 match f {
                     None => "not in this report set".to_string(),
                     Some(Found { from: None, .. }) => "this run".to_string(),

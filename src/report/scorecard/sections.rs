@@ -270,7 +270,12 @@ pub(super) fn section_detail(
                 .as_str()
                 .map(|t| format!(" {t}."))
                 .unwrap_or_default();
-            format!("{head}.{trend} Power: {}", text(&f.r["power"]))
+            match text(&f.r["power"]) {
+                p if p.is_empty() => {
+                    format!("{head}.{trend} An exact computation: no sampling error.")
+                }
+                p => format!("{head}.{trend} Power: {p}"),
+            }
         }
         Section::NotTestable => {
             let mut out = head;
