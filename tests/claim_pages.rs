@@ -171,3 +171,25 @@ fn every_committed_claim_page_opens_with_its_verdicts_and_repeats_no_sentence() 
     assert!(pages > 20, "{pages} claim pages");
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// Every committed Markdown page of `reports/` (scorecards, their details pages, FAULTS.md,
+/// SUMMARY.md, AUDIT.md, BENCH.md...), not only the claim pages: no sentence of prose more
+/// than twice.
+#[test]
+fn no_committed_page_repeats_a_sentence_more_than_twice() {
+    let mut pages = 0;
+    let mut bad = vec![];
+    for e in std::fs::read_dir(Path::new("reports")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().and_then(|x| x.to_str()) != Some("md") {
+            continue;
+        }
+        pages += 1;
+        let md = std::fs::read_to_string(&p).unwrap();
+        for (n, s) in repeated_sentences(&md) {
+            bad.push(format!("{}: {n} times: {s}", p.display()));
+        }
+    }
+    assert!(pages > 30, "{pages} pages");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

@@ -214,35 +214,56 @@ impl Matrix {
         );
     }
 
+    /// One row per fault (what it breaks, what it reaches, what detects it first), then
+    /// per fault its description, what it violates and what changed. The cells not run
+    /// are the matrix's "…": not repeated here.
     fn write_faults(&self, s: &mut String) {
         let _ = writeln!(s, "## The faults\n");
+        let _ = writeln!(
+            s,
+            "| fault | breaks the privacy guarantee | reaches (systems) | first detector (in the order of cost) |\n|---|:-:|---|---|"
+        );
+        for r in &self.faults {
+            let _ = writeln!(
+                s,
+                "| [`{0}`](#{0}) | {1} | {2} | {3} |",
+                r.name,
+                if r.breaks_privacy { "yes" } else { "no" },
+                r.systems.join(", "),
+                match &r.first_detector {
+                    Some(d) => format!("`{d}`"),
+                    None => "**not detected by any claim or audit**".into(),
+                }
+            );
+        }
+        let _ = writeln!(s);
+        // A claim's changes written once; a fault with the same changes refers to it.
+        let mut written: Vec<(String, &str)> = vec![];
         for r in &self.faults {
             let _ = writeln!(s, "### {}\n", r.name);
             let _ = writeln!(s, "{}.\n", capitalise(r.description));
             let _ = writeln!(s, "* Violates: {}.", r.violates);
-            let _ = writeln!(
-                s,
-                "* Breaks the privacy guarantee: {}.",
-                if r.breaks_privacy { "yes" } else { "no" }
-            );
-            let _ = writeln!(s, "* Reaches: {}.", r.systems.join(", "));
-            match &r.first_detector {
-                Some(d) => {
-                    let _ = writeln!(s, "* First detector (in the order of cost): `{d}`.");
-                }
-                None => {
-                    let _ = writeln!(s, "* **Not detected by any claim or audit.**");
-                }
-            }
             for c in r.cells.iter().filter(|c| c.status == CellStatus::Verdict) {
-                let _ = writeln!(
-                    s,
+                let line = format!(
                     "* Verdicts changed in `{}` ({} changed, {} holds <-> refuted): {}.",
                     c.claim,
                     c.verdict_changes,
                     c.flips,
                     c.changes.join("; ")
                 );
+                match written.iter().find(|(l, _)| *l == line) {
+                    Some((_, first)) => {
+                        let _ = writeln!(
+                            s,
+                            "* Verdicts changed in `{}`: the same as under [`{first}`](#{first}).",
+                            c.claim
+                        );
+                    }
+                    None => {
+                        let _ = writeln!(s, "{line}");
+                        written.push((line, r.name));
+                    }
+                }
             }
             for c in r.cells.iter().filter(|c| c.status == CellStatus::Error) {
                 let _ = writeln!(
@@ -263,13 +284,6 @@ impl Matrix {
             }
             for a in &r.audit {
                 let _ = writeln!(s, "* Audit: {}", audit_line(a));
-            }
-            let mut not_run: Vec<String> = r.not_run.iter().map(|c| format!("`{c}`")).collect();
-            if r.audit_not_run {
-                not_run.push(AUDIT.into());
-            }
-            if !not_run.is_empty() {
-                let _ = writeln!(s, "* Not run (detected earlier): {}.", not_run.join(", "));
             }
             let _ = writeln!(s);
         }

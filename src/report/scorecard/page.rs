@@ -313,9 +313,9 @@ fn page(
     );
     let _ = writeln!(
         s,
-        "## Method\n\nOnly a statement of the paper tested inside its own hypotheses gives a verdict, \
-         and a holds counts only if its check catches a negative control; proxies reproduce \
-         or not, never refute. Setting, hypotheses and every check: [details]({details}.md)."
+        "## Method\n\nA verdict tests a statement of the paper inside its hypotheses; a holds \
+         counts only if its check catches a negative control; proxies reproduce or not, \
+         never refute. Setting, hypotheses, every check: [details]({details}.md)."
     );
     s
 }
