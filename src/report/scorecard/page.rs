@@ -127,7 +127,7 @@ fn why_not(r: &PaperResult, sec: Section) -> Option<String> {
 }
 
 /// Words of a remark on the short page (in full on the details page).
-const MAX_REMARK_WORDS: usize = 20;
+const MAX_REMARK_WORDS: usize = 18;
 
 /// Words of a "not judged" sentence cut from a longer text.
 const MAX_WHY_WORDS: usize = 30;
@@ -280,7 +280,7 @@ fn page(
         }
         let _ = writeln!(
             s,
-            "\nEach remark in full, with its one-line derivation: [details page]({details}.md#remarks-for-the-authors-not-errata).\n"
+            "\nIn full, with derivations: [details page]({details}.md#remarks-for-the-authors-not-errata).\n"
         );
     }
     let selfs = self_check_rows(card, claims, found);
