@@ -5,6 +5,17 @@ use crate::util::tiny_rf_claim_named;
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// The stdout of a command that must have exited 0 (its stderr shown if not).
+fn succeeded(o: &Output) -> String {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 fn run(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_dpclaims"))
         .current_dir(dir)
@@ -43,13 +54,7 @@ fn the_advice_follows_the_formula_on_two_synthetic_seeds() {
     )
     .unwrap();
     let o = run(d.path(), &["advise", "adv.yaml", "--records", "rec"]);
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let out = succeeded(&o);
     assert!(
         out.contains("vs-n / prop22: inconclusive 1/2, refuted 1/2"),
         "{out}"
@@ -85,13 +90,7 @@ fn the_committed_records_advise_on_the_table_2_and_4_proxies() {
         ),
     ] {
         let o = run(root, &["advise", claim]);
-        let out = String::from_utf8_lossy(&o.stdout);
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        let out = succeeded(&o);
         assert!(out.contains(row), "{out}");
         assert!(out.contains(says), "{out}");
     }

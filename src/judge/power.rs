@@ -28,6 +28,9 @@ fn resolve(reps: usize, half: f64, needed: f64) -> String {
     }
 }
 
+/// What a row on an exact metric (`System::exact_metrics`) says in place of a power line.
+pub const EXACT: &str = "exact computation: no sampling error";
+
 /// What checking every one of `n` independent runs detects: a violation that occurs in
 /// a share f of the runs is seen at least once with probability 1 - (1 - f)^n, which is
 /// 0.95 from f = 1 - 0.05^(1/n) (about 3/n for large n).

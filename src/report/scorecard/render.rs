@@ -257,7 +257,7 @@ pub fn scorecard_markdown(
                 f.map(|f| cell(&measured(f.r)))
                     .unwrap_or_else(|| "—".into()),
                 f.map(|f| match text(&f.r["power"]) {
-                    p if p.is_empty() => "exact computation: no sampling error".into(),
+                    p if p.is_empty() => crate::judge::power::EXACT.into(),
                     p => cell(&p),
                 })
                 .unwrap_or_else(|| "—".into()),

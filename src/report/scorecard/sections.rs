@@ -272,7 +272,7 @@ pub(super) fn section_detail(
                 .unwrap_or_default();
             match text(&f.r["power"]) {
                 p if p.is_empty() => {
-                    format!("{head}.{trend} An exact computation: no sampling error.")
+                    format!("{head}.{trend} An {}.", crate::judge::power::EXACT)
                 }
                 p => format!("{head}.{trend} Power: {p}"),
             }
