@@ -16,6 +16,7 @@ pub mod evidence;
 pub mod expr;
 mod external;
 mod identical;
+pub mod judged;
 mod load;
 pub mod locate;
 pub mod names;

@@ -1,0 +1,175 @@
+//! The judged parts of a spec, field by field: what decides a verdict, as opposed to the
+//! prose that explains it.
+//!
+//! One list, [`PROSE_KEYS`], says which keys decide nothing (at any depth of the spec):
+//! everything else is judged. Two mechanisms read it:
+//! * the registration ledger (`crate::spec::ledger`): a change to a judged field of a
+//!   claim with accepted results is an amendment, refused until recorded with a reason;
+//! * keys that must change whenever a result could (the result cache): a key built from
+//!   [`judged_fields`] covers every field not declared prose here, with no hand-kept list
+//!   of the fields that matter.
+//!
+//! [`judged_fields`] flattens the spec's YAML into `path -> value` pairs: mappings by key
+//! (`sweeps.grid.quick.replicates.max`), lists of named items by name
+//! (`predictions[interior-optimum].under`, `variants[digits].params.epsilon`), other lists
+//! of mappings by index (`assumptions[0].require`), and lists of plain values as one value
+//! (`[0.2, 0.3, 0.4]`), so that an old -> new reads as the spec reads.
+use serde_yaml::Value;
+use std::collections::BTreeMap;
+
+/// Keys that decide no verdict, wherever they appear in a spec: explanations, quotes and
+/// findings written for the reader. Editing them needs no amendment and keeps every key.
+/// Everything not listed is judged (the safe default: a new field is judged until it is
+/// declared prose here).
+pub const PROSE_KEYS: &[&str] = &[
+    "discussion",
+    "labels",
+    "title",
+    "statement",
+    "source",
+    "note",
+    "quote",
+    "description",
+    "proxy",
+    "findings",
+    "tolerance_reason",
+];
+
+/// Keys whose lists are keyed by this field instead of by position.
+const NAME_KEYS: &[&str] = &["name", "result"];
+
+/// The judged fields of a spec's text: `path -> value`, prose removed ([`PROSE_KEYS`]).
+/// `Err` when the text is not YAML.
+pub fn judged_fields(text: &str) -> Result<BTreeMap<String, String>, String> {
+    let v: Value = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+    let mut out = BTreeMap::new();
+    flatten("", &v, &mut out);
+    Ok(out)
+}
+
+/// The value of a scalar or of a list of scalars, as the spec would write it.
+fn scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::Null => Some("null".into()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::String(s) => Some(s.trim_end().to_string()),
+        Value::Sequence(items) => {
+            let parts: Option<Vec<String>> = items
+                .iter()
+                .map(|i| match i {
+                    Value::Sequence(_) => None,
+                    other => scalar(other),
+                })
+                .collect();
+            parts.map(|p| format!("[{}]", p.join(", ")))
+        }
+        Value::Mapping(_) => None,
+        Value::Tagged(t) => scalar(&t.value),
+    }
+}
+
+fn key_text(k: &Value) -> String {
+    scalar(k).unwrap_or_else(|| "?".into())
+}
+
+fn join(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+fn flatten(path: &str, v: &Value, out: &mut BTreeMap<String, String>) {
+    if let Some(s) = scalar(v) {
+        out.insert(path.to_string(), s);
+        return;
+    }
+    match v {
+        Value::Mapping(m) => {
+            if m.is_empty() {
+                out.insert(path.to_string(), "{}".into());
+            }
+            for (k, val) in m {
+                let k = key_text(k);
+                if PROSE_KEYS.contains(&k.as_str()) {
+                    continue;
+                }
+                flatten(&join(path, &k), val, out);
+            }
+        }
+        Value::Sequence(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let label = item
+                    .as_mapping()
+                    .and_then(|m| {
+                        NAME_KEYS
+                            .iter()
+                            .find_map(|n| m.get(Value::String((*n).into())))
+                    })
+                    .and_then(scalar)
+                    .unwrap_or_else(|| i.to_string());
+                flatten(&format!("{path}[{label}]"), item, out);
+            }
+        }
+        Value::Tagged(t) => flatten(path, &t.value, out),
+        _ => {}
+    }
+}
+
+/// One judged field that differs between two states: `old`/`new` is `None` where the
+/// field is absent on that side.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldChange {
+    pub field: String,
+    pub old: Option<String>,
+    pub new: Option<String>,
+}
+
+/// The fields that differ between `old` and `new`, in field order.
+pub fn diff(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>) -> Vec<FieldChange> {
+    let mut keys: Vec<&String> = old.keys().chain(new.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| old.get(*k) != new.get(*k))
+        .map(|k| FieldChange {
+            field: k.clone(),
+            old: old.get(k).cloned(),
+            new: new.get(k).cloned(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: &str = "id: a\ntitle: T\ndiscussion: why\npredictions:\n  - name: p\n    note: prose\n    rhs: \"0\"\n    tolerance: 0.25\n    under: [x, y]\nsweeps:\n  s:\n    quick: {axes: {n: [1, 2]}, replicates: {min: 8, max: 64}}\nassumptions:\n  - {require: \"n > 1\", source: text}\n";
+
+    #[test]
+    fn prose_is_dropped_and_named_items_are_keyed_by_name() {
+        let f = judged_fields(SPEC).unwrap();
+        assert_eq!(f["predictions[p].tolerance"], "0.25");
+        assert_eq!(f["predictions[p].under"], "[x, y]");
+        assert_eq!(f["sweeps.s.quick.axes.n"], "[1, 2]");
+        assert_eq!(f["sweeps.s.quick.replicates.max"], "64");
+        assert_eq!(f["assumptions[0].require"], "n > 1");
+        assert!(f.keys().all(|k| !k.contains("note")
+            && !k.contains("title")
+            && !k.contains("discussion")
+            && !k.contains("source")));
+    }
+
+    #[test]
+    fn a_changed_tolerance_is_one_change_and_prose_none() {
+        let old = judged_fields(SPEC).unwrap();
+        let new = judged_fields(&SPEC.replace("0.25", "0").replace("why", "because")).unwrap();
+        let d = diff(&old, &new);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].field, "predictions[p].tolerance");
+        assert_eq!(d[0].old.as_deref(), Some("0.25"));
+        assert_eq!(d[0].new.as_deref(), Some("0"));
+    }
+}
