@@ -14,6 +14,11 @@ pub struct AcceptArgs {
     /// The baseline directory the snapshots go to.
     #[arg(long, value_name = "DIR", default_value_os_t = crate::project::path("tests/snapshots"))]
     pub baseline: PathBuf,
+    /// Record the judged changes of the named claims (default: every claim with one) as
+    /// amendments after results, with this reason, in the ledger (`<baseline>/ledger/`):
+    /// a run refuses a changed judged field of a claim with accepted results until then.
+    #[arg(long, value_name = "WHY")]
+    pub amend: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -32,6 +37,15 @@ pub struct ReviewArgs {
 }
 
 pub fn accept(a: &AcceptArgs) -> anyhow::Result<ExitCode> {
+    if let Some(why) = &a.amend {
+        super::ledger::amend(why, &a.claims, &a.baseline)?;
+        let has_pending = pending::list(&a.baseline, &[])?
+            .iter()
+            .any(|p| a.claims.is_empty() || a.claims.contains(&p.id));
+        if !has_pending {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
     let all = pending::list(&a.baseline, &a.claims)?;
     if all.is_empty() {
         println!(
@@ -40,7 +54,9 @@ pub fn accept(a: &AcceptArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
+    let claims = super::ledger::project_claims()?;
     for p in &all {
+        super::ledger::on_accept(&p.id, &p.file, &p.target, &a.baseline, &claims)?;
         pending::accept(p)?;
         println!("accepted {} -> {}", p.id, p.target.display());
     }
@@ -60,6 +76,7 @@ pub fn review(a: &ReviewArgs) -> anyhow::Result<ExitCode> {
              (or `dpclaims accept [CLAIM...]`)"
         );
     }
+    let claims = super::ledger::project_claims()?;
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
     let (mut accepted, mut rejected, mut skipped) = (0, 0, 0);
@@ -82,6 +99,7 @@ pub fn review(a: &ReviewArgs) -> anyhow::Result<ExitCode> {
         };
         match choice {
             'a' | 'A' => {
+                super::ledger::on_accept(&p.id, &p.file, &p.target, &a.baseline, &claims)?;
                 pending::accept(p)?;
                 accepted += 1;
                 println!("  accepted");

@@ -23,6 +23,7 @@ mod external;
 mod faults;
 mod fig2;
 mod init;
+mod ledger;
 mod new;
 mod new_templates;
 mod paths;
@@ -124,6 +125,9 @@ enum Command {
     /// Show each pending snapshot as the changes of its numbers and verdicts, and accept,
     /// reject or skip it (--accept-all / --reject-all for scripts), as `cargo insta review`.
     Review(accept::ReviewArgs),
+    /// The registration ledger: each claim's judged parts as registered with its first
+    /// accepted results, and every amendment since (show; backfill from git history).
+    Ledger(ledger::LedgerArgs),
 }
 
 /// Parse the arguments, run the command, map errors to exit status 2 (a panic: 3).
@@ -191,6 +195,7 @@ fn dispatch() -> ExitCode {
         Command::Accept(a) => accept::accept(a),
         Command::Advise(a) => advise::run(a),
         Command::Review(a) => accept::review(a),
+        Command::Ledger(a) => ledger::run(a),
     };
     match result {
         Ok(code) => code,

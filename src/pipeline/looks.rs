@@ -135,7 +135,38 @@ fn looks(
             }
         }
         if grow.is_empty() {
-            let mut results: Vec<PredictionResult> = kept.into_iter().flatten().collect();
+            // Every row is judged on every replicate drawn for its group: a row decided
+            // (or stopped for futility) at an earlier look while its group went on for
+            // other rows keeps no replicates hidden. Each look's interval is at the
+            // per-look level, so the last look's verdict keeps the row's error rate as
+            // the deciding look's does (`sequential`, the union bound over the looks).
+            let mut results: Vec<PredictionResult> = outcome
+                .results
+                .iter()
+                .zip(&kept)
+                .map(|(last, at_look)| match at_look {
+                    Some(k) if k.replicates < last.replicates => {
+                        let mut r = last.clone();
+                        let why = if k.power.contains("futility rule") {
+                            format!(
+                                "; the futility rule stopped this row at {} replicates a point, \
+                                 and its group drew {} for other rows: judged on all {}",
+                                k.replicates, last.replicates, last.replicates
+                            )
+                        } else {
+                            format!(
+                                "; first decided ({}) at {} replicates a point, judged on all \
+                                 {} drawn for its group",
+                                k.word, k.replicates, last.replicates
+                            )
+                        };
+                        r.power.push_str(&why);
+                        r
+                    }
+                    Some(k) => k.clone(),
+                    None => last.clone(),
+                })
+                .collect();
             judge::finish(claim, &mut results);
             return Ok(ClaimOutcome { results, ..outcome });
         }

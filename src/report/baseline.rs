@@ -164,6 +164,49 @@ pub fn text_changes(old: &str, new: &str) -> Vec<ResultChange> {
     }
 }
 
+/// The rows whose verdict differs between two snapshot texts, in the order of `new`
+/// then the rows only in `old`: (prediction, variant, before, after), `(absent)` for a row
+/// on one side only. `None` when either text is not a snapshot.
+pub fn verdict_moves(old: &str, new: &str) -> Option<Vec<(String, String, String, String)>> {
+    let rows = |text: &str| -> Option<Vec<(String, String, String)>> {
+        let (_, body) = split(text)?;
+        let results = body.get("results")?.as_sequence()?.clone();
+        Some(
+            results
+                .iter()
+                .map(|r| {
+                    let f = |k: &str| {
+                        r.get(k)
+                            .and_then(|v| v.as_str())
+                            .unwrap_or("")
+                            .to_string()
+                    };
+                    (f("prediction"), f("variant"), f("verdict"))
+                })
+                .collect(),
+        )
+    };
+    let (o, n) = (rows(old)?, rows(new)?);
+    let absent = || "(absent)".to_string();
+    let mut out = Vec::new();
+    for (p, v, after) in &n {
+        let before = o
+            .iter()
+            .find(|(op, ov, _)| op == p && ov == v)
+            .map(|r| r.2.clone())
+            .unwrap_or_else(absent);
+        if &before != after {
+            out.push((p.clone(), v.clone(), before, after.clone()));
+        }
+    }
+    for (p, v, before) in &o {
+        if !n.iter().any(|(np, nv, _)| np == p && nv == v) {
+            out.push((p.clone(), v.clone(), before.clone(), absent()));
+        }
+    }
+    Some(out)
+}
+
 /// (header, body) of an insta snapshot file: `---\n<header>---\n<body>`.
 fn split(text: &str) -> Option<(serde_yaml::Value, serde_yaml::Value)> {
     let rest = text.strip_prefix("---\n")?;

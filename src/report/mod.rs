@@ -103,6 +103,10 @@ pub fn run_json(
             serde_json::json!({
                 "id": o.claim.id,
                 "source": o.claim.source.to_string(),
+                // The registration ledger: when the judged parts were registered and
+                // every change after results (crate::spec::ledger).
+                "registered": o.claim.ledger.as_ref().map(|e| &e.registered),
+                "amendments": o.claim.ledger.as_ref().map(|e| &e.amendments),
                 "results": o.results.iter().map(|r| serde_json::json!({
                     "prediction": r.prediction_name,
                     "variant": r.variant,
@@ -128,6 +132,12 @@ pub fn run_json(
                     "control": r.control,
                     "finding": r.finding,
                     "problem": r.problem,
+                    // Commits of the amendments this row's verdict moved with.
+                    "verdict_moved_by": o.claim.ledger.as_ref().map(|e| e
+                        .moved_row(&r.prediction_name, &r.variant)
+                        .iter()
+                        .map(|a| a.commit.clone())
+                        .collect::<Vec<_>>()).unwrap_or_default(),
                 })).collect::<Vec<_>>(),
             })
         })

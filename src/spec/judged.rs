@@ -127,19 +127,44 @@ pub struct FieldChange {
     pub new: Option<String>,
 }
 
-/// The fields that differ between `old` and `new`, in field order.
+/// The fields that differ between `old` and `new`, in field order; a named item added or
+/// removed whole (`variants[x]`) is one change, `added`/`removed` with its field count.
 pub fn diff(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>) -> Vec<FieldChange> {
     let mut keys: Vec<&String> = old.keys().chain(new.keys()).collect();
     keys.sort();
     keys.dedup();
-    keys.into_iter()
-        .filter(|k| old.get(*k) != new.get(*k))
-        .map(|k| FieldChange {
+    // The item of a field: its path up to the first `]` (`variants[x]`), if any.
+    let item = |k: &str| k.find(']').map(|i| k[..=i].to_string());
+    let on = |m: &BTreeMap<String, String>, it: &str| m.keys().any(|k| k.starts_with(it));
+    let mut out: Vec<FieldChange> = Vec::new();
+    for k in keys {
+        if old.get(k) == new.get(k) {
+            continue;
+        }
+        if let Some(it) = item(k) {
+            let (was, is) = (on(old, &it), on(new, &it));
+            if was != is {
+                if out.last().is_some_and(|c| c.field == it) {
+                    continue;
+                }
+                let side = if was { old } else { new };
+                let n = side.keys().filter(|k| k.starts_with(&it)).count();
+                let what = Some(format!("{} ({n} fields)", if was { "present" } else { "added" }));
+                out.push(FieldChange {
+                    field: it,
+                    old: if was { what.clone() } else { None },
+                    new: if was { None } else { what },
+                });
+                continue;
+            }
+        }
+        out.push(FieldChange {
             field: k.clone(),
             old: old.get(k).cloned(),
             new: new.get(k).cloned(),
-        })
-        .collect()
+        });
+    }
+    out
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ pub mod expr;
 mod external;
 mod identical;
 pub mod judged;
+pub mod ledger;
 mod load;
 pub mod locate;
 pub mod names;
@@ -404,6 +405,9 @@ pub struct Claim {
     /// added, keep it, so the stored verdict rows of `dpclaims stability` stay usable;
     /// any other edit changes it.
     pub judged_hash: String,
+    /// Its registration ledger ([`ledger`]), attached by the driver that read the
+    /// baseline (`None`: no accepted results yet, or not read). Pages show its amendments.
+    pub ledger: Option<Box<ledger::Entry>>,
 }
 
 impl Claim {

@@ -223,7 +223,8 @@ pub fn find(claim_file: &Path, paper: &str) -> Result<Registry, String> {
     parse(&text, file, paper)
 }
 
-fn parse(text: &str, file: &Path, paper: &str) -> Result<Registry, String> {
+/// Parses and validates a registry's text (`file` names it in errors).
+pub fn parse(text: &str, file: &Path, paper: &str) -> Result<Registry, String> {
     crate::fsio::yaml::alias_budget(text).map_err(|m| format!("{}: {m}", file.display()))?;
     let parsed: RegistryFile =
         raw::from_yaml(text).map_err(|(field, m)| format!("{}: {field}: {m}", file.display()))?;

@@ -256,8 +256,118 @@ pub fn claim_markdown(o: &ClaimOutcome) -> String {
             let _ = writeln!(s, "* {}", judged(p));
         }
     }
+    amendments(o, &mut s);
     errata(o, &mut s);
     findings(o, &mut s);
     super::details::write(o, &mut s);
     s
+}
+
+/// The heading of a claim page's amendments.
+pub(crate) const AMENDMENTS: &str = "## Changes after results (amendments)";
+
+/// A value of the ledger in a code span (backticks dropped, cut to `max` characters).
+fn ledger_value(v: &Option<String>, max: usize) -> String {
+    match v {
+        None => "(absent)".into(),
+        Some(s) => {
+            let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ").replace('`', "'");
+            let cut: String = if one.chars().count() > max {
+                one.chars().take(max - 1).chain(std::iter::once('…')).collect()
+            } else {
+                one
+            };
+            format!("`{}`", cell(&cut))
+        }
+    }
+}
+
+/// Every change to a judged part of the claim after it was registered (its ledger,
+/// [`crate::spec::ledger`]): what changed, old -> new, the reason, and whether a verdict
+/// moved. Nothing when the claim has no ledger entry (no accepted results).
+fn amendments(o: &ClaimOutcome, s: &mut String) {
+    let Some(e) = &o.claim.ledger else {
+        return;
+    };
+    let _ = writeln!(s, "\n{AMENDMENTS}\n");
+    let moved = e
+        .amendments
+        .iter()
+        .filter(|a| a.verdict_moved() == Some(true))
+        .count();
+    let _ = writeln!(
+        s,
+        "Registered {} ({}). {} since: each changed a judged part of the spec (a prediction, \
+         tolerance, premise, control, replicate schedule or parameter) after the claim had \
+         a registered form, recorded in its ledger (`tests/snapshots/ledger/{}.yaml`) with its \
+         reason; {} moved a verdict.\n",
+        cell(&e.registered.date),
+        cell(&e.registered.commit),
+        match e.amendments.len() {
+            0 => "No change".to_string(),
+            1 => "1 change".to_string(),
+            n => format!("{n} changes"),
+        },
+        o.claim.id,
+        match moved {
+            0 => "none".to_string(),
+            1 => "1".to_string(),
+            n => n.to_string(),
+        }
+    );
+    if e.amendments.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "| when (commit) | judged fields changed, old → new | reason | verdicts |");
+    let _ = writeln!(s, "|---|---|---|---|");
+    const SHOWN: usize = 6;
+    for a in &e.amendments {
+        let mut fields = a
+            .changes
+            .iter()
+            .take(SHOWN)
+            .map(|c| {
+                format!(
+                    "`{}` {} → {}",
+                    cell(&c.field.replace('`', "'")),
+                    ledger_value(&c.old, 40),
+                    ledger_value(&c.new, 40)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        if a.changes.len() > SHOWN {
+            fields.push_str(&format!("; and {} more", a.changes.len() - SHOWN));
+        }
+        let verdicts = match &a.moved {
+            None => format!("not known: {}", prose(&cell(a.verdicts_note.trim()))),
+            Some(m) if m.is_empty() => "none moved".to_string(),
+            Some(m) => format!(
+                "**moved:** {}",
+                m.iter()
+                    .map(|m| format!(
+                        "`{}` / {}: {} → {}",
+                        cell(&m.prediction),
+                        prose(&cell(&m.variant)),
+                        prose(&cell(&m.before)),
+                        prose(&cell(&m.after))
+                    ))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        };
+        let reason = a.reason.split_whitespace().collect::<Vec<_>>().join(" ");
+        let reason: String = if reason.chars().count() > 240 {
+            reason.chars().take(239).chain(std::iter::once('…')).collect()
+        } else {
+            reason
+        };
+        let _ = writeln!(
+            s,
+            "| {} ({}) | {fields} | {} | {verdicts} |",
+            cell(&a.date),
+            cell(&a.commit),
+            prose(&cell(&reason)),
+        );
+    }
 }

@@ -122,6 +122,39 @@ struct RawResult {
     not_checkable: Option<String>,
     #[serde(default)]
     not_testable: Option<NotTestable>,
+    /// What could make its checks fail ([`CouldFail`]); required with `checked_by`.
+    #[serde(default)]
+    could_fail: Option<String>,
+    /// With `could_fail: data`: the negative control (a variant of the checking claim)
+    /// that changes the mechanism or the statement's quantity; a holds counts only when
+    /// it is caught.
+    #[serde(default)]
+    control: Option<String>,
+}
+
+/// What could make a result's checks fail, declared per result: the tool counts by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CouldFail {
+    /// Simulated data of the paper's mechanism: a holds counts, with a caught control
+    /// that changes the mechanism or the statement's quantity (`control`).
+    Data,
+    /// An identity or an inequality true by construction: a self-check, listed, never
+    /// counted among the holds.
+    Construction,
+    /// The paper's own printed numbers: "consistent with its printed numbers", its own
+    /// count, never a holds.
+    Printed,
+}
+
+impl CouldFail {
+    pub fn parse(s: &str) -> Option<CouldFail> {
+        match s {
+            "data" => Some(CouldFail::Data),
+            "construction" => Some(CouldFail::Construction),
+            "printed" => Some(CouldFail::Printed),
+            _ => None,
+        }
+    }
 }
 
 /// One check of a result: a main variant's verdict on one prediction of a claim.
@@ -157,6 +190,10 @@ pub struct PaperResult {
     /// Why it cannot be judged at feasible sizes (with the numbers); its checks, if any,
     /// are then shown as diagnostics.
     pub not_testable: Option<NotTestable>,
+    /// What could make its checks fail (`None` only without `checked_by`).
+    pub could_fail: Option<CouldFail>,
+    /// The control a `data` holds must catch to count.
+    pub control: Option<String>,
 }
 
 /// A validated scorecard file.
@@ -352,7 +389,35 @@ pub fn load_file(path: &Path) -> Result<Scorecard, ScorecardError> {
             }
             keynum::placeholders(&k.meaning).map_err(|m| at(entry.clone(), m))?;
         }
+        let could_fail = match (&r.could_fail, r.checked_by.is_empty()) {
+            (None, false) => {
+                return Err(at(
+                    entry,
+                    "a checked result declares what could make its checks fail: `could_fail: \
+                     data` (simulated data of the paper's mechanism; name the `control` that \
+                     changes the mechanism or the statement's quantity), `construction` (an \
+                     identity or an inequality true by construction: a self-check, never \
+                     counted) or `printed` (the paper's own printed numbers)"
+                        .into(),
+                ))
+            }
+            (None, true) => None,
+            (Some(t), _) => Some(CouldFail::parse(t.trim()).ok_or_else(|| {
+                at(
+                    entry.clone(),
+                    format!("`could_fail: {t}`: one of data, construction, printed"),
+                )
+            })?),
+        };
+        if r.control.is_some() && could_fail != Some(CouldFail::Data) {
+            return Err(at(
+                entry,
+                "`control` names the control of a `could_fail: data` result".into(),
+            ));
+        }
         results.push(PaperResult {
+            could_fail,
+            control: r.control,
             result: r.result,
             title: r.title,
             claim: r.claim,
@@ -495,7 +560,7 @@ impl Scorecard {
                     .iter()
                     .find(|p| p.name == c.prediction)
                     .expect("checked above");
-                if p.evidence == Evidence::SelfCheck {
+                if p.evidence == Evidence::SelfCheck && r.could_fail != Some(CouldFail::Construction) {
                     return Err(bad(format!(
                         "`{}` is a self-check of the tool: it is listed in the page's self-check \
                          section, never as evidence for a result",

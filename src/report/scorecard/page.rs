@@ -223,11 +223,25 @@ fn page(
         card.results.len(),
         tally.join(", ")
     );
+    // Results whose verdict moved with a change made after results (the ledger).
+    let amended: Vec<bool> = card.results.iter().map(|r| amended(r, found)).collect();
+    let judged = placed
+        .iter()
+        .zip(&card.results)
+        .filter(|(p, r)| !r.checked_by.is_empty() && p.section != Section::NotCheckable)
+        .count();
+    let n_amended = amended.iter().filter(|a| **a).count();
+    let _ = writeln!(
+        s,
+        "**Changed after results:** {n_amended} of {judged} verdicts depend on a change made \
+         after results (marked †; each claim page lists its amendments, old → new, with the \
+         reason).\n"
+    );
     let _ = writeln!(
         s,
         "| result | claim | verdict | key number | page |\n|---|---|---|---|---|"
     );
-    for (r, p) in card.results.iter().zip(&placed) {
+    for ((r, p), amended) in card.results.iter().zip(&placed).zip(&amended) {
         let key = r
             .key
             .as_ref()
@@ -248,10 +262,11 @@ fn page(
             .unwrap_or_else(|| "—".into());
         let _ = writeln!(
             s,
-            "| {} | {} | **{}** | {} | {} |",
+            "| {} | {} | **{}**{} | {} | {} |",
             cell(&r.result),
             cell(&short_claim(r)),
             cell(&short_word(p.section, &p.word)),
+            if *amended { " †" } else { "" },
             cell(&key),
             link
         );
@@ -318,6 +333,21 @@ fn page(
          never refute. Setting, hypotheses, every check: [details]({details}.md)."
     );
     s
+}
+
+/// Whether a check of `r` (or the row of its key number) moved its verdict with an
+/// amendment: its row's `verdict_moved_by` in the verdicts is not empty.
+fn amended(r: &PaperResult, found: &FoundMap) -> bool {
+    let key = r.key.as_ref().map(|k| k.from.clone());
+    r.checked_by
+        .iter()
+        .chain(key.iter())
+        .filter_map(|c| super::found::lookup(found, c))
+        .any(|f| {
+            f.r["verdict_moved_by"]
+                .as_array()
+                .is_some_and(|a| !a.is_empty())
+        })
 }
 
 fn capital(s: &str) -> String {

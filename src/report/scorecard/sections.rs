@@ -16,20 +16,24 @@ pub(super) enum Section {
     Inconclusive,
     NotTestable,
     Proxies,
+    Printed,
     Consequences,
+    Identity,
     NotCheckable,
     NotYet,
 }
 
 impl Section {
-    pub(super) const ALL: [Section; 9] = [
+    pub(super) const ALL: [Section; 11] = [
         Section::Errata,
         Section::Holds,
         Section::NotDiscriminating,
         Section::Inconclusive,
         Section::NotTestable,
         Section::Proxies,
+        Section::Printed,
         Section::Consequences,
+        Section::Identity,
         Section::NotCheckable,
         Section::NotYet,
     ];
@@ -42,6 +46,8 @@ impl Section {
             Section::NotTestable => "Not testable at feasible sizes",
             Section::Proxies => "Reproduced or not reproduced on proxies",
             Section::Consequences => "Consequences derived by the tool",
+            Section::Printed => "Consistent with the paper's printed numbers",
+            Section::Identity => "Self-checks: identities and inequalities true by construction",
             Section::NotCheckable => "Not checkable in simulation",
             Section::NotYet => "Not yet checked (or not in this report set)",
         }
@@ -58,6 +64,9 @@ impl Section {
             Section::NotTestable => "not testable at feasible sizes",
             Section::Proxies => "on proxies",
             Section::Consequences => "consequences",
+            Section::Printed => "checked on its printed numbers",
+            Section::Identity if n == 1 => "self-check",
+            Section::Identity => "self-checks",
             Section::NotCheckable => "not checkable in simulation",
             Section::NotYet => "not yet checked",
         }
@@ -71,6 +80,8 @@ impl Section {
             Section::NotTestable => "Statements that cannot be judged at feasible sizes: the quantity that makes it so, its measured value and the size at which it would change.",
             Section::Proxies => "Empirical results of the paper reproduced on another task or model (named): reproduced / not reproduced on the proxy, never a refutation of the paper.",
             Section::Consequences => "Quantities the tool derives from the paper (exact finite-size forms, proof steps): consistent / inconsistent.",
+            Section::Printed => "Statements about the paper's own tables, checked on its printed numbers: consistent or inconsistent with them, never a holds (no data of ours could have said no).",
+            Section::Identity => "Identities and inequalities true by construction (one line of algebra, the triangle inequality): their Monte Carlo checks the tool, not the paper; listed, never counted.",
             Section::NotCheckable => "Results with nothing a simulation can judge.",
             Section::NotYet => "Results whose checks are still to be written or were not run here.",
         }
@@ -101,6 +112,56 @@ fn nondiscriminating(f: &Found) -> bool {
 }
 
 pub(super) fn place(r: &PaperResult, found: &FoundMap) -> Placed {
+    use super::CouldFail;
+    let placed = place_by_checks_declared(r, found);
+    match r.could_fail {
+        Some(CouldFail::Construction) => {
+            return Placed {
+                section: Section::Identity,
+                word: "self-check (true by construction)".into(),
+                decisive: placed.decisive,
+            }
+        }
+        Some(CouldFail::Printed) if matches!(placed.section, Section::Holds | Section::NotDiscriminating | Section::Errata) => {
+            return Placed {
+                section: Section::Printed,
+                word: if placed.section == Section::Errata {
+                    "inconsistent with its printed numbers".into()
+                } else {
+                    "consistent with its printed numbers".into()
+                },
+                decisive: placed.decisive,
+            }
+        }
+        Some(CouldFail::Data) if placed.section == Section::Holds => {
+            // A holds counts only when the named control, which changes the mechanism or
+            // the statement's quantity, is caught by a check of the result.
+            let caught = r.control.as_ref().is_some_and(|ctl| {
+                r.checked_by.iter().any(|c| {
+                    found
+                        .get(&(c.claim.clone(), c.prediction.clone(), ctl.clone()))
+                        .is_some_and(|f| f.r["control"] == "caught")
+                })
+            });
+            if !caught {
+                return Placed {
+                    section: Section::NotDiscriminating,
+                    word: match &r.control {
+                        None => "holds, no control of the mechanism named".into(),
+                        Some(_) => "holds, its control of the mechanism not caught".into(),
+                    },
+                    decisive: placed.decisive,
+                };
+            }
+        }
+        _ => {}
+    }
+    placed
+}
+
+/// [`place_by_checks`], with a result declared not testable placed there unless a check
+/// decides it.
+fn place_by_checks_declared(r: &PaperResult, found: &FoundMap) -> Placed {
     let placed = place_by_checks(r, found);
     // A result declared not testable at feasible sizes is placed there unless a check of
     // it decides (holds or refuted inside its hypotheses).
@@ -257,12 +318,16 @@ pub(super) fn section_detail(
         Section::Holds => {
             let caught = controls_caught(claims, found, chk);
             format!(
-                "{head}. Could have failed: catches {}",
+                "{head}. Could have failed on data: catches {}{}",
                 if caught.is_empty() {
                     "—".into()
                 } else {
                     caught.join(", ")
-                }
+                },
+                r.control
+                    .as_ref()
+                    .map(|c| format!("; the control that changes the mechanism: `{c}`"))
+                    .unwrap_or_default()
             )
         }
         Section::Inconclusive => {
