@@ -143,7 +143,9 @@ pub fn diff(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>) -> V
         }
         if let Some(it) = item(k) {
             let (was, is) = (on(old, &it), on(new, &it));
-            if was != is {
+            let side = if was { old } else { new };
+            let many = side.keys().filter(|k| k.starts_with(&it)).count() > 1;
+            if was != is && many {
                 if out.last().is_some_and(|c| c.field == it) {
                     continue;
                 }
