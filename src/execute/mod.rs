@@ -213,7 +213,14 @@ pub(crate) fn run_planned(
         let err = |message: String| unit_error(claim, u, message);
         let core = identities[u.variant_idx].as_deref();
         let key = cached.as_ref().zip(core).map(|((c, recipe_id), core)| {
-            let ctx = cache::context(c, recipe_id, profile, claim.system.name(), core);
+            let ctx = cache::context(
+                c,
+                recipe_id,
+                profile,
+                claim.system.name(),
+                &claim.key_hash,
+                core,
+            );
             cache::entry::key(&ctx, &input)
         });
         // Stored only after the checks below, so an entry has every metric the

@@ -534,6 +534,7 @@ fn validate_into(ctx: &Ctx, raw: RawClaim, path: &Path, spec_hash: String) -> Op
         discussion: raw.discussion.unwrap_or_default().trim().to_string(),
         spec_hash,
         judged_hash: String::new(),
+        key_hash: String::new(),
     };
     check_points(ctx, &claim);
     Some(claim)

@@ -404,6 +404,11 @@ pub struct Claim {
     /// added, keep it, so the stored verdict rows of `dpclaims stability` stay usable;
     /// any other edit changes it.
     pub judged_hash: String,
+    /// SHA-256 (hex) of every field of the spec not declared prose
+    /// ([`judged::key_hash`], [`judged::PROSE_KEYS`]): part of every result-cache key of
+    /// the claim's units, so an edit to anything but prose (an audit's `trials`, a
+    /// tolerance, a replicate count) never re-serves values computed for the old spec.
+    pub key_hash: String,
 }
 
 impl Claim {

@@ -1,6 +1,7 @@
 //! The result cache: each unit's metric values stored under a content key (the unit as
-//! the system sees it, the profile, the recipe's identity and the build's engine hash,
-//! [`entry`]), so that a re-run computes only what changed.
+//! the system sees it, the judged content of its spec, the profile, the recipe's
+//! identity, an external core's files and the build's engine hash, [`entry`]), so that a
+//! re-run computes only what changed.
 //!
 //! Layout of a cache directory (default `.dpclaims-cache` in the working directory):
 //!
@@ -343,6 +344,7 @@ pub(crate) fn context<'a>(
     recipe_id: &'a str,
     profile: crate::spec::Profile,
     system: &'a str,
+    spec: &'a str,
     core: &'a str,
 ) -> KeyContext<'a> {
     KeyContext {
@@ -351,6 +353,7 @@ pub(crate) fn context<'a>(
         recipe: recipe_id,
         profile,
         system,
+        spec,
         core,
     }
 }
