@@ -29,7 +29,7 @@
 pub mod entry;
 pub mod maintain;
 
-use entry::{CacheKey, KeyContext};
+use entry::CacheKey;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -146,6 +146,11 @@ impl ResultCache {
     /// The engine hash this cache serves.
     pub fn build(&self) -> &str {
         &self.build
+    }
+
+    /// The kernels of this machine that round ([`machine_identity`]), part of every key.
+    pub fn machine(&self) -> &str {
+        &self.machine
     }
 
     /// The folder of this build's entries.
@@ -336,26 +341,6 @@ pub(crate) fn active() -> Option<(Arc<ResultCache>, String)> {
             .as_ref()
             .map(|s| (s.cache.clone(), s.recipe_id.clone()))
     })
-}
-
-/// Key context of a unit in a scope.
-pub(crate) fn context<'a>(
-    cache: &'a ResultCache,
-    recipe_id: &'a str,
-    profile: crate::spec::Profile,
-    system: &'a str,
-    spec: &'a str,
-    core: &'a str,
-) -> KeyContext<'a> {
-    KeyContext {
-        build: &cache.build,
-        machine: &cache.machine,
-        recipe: recipe_id,
-        profile,
-        system,
-        spec,
-        core,
-    }
 }
 
 #[cfg(test)]
