@@ -177,6 +177,12 @@ fn walk_spec(dir: &Path, name: &str, text: &str) -> Walk {
             w.prose.insert(label);
         }
     }
+    eprintln!(
+        "{name}: {} leaves checked on the keys of a loaded claim, {} on the spec's key hash only (no other value loads), {} prose",
+        w.on_keys.len(),
+        w.on_hash.len(),
+        w.prose.len()
+    );
     w
 }
 
@@ -210,7 +216,7 @@ fn every_leaf_of_a_real_built_in_spec_changes_the_key_unless_declared_prose() {
     let w = walk_spec(d.path(), "sigma-a-calibration.yaml", &text);
     for f in [
         "predictions.[0].rhs",
-        "sweeps.grid.quick.replicates",
+        "sweeps.grid.full.replicates",
         "sweeps.grid.full.axes.frac.[0]",
     ] {
         assert!(w.on_keys.contains(f), "{f} not checked on keys: {w:?}");

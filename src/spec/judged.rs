@@ -204,6 +204,18 @@ mod tests {
     }
 
     #[test]
+    fn the_key_hash_ignores_prose_and_tells_every_judged_value_apart() {
+        let base = key_hash(SPEC);
+        let prose = SPEC.replace("why", "because").replace("note: prose", "note: other");
+        assert_eq!(base, key_hash(&prose));
+        assert_ne!(base, key_hash(&SPEC.replace("0.25", "0.5")));
+        assert_ne!(base, key_hash(&SPEC.replace("max: 64", "max: 65")));
+        // One string with a comma is not two strings (the flattened fields read alike).
+        assert_ne!(key_hash("a: [x, y]\n"), key_hash("a: ['x, y']\n"));
+        assert_ne!(key_hash("a: 'x '\n"), key_hash("a: x\n"));
+    }
+
+    #[test]
     fn a_changed_tolerance_is_one_change_and_prose_none() {
         let old = judged_fields(SPEC).unwrap();
         let new = judged_fields(&SPEC.replace("0.25", "0").replace("why", "because")).unwrap();
