@@ -86,7 +86,13 @@ fn at<'a>(v: &'a mut Value, path: &[String]) -> &'a mut Value {
 
 /// Valid words of the spec format's enumerations: tried as other values of a string leaf
 /// (so that `estimator: gdp` can become a spec that still loads).
-const WORDS: &[&str] = &["best", "clopper_pearson", "gdp", "add_remove", "replace_one"];
+const WORDS: &[&str] = &[
+    "best",
+    "clopper_pearson",
+    "gdp",
+    "add_remove",
+    "replace_one",
+];
 
 /// Other values for a leaf, the likeliest to keep the spec valid first.
 fn candidates(leaf: &Value) -> Vec<Value> {
@@ -194,7 +200,11 @@ fn every_leaf_of_a_real_external_spec_changes_the_key_unless_declared_prose() {
     }
     let d = tempfile::tempdir().unwrap();
     let ex = repo().join("examples/external");
-    std::fs::copy(ex.join("gaussian_mean.py"), d.path().join("gaussian_mean.py")).unwrap();
+    std::fs::copy(
+        ex.join("gaussian_mean.py"),
+        d.path().join("gaussian_mean.py"),
+    )
+    .unwrap();
     let text = std::fs::read_to_string(ex.join("gaussian-mean-audit.yaml")).unwrap();
     let w = walk_spec(d.path(), "gaussian-mean-audit.yaml", &text);
     // The three audit settings that were missing from the old key, on real keys.
@@ -205,7 +215,10 @@ fn every_leaf_of_a_real_external_spec_changes_the_key_unless_declared_prose() {
     ] {
         assert!(w.on_keys.contains(f), "{f} not checked on keys: {w:?}");
     }
-    assert!(w.prose.contains("title") && w.prose.contains("statement"), "{w:?}");
+    assert!(
+        w.prose.contains("title") && w.prose.contains("statement"),
+        "{w:?}"
+    );
     assert!(w.on_keys.len() >= 15, "{w:?}");
 }
 
@@ -229,7 +242,11 @@ fn every_leaf_of_a_real_built_in_spec_changes_the_key_unless_declared_prose() {
 /// as an argument, and a declared library; plus a file it does not use.
 fn program_core(dir: &Path) -> PathBuf {
     let core = util::core(util::ok_answer());
-    std::fs::write(dir.join("core.py"), format!("#!/usr/bin/env python3\n{core}")).unwrap();
+    std::fs::write(
+        dir.join("core.py"),
+        format!("#!/usr/bin/env python3\n{core}"),
+    )
+    .unwrap();
     set_exec(&dir.join("core.py"));
     std::fs::write(dir.join("table.txt"), "1 2 3\n").unwrap();
     std::fs::write(dir.join("lib.py"), "X = 1\n").unwrap();
@@ -313,7 +330,11 @@ fn a_changed_audit_setting_recomputes_the_audit_and_prose_does_not() {
     }
     let d = tempfile::tempdir().unwrap();
     let ex = repo().join("examples/external");
-    std::fs::copy(ex.join("gaussian_mean.py"), d.path().join("gaussian_mean.py")).unwrap();
+    std::fs::copy(
+        ex.join("gaussian_mean.py"),
+        d.path().join("gaussian_mean.py"),
+    )
+    .unwrap();
     let spec = std::fs::read_to_string(ex.join("gaussian-mean-audit.yaml"))
         .unwrap()
         .replace("trials: 2000", "trials: 200");
@@ -357,7 +378,11 @@ fn program_project(program: &str) -> tempfile::TempDir {
         "    open(\"answered.log\", \"a\").write(u + \"\\n\")\n{}",
         util::ok_answer()
     );
-    std::fs::write(&prog, format!("#!/usr/bin/env python3\n{}", util::core(&body))).unwrap();
+    std::fs::write(
+        &prog,
+        format!("#!/usr/bin/env python3\n{}", util::core(&body)),
+    )
+    .unwrap();
     set_exec(&prog);
     let spec = util::spec("x", "a program core").replace(
         r#"  command: ["python3", "core.py"]"#,
@@ -369,7 +394,10 @@ fn program_project(program: &str) -> tempfile::TempDir {
 
 fn answered(dir: &Path) -> usize {
     let p = dir.join("claims/answered.log");
-    let n = std::fs::read_to_string(&p).unwrap_or_default().lines().count();
+    let n = std::fs::read_to_string(&p)
+        .unwrap_or_default()
+        .lines()
+        .count();
     let _ = std::fs::remove_file(p);
     n
 }
@@ -385,14 +413,24 @@ fn a_program_core_runs_from_a_relative_spec_path_and_an_edit_recomputes_it() {
     let n = answered(root);
     assert_eq!(cache_line(&first), (0, n), "{}", first.stderr);
     let again = run_cached(root, &args);
-    assert_eq!((answered(root), cache_line(&again)), (0, (n, n)), "{}", again.stderr);
+    assert_eq!(
+        (answered(root), cache_line(&again)),
+        (0, (n, n)),
+        "{}",
+        again.stderr
+    );
     // The program is the core: editing it computes every unit again.
     let prog = root.join("claims/core.py");
     let text = std::fs::read_to_string(&prog).unwrap();
     std::fs::write(&prog, format!("{text}# edited\n")).unwrap();
     let edited = run_cached(root, &args);
     assert_eq!(edited.code, Some(0), "{}", edited.stderr);
-    assert_eq!((answered(root), cache_line(&edited)), (n, (0, n)), "{}", edited.stderr);
+    assert_eq!(
+        (answered(root), cache_line(&edited)),
+        (n, (0, n)),
+        "{}",
+        edited.stderr
+    );
     std::fs::write(&prog, text).unwrap();
     assert_eq!(
         digest(root, &["cache", "target", "claims/answered.log"]),
@@ -456,5 +494,8 @@ fn a_kill_9_of_dpclaims_takes_its_busy_cores_and_their_children() {
             libc::kill(*p, libc::SIGKILL);
         }
     }
-    assert!(left.is_empty(), "outlived a kill -9 of dpclaims: {left:?} of {pids:?}");
+    assert!(
+        left.is_empty(),
+        "outlived a kill -9 of dpclaims: {left:?} of {pids:?}"
+    );
 }

@@ -216,9 +216,9 @@ pub fn planned_keys(
             .iter()
             .map(|u| {
                 let input = unit_input(claim, u, &Recipe::PAPER, &shared);
-                identities[u.variant_idx].as_deref().map(|core| {
-                    unit_key(build, &machine, recipe_id, profile, claim, core, &input)
-                })
+                identities[u.variant_idx]
+                    .as_deref()
+                    .map(|core| unit_key(build, &machine, recipe_id, profile, claim, core, &input))
             })
             .collect())
     })
@@ -272,7 +272,15 @@ pub(crate) fn run_planned(
         let err = |message: String| unit_error(claim, u, message);
         let core = identities[u.variant_idx].as_deref();
         let key = cached.as_ref().zip(core).map(|((c, recipe_id), core)| {
-            unit_key(c.build(), c.machine(), recipe_id, profile, claim, core, &input)
+            unit_key(
+                c.build(),
+                c.machine(),
+                recipe_id,
+                profile,
+                claim,
+                core,
+                &input,
+            )
         });
         // Stored only after the checks below, so an entry has every metric the
         // unit's key asks for, each finite (and the checks run again on a hit).

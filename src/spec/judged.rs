@@ -206,7 +206,9 @@ mod tests {
     #[test]
     fn the_key_hash_ignores_prose_and_tells_every_judged_value_apart() {
         let base = key_hash(SPEC);
-        let prose = SPEC.replace("why", "because").replace("note: prose", "note: other");
+        let prose = SPEC
+            .replace("why", "because")
+            .replace("note: prose", "note: other");
         assert_eq!(base, key_hash(&prose));
         assert_ne!(base, key_hash(&SPEC.replace("0.25", "0.5")));
         assert_ne!(base, key_hash(&SPEC.replace("max: 64", "max: 65")));

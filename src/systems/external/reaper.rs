@@ -91,16 +91,21 @@ pub fn spawn(mut c: Command) -> std::io::Result<Child> {
             .ok()
             .map(|_| Mutex::new(tx))
     });
-    let Some(tx) = spawner.as_ref().and_then(|m| m.lock().ok().map(|t| t.clone())) else {
+    let Some(tx) = spawner
+        .as_ref()
+        .and_then(|m| m.lock().ok().map(|t| t.clone()))
+    else {
         return c.spawn();
     };
     let (reply, answer) = mpsc::channel();
     if let Err(mpsc::SendError((mut c, _))) = tx.send((c, reply)) {
         return c.spawn();
     }
-    answer
-        .recv()
-        .unwrap_or_else(|_| Err(std::io::Error::other("the thread that starts cores is gone")))
+    answer.recv().unwrap_or_else(|_| {
+        Err(std::io::Error::other(
+            "the thread that starts cores is gone",
+        ))
+    })
 }
 
 /// Tells the guard one line (starting it first, once, if [`init`] armed it). A guard
@@ -116,7 +121,10 @@ fn tell_guard(line: &str) {
         *g = start_guard();
     }
     if let Some(w) = g.as_mut() {
-        if w.write_all(format!("{line}\n").as_bytes()).and_then(|_| w.flush()).is_err() {
+        if w.write_all(format!("{line}\n").as_bytes())
+            .and_then(|_| w.flush())
+            .is_err()
+        {
             *g = None;
         }
     }

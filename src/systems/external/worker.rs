@@ -159,8 +159,13 @@ impl Worker {
                     // The kernel kills the core when the thread that started it ends
                     // (super::reaper::spawn: one that lives as long as dpclaims), also
                     // when dpclaims is killed with SIGKILL and cleans up nothing.
-                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0)
-                        != 0
+                    if libc::prctl(
+                        libc::PR_SET_PDEATHSIG,
+                        libc::SIGKILL as libc::c_ulong,
+                        0,
+                        0,
+                        0,
+                    ) != 0
                     {
                         return Err(std::io::Error::last_os_error());
                     }
