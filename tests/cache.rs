@@ -1,5 +1,5 @@
 //! The result cache (`src/execute/cache/`): hits and misses, what a key covers (build,
-//! recipe, the unit, not the rest of the spec), damaged entries recomputed, a run from
+//! recipe, the unit, the judged spec but not its prose), damaged entries recomputed, a run from
 //! the cache writing the same bytes as an uncached one, `dpclaims cache stats|prune`.
 use dpclaims::execute::cache::{self, ResultCache};
 use dpclaims::execute::{self, RunError};
@@ -209,20 +209,26 @@ fn another_recipe_is_never_served_to_the_papers() {
 }
 
 #[test]
-fn editing_a_prediction_reruns_nothing_and_more_replicates_only_the_new_ones() {
+fn editing_prose_reruns_nothing_and_a_judged_field_reruns_the_claim() {
     let w = tempfile::tempdir().unwrap();
     let claim = claim_in(w.path(), str::to_string);
     let c = open(&w.path().join("cache"), "build-a");
     cached_run(&c, &claim);
     let before = c.counts();
-    // A prediction's tolerance and the statement: not what a unit computes.
-    let edited = claim_in(w.path(), |s| {
-        s.replace("tolerance: 0.5", "tolerance: 0.25")
-            .replace("noise term along n and epsilon", "edited statement")
+    // The statement and the title: prose (spec::judged::PROSE_KEYS), in no key.
+    let prose = claim_in(w.path(), |s| {
+        s.replace("noise term along n and epsilon", "edited statement")
+            .replace("tiny sizes (test only)", "tiny sizes, edited")
     });
-    cached_run(&c, &edited);
+    cached_run(&c, &prose);
     assert_eq!(c.counts().misses, before.misses);
-    // Raising the replicates of one sweep: only the new replicates run.
+    // A prediction's tolerance is judged: the key holds every judged field of the spec
+    // (issue 58: not a hand-kept list of the fields a unit reads), so the claim reruns.
+    let misses = c.counts().misses;
+    let tolerance = claim_in(w.path(), |s| s.replace("tolerance: 0.5", "tolerance: 0.25"));
+    cached_run(&c, &tolerance);
+    assert_eq!(c.counts().misses - misses, units(&tolerance));
+    // Raising the replicates of one sweep: every unit again, the same bits as uncached.
     let more = claim_in(w.path(), |s| {
         // (the full profile is raised too: it may not have fewer replicates)
         s.replace(
@@ -236,8 +242,12 @@ fn editing_a_prediction_reruns_nothing_and_more_replicates_only_the_new_ones() {
     });
     let misses = c.counts().misses;
     let values = cached_run(&c, &more);
-    assert_eq!(c.counts().misses - misses, units(&more) - units(&claim));
+    assert_eq!(c.counts().misses - misses, units(&more));
     assert_eq!(bits(&values), bits(&run(&more, &Recipe::PAPER).unwrap()));
+    // Back to the first spec: every unit is read again.
+    let misses = c.counts().misses;
+    cached_run(&c, &claim);
+    assert_eq!(c.counts().misses, misses);
 }
 
 #[test]

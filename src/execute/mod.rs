@@ -165,6 +165,65 @@ pub fn prepared<T>(claim: &Claim, f: impl FnOnce() -> Result<T, RunError>) -> Re
     out
 }
 
+/// The result-cache key of a unit of `claim` (`input`, of a variant whose core identity
+/// is `core`) for the build `build` on the machine `machine` and the recipe `recipe_id`:
+/// the one place a unit's key is made ([`cache::entry::key`]; the claim's judged content,
+/// [`Claim::key_hash`], is part of it).
+fn unit_key(
+    build: &str,
+    machine: &str,
+    recipe_id: &str,
+    profile: Profile,
+    claim: &Claim,
+    core: &str,
+    input: &UnitInput<'_>,
+) -> cache::entry::CacheKey {
+    let ctx = cache::entry::KeyContext {
+        build,
+        machine,
+        recipe: recipe_id,
+        profile,
+        system: claim.system.name(),
+        spec: &claim.key_hash,
+        core,
+    };
+    cache::entry::key(&ctx, input)
+}
+
+/// The result-cache key of every unit of `claim` at `profile` and `seed`, in plan order,
+/// as a run on this machine would look it up in a cache of the build `build` for the
+/// recipe `recipe_id` (`None`: a unit whose core is not hashable). The system is
+/// prepared first (an external core is started, greeted and its files hashed), then
+/// released. What tests/hardening4_cache.rs checks the key with: the keys of a run, not
+/// a copy of their recipe.
+pub fn planned_keys(
+    claim: &Claim,
+    profile: Profile,
+    seed: u64,
+    build: &str,
+    recipe_id: &str,
+) -> Result<Vec<Option<cache::entry::CacheKey>>, RunError> {
+    let planned = plan(claim, profile, seed)?;
+    let machine = cache::machine_identity();
+    prepared(claim, || {
+        let identities: Vec<Option<String>> = claim
+            .variants
+            .iter()
+            .map(|v| claim.system.cache_identity(&v.name))
+            .collect();
+        let shared = SharedWork::new();
+        Ok(planned
+            .iter()
+            .map(|u| {
+                let input = unit_input(claim, u, &Recipe::PAPER, &shared);
+                identities[u.variant_idx]
+                    .as_deref()
+                    .map(|core| unit_key(build, &machine, recipe_id, profile, claim, core, &input))
+            })
+            .collect())
+    })
+}
+
 /// Runs `planned` (in parallel, collected in their order), reading and filling the
 /// result cache when one is active: the values of one look of the driver
 /// ([`crate::pipeline`]), each with its wall time in seconds.
@@ -213,8 +272,15 @@ pub(crate) fn run_planned(
         let err = |message: String| unit_error(claim, u, message);
         let core = identities[u.variant_idx].as_deref();
         let key = cached.as_ref().zip(core).map(|((c, recipe_id), core)| {
-            let ctx = cache::context(c, recipe_id, profile, claim.system.name(), core);
-            cache::entry::key(&ctx, &input)
+            unit_key(
+                c.build(),
+                c.machine(),
+                recipe_id,
+                profile,
+                claim,
+                core,
+                &input,
+            )
         });
         // Stored only after the checks below, so an entry has every metric the
         // unit's key asks for, each finite (and the checks run again on a hit).

@@ -35,6 +35,47 @@ pub const PROSE_KEYS: &[&str] = &[
     "tolerance_reason",
 ];
 
+/// Whether `key` is declared prose ([`PROSE_KEYS`]).
+pub fn is_prose(key: &str) -> bool {
+    PROSE_KEYS.contains(&key)
+}
+
+/// The judged content of a spec's text as one SHA-256 (64 hex digits): the YAML value
+/// with every key of [`PROSE_KEYS`] removed at any depth, serialised back (a faithful,
+/// injective encoding: a string with a comma or a trailing space stays itself). What the
+/// result cache keys a claim's units by ([`crate::spec::Claim::key_hash`]): every field
+/// not declared prose decides the key, with no list of the fields that matter. Text that
+/// is not YAML hashes as its bytes.
+pub fn key_hash(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let body = match serde_yaml::from_str::<Value>(text) {
+        Ok(mut v) => {
+            drop_prose(&mut v);
+            serde_yaml::to_string(&v).unwrap_or_else(|_| text.to_string())
+        }
+        Err(_) => text.to_string(),
+    };
+    let mut h = Sha256::new();
+    h.update(b"dpclaims/judged-spec/v1\n");
+    h.update(body.as_bytes());
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Removes every prose key ([`PROSE_KEYS`]) from `v`, at any depth.
+fn drop_prose(v: &mut Value) {
+    match v {
+        Value::Mapping(m) => {
+            m.retain(|k, _| !k.as_str().is_some_and(is_prose));
+            for (_, val) in m.iter_mut() {
+                drop_prose(val);
+            }
+        }
+        Value::Sequence(items) => items.iter_mut().for_each(drop_prose),
+        Value::Tagged(t) => drop_prose(&mut t.value),
+        _ => {}
+    }
+}
+
 /// Keys whose lists are keyed by this field instead of by position.
 const NAME_KEYS: &[&str] = &["name", "result"];
 
@@ -93,7 +134,7 @@ fn flatten(path: &str, v: &Value, out: &mut BTreeMap<String, String>) {
             }
             for (k, val) in m {
                 let k = key_text(k);
-                if PROSE_KEYS.contains(&k.as_str()) {
+                if is_prose(&k) {
                     continue;
                 }
                 flatten(&join(path, &k), val, out);
@@ -187,6 +228,20 @@ mod tests {
             && !k.contains("title")
             && !k.contains("discussion")
             && !k.contains("source")));
+    }
+
+    #[test]
+    fn the_key_hash_ignores_prose_and_tells_every_judged_value_apart() {
+        let base = key_hash(SPEC);
+        let prose = SPEC
+            .replace("why", "because")
+            .replace("note: prose", "note: other");
+        assert_eq!(base, key_hash(&prose));
+        assert_ne!(base, key_hash(&SPEC.replace("0.25", "0.5")));
+        assert_ne!(base, key_hash(&SPEC.replace("max: 64", "max: 65")));
+        // One string with a comma is not two strings (the flattened fields read alike).
+        assert_ne!(key_hash("a: [x, y]\n"), key_hash("a: ['x, y']\n"));
+        assert_ne!(key_hash("a: 'x '\n"), key_hash("a: x\n"));
     }
 
     #[test]

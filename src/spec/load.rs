@@ -535,6 +535,7 @@ fn validate_into(ctx: &Ctx, raw: RawClaim, path: &Path, spec_hash: String) -> Op
         spec_hash,
         judged_hash: String::new(),
         ledger: None,
+        key_hash: String::new(),
     };
     check_points(ctx, &claim);
     Some(claim)

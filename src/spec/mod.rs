@@ -408,6 +408,11 @@ pub struct Claim {
     /// Its registration ledger ([`ledger`]), attached by the driver that read the
     /// baseline (`None`: no accepted results yet, or not read). Pages show its amendments.
     pub ledger: Option<Box<ledger::Entry>>,
+    /// SHA-256 (hex) of every field of the spec not declared prose
+    /// ([`judged::key_hash`], [`judged::PROSE_KEYS`]): part of every result-cache key of
+    /// the claim's units, so an edit to anything but prose (an audit's `trials`, a
+    /// tolerance, a replicate count) never re-serves values computed for the old spec.
+    pub key_hash: String,
 }
 
 impl Claim {

@@ -136,6 +136,7 @@ pub fn claim_from_bytes(path: &Path, bytes: &[u8]) -> Result<Claim, SpecError> {
         judged.push_str(crate::build_id::EXTERNAL_HASH);
     }
     claim.judged_hash = sha(judged.as_bytes());
+    claim.key_hash = super::judged::key_hash(text);
     Ok(claim)
 }
 

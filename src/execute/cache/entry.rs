@@ -6,17 +6,23 @@
 //! seed derivation of [`crate::rng`] does):
 //!
 //! ```text
-//! "dpclaims/cache/v1", build (the engine hash), machine (the kernels that round),
+//! "dpclaims/cache/v2", build (the engine hash), machine (the kernels that round),
 //! recipe identity, profile, system name,
+//! "spec", the judged content of the claim's spec (every field not declared prose),
 //! parameters (name, f64 bits)*, options (name, value)*, data (input, target and its
 //! coefficients' bits, label noise bits), metrics requested*, seed path (master, labels*),
-//! ["core", an external core's identity (the hash of its declared files and version)]
+//! ["core", an external core's identity (the hash of every file of the core, its program
+//! included, its command and version)]
 //! ```
 //!
-//! — the unit as the system sees it ([`UnitInput`]), not the spec file it came from:
-//! editing a prediction or a discussion changes no key, and a sweep that gains points or
-//! replicates keeps the keys of the ones it had (each unit's seed path names its point
-//! and replicate, [`crate::plan`]).
+//! — the unit as the system sees it ([`UnitInput`]) *and* the judged content of the spec
+//! it came from ([`crate::spec::Claim::key_hash`]): the key is not derived from a
+//! hand-kept list of the fields that decide a value (issue 58: an audit's `trials`,
+//! `estimator` and `confidence` were missing from such a list, and a changed audit was
+//! served the old one's values). Every field of the spec is in the key unless it is
+//! declared prose in the one list [`crate::spec::judged::PROSE_KEYS`] (a discussion, a
+//! title, a statement, a note, a quote, ...): editing prose re-runs nothing; editing
+//! anything else (a tolerance, a replicate count, an axis) re-runs the claim's units.
 //!
 //! An entry file is text, one field a line:
 //!
@@ -38,7 +44,7 @@ use std::collections::BTreeMap;
 /// First line of an entry file (bump when the entry or key format changes).
 pub const FORMAT: &str = "dpclaims-cache/1";
 /// Domain-separation tag of the key.
-const KEY_TAG: &str = "dpclaims/cache/v1";
+const KEY_TAG: &str = "dpclaims/cache/v2";
 
 /// A unit's cache key: SHA-256 of its identity (module docs), as 64 hex digits.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -77,6 +83,8 @@ pub struct KeyContext<'a> {
     pub profile: Profile,
     /// The system's registry name.
     pub system: &'a str,
+    /// The judged content of the claim's spec ([`crate::spec::Claim::key_hash`]).
+    pub spec: &'a str,
     /// What else decides the unit's bits (an external core's identity, the hash of its
     /// declared files and version, [`crate::systems::System::cache_identity`]); empty for
     /// a built-in system, whose keys then stay what they were.
@@ -92,6 +100,8 @@ pub fn key(ctx: &KeyContext<'_>, input: &UnitInput<'_>) -> CacheKey {
     h.str(ctx.recipe);
     h.str(&ctx.profile.to_string());
     h.str(ctx.system);
+    h.str("spec");
+    h.str(ctx.spec);
     h.u64(input.vars.len() as u64);
     for (name, v) in input.vars {
         h.str(name);

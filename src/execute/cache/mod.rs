@@ -1,6 +1,7 @@
 //! The result cache: each unit's metric values stored under a content key (the unit as
-//! the system sees it, the profile, the recipe's identity and the build's engine hash,
-//! [`entry`]), so that a re-run computes only what changed.
+//! the system sees it, the judged content of its spec, the profile, the recipe's
+//! identity, an external core's files and the build's engine hash, [`entry`]), so that a
+//! re-run computes only what changed.
 //!
 //! Layout of a cache directory (default `.dpclaims-cache` in the working directory):
 //!
@@ -28,7 +29,7 @@
 pub mod entry;
 pub mod maintain;
 
-use entry::{CacheKey, KeyContext};
+use entry::CacheKey;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -145,6 +146,11 @@ impl ResultCache {
     /// The engine hash this cache serves.
     pub fn build(&self) -> &str {
         &self.build
+    }
+
+    /// The kernels of this machine that round ([`machine_identity`]), part of every key.
+    pub fn machine(&self) -> &str {
+        &self.machine
     }
 
     /// The folder of this build's entries.
@@ -335,24 +341,6 @@ pub(crate) fn active() -> Option<(Arc<ResultCache>, String)> {
             .as_ref()
             .map(|s| (s.cache.clone(), s.recipe_id.clone()))
     })
-}
-
-/// Key context of a unit in a scope.
-pub(crate) fn context<'a>(
-    cache: &'a ResultCache,
-    recipe_id: &'a str,
-    profile: crate::spec::Profile,
-    system: &'a str,
-    core: &'a str,
-) -> KeyContext<'a> {
-    KeyContext {
-        build: &cache.build,
-        machine: &cache.machine,
-        recipe: recipe_id,
-        profile,
-        system,
-        core,
-    }
 }
 
 #[cfg(test)]

@@ -18,10 +18,13 @@
 //!
 //! Cache: a core's units are cached ([`crate::execute::cache`]) under its identity: a
 //! SHA-256 of the spec's `external.version`, the command and the bytes of every file the
-//! spec declares in `external.files` (a variant's own `files` added), together with the
-//! files the command names that exist next to the spec (its script). A core without
-//! declared files is not hashable: its units always run, and the run says so once. What
-//! the files do not capture (a library's version, a data set) is declared in `version`.
+//! spec declares in `external.files` (a variant's own `files` added), together with every
+//! file the command names — its program (`argv[0]`, `./core.py`) and its script
+//! (`python3 core.py`). The key of a unit adds the judged content of the whole spec
+//! ([`crate::spec::Claim::key_hash`]: the `external:` block with its `audit:` settings
+//! included). A core without declared files is not hashable: its units always run, and
+//! the run says so once. What the files do not capture (a library's version, a data set)
+//! is declared in `version`.
 //!
 //! Seeds: a unit's seed is the first 8 bytes (little-endian) of the seed of its path
 //! `master / claim / sweep / point / rep<r> / "external"` ([`crate::rng`]), the same tree
@@ -133,17 +136,18 @@ impl Pool {
         Ok(())
     }
 
-    /// Hashes the declared files, the files the command names (a script next to the
-    /// spec), the command and `version` into this core's cache identity (module docs,
-    /// "Cache"); no declared file leaves it uncached. A declared file that cannot be
-    /// read is an error.
+    /// Hashes the declared files, every file the command names (its program, `argv[0]`,
+    /// when that is a file: `./core.py`, `bin/core`, `/opt/core`; a script it is given),
+    /// the command and `version` into this core's cache identity (module docs, "Cache");
+    /// no declared file leaves it uncached. A declared file that cannot be read is an
+    /// error.
     fn hash_files(&self, version: Option<&str>) -> Result<(), String> {
         use sha2::{Digest, Sha256};
         let mut identity = None;
         if !self.files.is_empty() {
             let mut files = self.files.clone();
-            for a in self.command.argv.iter().skip(1) {
-                let p = self.command.dir.join(a);
+            for a in &self.command.argv {
+                let p = self.command.path_of(a);
                 if p.is_file() && !files.contains(&p) {
                     files.push(p);
                 }

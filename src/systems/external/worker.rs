@@ -7,7 +7,9 @@
 //! so a core that hangs, loops or never flushes cannot hang the run. A core that fails in
 //! any way (exit, crash, timeout) is killed with its whole process group (it is started
 //! as a group leader, so a shell script's children go too) and never reused; children
-//! that leave the group are dpclaims' own through [`super::reaper`].
+//! that leave the group are dpclaims' own through [`super::reaper`]. On Linux a core
+//! also carries a parent-death signal (SIGKILL), so it dies with dpclaims even when
+//! dpclaims is killed with SIGKILL; the guard of [`super::reaper`] takes its group.
 //!
 //! A core's exit is noticed when the process exits, not when its stdout closes: a third
 //! thread waits for the exit (`waitid` with `WNOWAIT`, which leaves the status to be
@@ -51,6 +53,29 @@ impl CoreCommand {
     /// The command as typed (`python3 core.py`).
     pub fn display(&self) -> String {
         self.argv.join(" ")
+    }
+
+    /// The file an argument names, as this process reaches it: relative to the spec's
+    /// directory (an absolute path stays itself).
+    pub fn path_of(&self, arg: &str) -> PathBuf {
+        self.dir.join(arg)
+    }
+
+    /// The program to execute: a path with a slash (`./core.py`, `bin/core`) is the
+    /// spec directory's, made absolute — the core starts *in* that directory, so a
+    /// relative `dir/./core.py` would be looked up from there a second time
+    /// (`claims/claims/core.py`, issue 58) whenever the spec path is relative; a bare
+    /// name (`python3`) is looked up on PATH.
+    pub fn program(&self) -> Option<PathBuf> {
+        let prog = self.argv.first()?;
+        let p = std::path::Path::new(prog);
+        Some(if p.is_relative() && p.components().count() > 1 {
+            std::path::absolute(&self.dir)
+                .unwrap_or_else(|_| self.dir.clone())
+                .join(p)
+        } else {
+            p.to_path_buf()
+        })
     }
 }
 
@@ -106,19 +131,11 @@ pub struct Worker {
 impl Worker {
     /// Starts the core (not yet greeted: see [`super::protocol::handshake`]).
     pub fn spawn(cmd: &CoreCommand) -> Result<Worker, CoreFailure> {
-        let Some((prog, args)) = cmd.argv.split_first() else {
+        let (Some(program), Some((_, args))) = (cmd.program(), cmd.argv.split_first()) else {
             return Err(CoreFailure {
                 what: "the command is empty".into(),
                 stderr: vec![],
             });
-        };
-        // A relative path with a slash (`./core`, `bin/core`) is the spec directory's;
-        // a bare name (`python3`) is looked up on PATH.
-        let p = std::path::Path::new(prog);
-        let program = if p.is_relative() && p.components().count() > 1 {
-            cmd.dir.join(p)
-        } else {
-            p.to_path_buf()
         };
         let mut c = Command::new(program);
         c.args(args)
@@ -131,7 +148,36 @@ impl Worker {
             use std::os::unix::process::CommandExt;
             c.process_group(0);
         }
-        let mut child = c.spawn().map_err(|e| CoreFailure {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::process::CommandExt;
+            let parent = std::process::id() as libc::pid_t;
+            // SAFETY: the hook runs in the child between fork and exec and calls only
+            // async-signal-safe functions (prctl, getppid), touching no lock or heap.
+            unsafe {
+                c.pre_exec(move || {
+                    // The kernel kills the core when the thread that started it ends
+                    // (super::reaper::spawn: one that lives as long as dpclaims), also
+                    // when dpclaims is killed with SIGKILL and cleans up nothing.
+                    if libc::prctl(
+                        libc::PR_SET_PDEATHSIG,
+                        libc::SIGKILL as libc::c_ulong,
+                        0,
+                        0,
+                        0,
+                    ) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    // dpclaims died between fork and prctl: nobody will talk to this core.
+                    if libc::getppid() != parent {
+                        return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                    }
+                    Ok(())
+                });
+            }
+        }
+        let mut child = super::reaper::spawn(c).map_err(|e| CoreFailure {
             what: format!(
                 "cannot start `{}` in {}: {e}",
                 cmd.display(),
@@ -147,8 +193,8 @@ impl Worker {
                 libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
             }
             let _ = child.kill();
-            let _ = child.wait();
             super::reaper::unregister(child.id());
+            let _ = child.wait();
             return Err(CoreFailure {
                 what: "the run is stopping (interrupted)".into(),
                 stderr: vec![],
@@ -297,8 +343,9 @@ impl Worker {
             }
         }
         let _ = self.child.kill();
-        let _ = self.child.wait();
+        // Forgotten while the leader is a zombie (its id cannot be reused yet).
         super::reaper::unregister(self.child.id());
+        let _ = self.child.wait();
     }
 }
 
