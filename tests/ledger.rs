@@ -1,0 +1,129 @@
+//! The registration ledger (issue 56, items 1-2), end to end on a tiny project: the first
+//! accepted results register a claim; a changed tolerance (or any judged field) makes
+//! `dpclaims run` exit 2 naming the claim and the field, and nothing runs; `accept
+//! --amend "why"` records it, the run goes on, the claim page lists the amendment (old ->
+//! new, reason), accepting the new results records which verdicts moved, the scorecard
+//! marks the row and counts it in its box, and `verdicts.json` carries it. Prose edits
+//! need no amendment.
+use crate::util::dpclaims_in;
+use std::path::Path;
+
+const CARD: &str = r#"
+paper: "A tiny paper"
+results:
+  - result: "Eq. 20"
+    title: "the training loss stays below a bound"
+    quote: {text: "the training loss stays below a bound", where: "Eq. 20"}
+    could_fail: data
+    checked_by:
+      - {claim: tiny-led, prediction: finite, variant: prop22}
+"#;
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let claim = crate::util::tiny_rf_claim_named("tiny-led")
+        .replace("id: tiny-led", "id: tiny-led\npaper: tiny-paper")
+        .replace("evidence: consequence\n    name: finite", "evidence: statement\n    name: finite");
+    for (sub, file, text) in [
+        (".", "dpclaims.toml", "[project]\nname = \"tiny\"\n"),
+        ("claims", "tiny-led.yaml", claim.as_str()),
+        ("scorecards", "tiny-paper.yaml", CARD),
+    ] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        std::fs::write(dir.path().join(sub).join(file), text).unwrap();
+    }
+    dir
+}
+
+fn ok(o: &std::process::Output) -> String {
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "exit {:?}\n{}\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn edit(dir: &Path, from: &str, to: &str) {
+    let f = dir.join("claims/tiny-led.yaml");
+    let t = read(&f);
+    assert!(t.contains(from), "{from}");
+    std::fs::write(&f, t.replace(from, to)).unwrap();
+}
+
+#[test]
+fn a_judged_change_after_results_is_refused_until_amended_and_then_shown() {
+    let dir = project();
+    let d = dir.path();
+    ok(&dpclaims_in(d, &["run", "--out", "out"]));
+    let out = ok(&dpclaims_in(d, &["accept"]));
+    assert!(out.contains("registered tiny-led"), "{out}");
+    let ledger = d.join("tests/snapshots/ledger/tiny-led.yaml");
+    assert!(read(&ledger).contains("predictions[finite].rhs: 1.0e12"));
+
+    // Prose is not judged: a new discussion needs no amendment.
+    std::fs::write(
+        d.join("claims/tiny-led.yaml"),
+        read(&d.join("claims/tiny-led.yaml")) + "discussion: \"written after the run\"\n",
+    )
+    .unwrap();
+    ok(&dpclaims_in(d, &["run", "--out", "out"]));
+
+    // A changed bound: refused before anything runs, claim and field named.
+    let before = read(&d.join("out/tiny-led.md"));
+    edit(d, "rhs: \"1.0e12\"", "rhs: \"1.0e-12\"");
+    let o = dpclaims_in(d, &["run", "--out", "out"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("claim `tiny-led`"), "{err}");
+    assert!(err.contains("predictions[finite].rhs: 1.0e12 -> 1.0e-12"), "{err}");
+    assert!(err.contains("dpclaims accept --amend"), "{err}");
+    assert_eq!(read(&d.join("out/tiny-led.md")), before, "a refused run writes nothing");
+
+    // A reason is required; then the amendment is recorded and the run goes on.
+    assert_eq!(dpclaims_in(d, &["accept", "--amend", " ", "tiny-led"]).status.code(), Some(2));
+    let out = ok(&dpclaims_in(
+        d,
+        &["accept", "--amend", "the bound was read off the wrong table", "tiny-led"],
+    ));
+    assert!(out.contains("predictions[finite].rhs: 1.0e12 -> 1.0e-12"), "{out}");
+    ok(&dpclaims_in(d, &["run", "--out", "out"]));
+    let page = read(&d.join("out/tiny-led.md"));
+    assert!(page.contains("## Changes after results (amendments)"), "{page}");
+    assert!(page.contains("the bound was read off the wrong table"), "{page}");
+    assert!(page.contains("`predictions[finite].rhs` `1.0e12` → `1.0e-12`"), "{page}");
+    assert!(page.contains("not known"), "{page}");
+
+    // Accepting the amended results records the verdict that moved.
+    ok(&dpclaims_in(d, &["accept"]));
+    let l = read(&ledger);
+    assert!(l.contains("prediction: finite") && l.contains("after: refuted"), "{l}");
+    ok(&dpclaims_in(d, &["run", "--out", "out"]));
+    let page = read(&d.join("out/tiny-led.md"));
+    assert!(page.contains("**moved:** `finite` / prop22: holds → refuted"), "{page}");
+    let card = read(&d.join("out/scorecard-tiny-paper.md"));
+    assert!(
+        card.contains("**Changed after results:** 1 of 1 verdicts depend on a change made after results"),
+        "{card}"
+    );
+    assert!(card.contains(" †"), "{card}");
+    let v: serde_json::Value = serde_json::from_str(&read(&d.join("out/verdicts.json"))).unwrap();
+    let c = &v["claims"][0];
+    assert_eq!(c["amendments"][0]["reason"], "the bound was read off the wrong table");
+    let row = c["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["prediction"] == "finite" && r["variant"] == "prop22")
+        .unwrap();
+    assert_eq!(row["verdict_moved_by"].as_array().map(|a| a.len()), Some(1));
+
+    // `ledger show` has nothing unrecorded.
+    assert_eq!(dpclaims_in(d, &["ledger", "show"]).status.code(), Some(0));
+}
