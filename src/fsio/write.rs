@@ -153,6 +153,9 @@ fn write_in_place(path: &Path, contents: &[u8]) -> io::Result<()> {
 /// exclusively (`O_EXCL`: a file or link already at that name is never opened).
 fn create_temporary(dir: &Path, name: &str) -> io::Result<(PathBuf, std::fs::File)> {
     let mut last = None;
+    // `.` + `.tmp-` + a pid (at most 10 digits) + `-` + 16 hex digits: 33 bytes beside
+    // the name, which is shortened to fit NAME_MAX (a legal 240-byte target name).
+    let name = super::fit_name(name, 33);
     for _ in 0..16 {
         let tmp = dir.join(format!(
             ".{name}.tmp-{}-{:016x}",
