@@ -15,6 +15,11 @@
 //! slow disk) is left alone: the process exits as under SIGKILL, which the swap survives
 //! (its step 1 removes the debris at the next run).
 //!
+//! A temporary file (of [`super::write_atomic`], a write probe) is registered *before*
+//! it is created ([`begin`], refused once the run is stopping) and the stop waits for its
+//! writer to rename or remove it: a file created after the stop's removal would be left
+//! in the user's directory.
+//!
 //! Removal never crosses a mount boundary: a registered directory is removed only when
 //! it is on the device it was registered on, and its tree is walked without descending
 //! into another device ([`super::remove::remove_tree`]).
@@ -31,6 +36,9 @@ enum Kind {
     Dir,
     /// A directory its owner removes or moves into place itself.
     Owned,
+    /// A file being written and renamed (or removed) in a moment ([`begin`]): a stop
+    /// waits for its writer, so no temporary is created after the stop's removal.
+    Transient,
 }
 
 static TEMPS: Mutex<BTreeMap<PathBuf, Kind>> = Mutex::new(BTreeMap::new());
@@ -51,10 +59,23 @@ pub fn register(path: &Path, dir: bool) {
     }
 }
 
+/// Records a file about to be created (a temporary of [`super::write_atomic`], a write
+/// probe) *before* it is created: refused once the run is stopping, so a stop never
+/// misses a temporary created after its removal; the stop waits for the writer to
+/// [`unregister`] it (renamed into place or removed).
+pub fn begin(path: &Path) -> std::io::Result<()> {
+    let mut t = TEMPS.lock().map_err(|_| stopped_error())?;
+    if stopping() {
+        return Err(stopped_error());
+    }
+    t.insert(path.to_path_buf(), Kind::Transient);
+    Ok(())
+}
+
 /// Forgets a temporary (renamed into place, or removed by its owner).
 pub fn unregister(path: &Path) {
     if let Ok(mut t) = TEMPS.lock() {
-        if t.remove(path) == Some(Kind::Owned) {
+        if matches!(t.remove(path), Some(Kind::Owned | Kind::Transient)) {
             RELEASED.notify_all();
         }
     }
@@ -117,7 +138,10 @@ pub fn remove_all() {
     };
     STOPPING.store(true, Ordering::SeqCst);
     let deadline = std::time::Instant::now() + OWNER_GRACE;
-    while t.values().any(|k| *k == Kind::Owned) {
+    while t
+        .values()
+        .any(|k| matches!(k, Kind::Owned | Kind::Transient))
+    {
         let now = std::time::Instant::now();
         if now >= deadline {
             break;

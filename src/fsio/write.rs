@@ -77,8 +77,8 @@ pub fn write_atomic_with(path: &Path, contents: &[u8], durability: Durability) -
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "file".into());
+    // Registered before it exists (temps::begin), unregistered once renamed or removed.
     let (tmp, mut f) = create_temporary(dir, &name)?;
-    super::temps::register(&tmp, false);
     let written = f
         .write_all(contents)
         .and_then(|()| match durability {
@@ -162,6 +162,7 @@ fn create_temporary(dir: &Path, name: &str) -> io::Result<(PathBuf, std::fs::Fil
             std::process::id(),
             random_u64()
         ));
+        super::temps::begin(&tmp)?;
         match OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -169,8 +170,14 @@ fn create_temporary(dir: &Path, name: &str) -> io::Result<(PathBuf, std::fs::Fil
             .open(&tmp)
         {
             Ok(f) => return Ok((tmp, f)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(e),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                super::temps::unregister(&tmp);
+                last = Some(e)
+            }
+            Err(e) => {
+                super::temps::unregister(&tmp);
+                return Err(e);
+            }
         }
     }
     Err(last.unwrap_or_else(|| io::Error::other("no temporary name")))

@@ -38,6 +38,10 @@ pub fn prepare_output_dir(dir: &Path) -> Result<(), OutputError> {
         crate::fsio::write::random_u64()
     ));
     use std::os::unix::fs::OpenOptionsExt as _;
+    // Registered before it exists, so a stop by a signal waits for its removal instead
+    // of leaving it in the output directory (issue 58).
+    crate::fsio::temps::begin(&probe)
+        .map_err(|e| fail(format!("the directory was not probed: {e}")))?;
     let written = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -48,6 +52,7 @@ pub fn prepare_output_dir(dir: &Path) -> Result<(), OutputError> {
             let _ = std::fs::remove_file(&probe);
             r
         });
+    crate::fsio::temps::unregister(&probe);
     written.map_err(|e| fail(format!("the directory is not writable: {e}")))
 }
 
