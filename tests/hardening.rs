@@ -112,7 +112,11 @@ fn an_unwritable_output_directory_fails_before_any_simulation() {
         );
         assert_eq!(o.code, Some(2), "{out}: {}", o.stderr);
         assert!(o.stderr.contains(out.as_str()), "{}", o.stderr);
-        assert_eq!(computed_units(cache.path()), 0, "{out}: units were computed");
+        assert_eq!(
+            computed_units(cache.path()),
+            0,
+            "{out}: units were computed"
+        );
     }
     let o = dpclaims(&[
         "run",
@@ -320,14 +324,14 @@ fn absurd_sizes_are_refused_before_simulating() {
             // Refused before any work: no unit in the run's own cache, no allocation of
             // the absurd size (a 1.5 GiB address space), no wall time asserted (issue 58).
             let cache = tempfile::tempdir().unwrap();
-            let o = refused_before_work(
-                Path::new(env!("CARGO_MANIFEST_DIR")),
-                &args,
-                cache.path(),
-            );
+            let o = refused_before_work(Path::new(env!("CARGO_MANIFEST_DIR")), &args, cache.path());
             let err = o.stderr.clone();
             assert_eq!(o.code, Some(2), "{what} ({cmd}): {err}");
-            assert_eq!(computed_units(cache.path()), 0, "{what} ({cmd}): units computed");
+            assert_eq!(
+                computed_units(cache.path()),
+                0,
+                "{what} ({cmd}): units computed"
+            );
             for w in words {
                 assert!(err.contains(w), "{what} ({cmd}): lacks {w:?}: {err}");
             }
@@ -404,13 +408,7 @@ fn absurd_command_line_sizes_are_refused_before_allocating() {
             "--hidden",
         ),
         (
-            &[
-                "fig2",
-                "--seeds",
-                "1000000000000",
-                "--out",
-                "never",
-            ],
+            &["fig2", "--seeds", "1000000000000", "--out", "never"],
             "--seeds",
         ),
         (
@@ -435,7 +433,11 @@ fn absurd_command_line_sizes_are_refused_before_allocating() {
         assert_eq!(o.code, Some(2), "{args:?}: {}", o.stderr);
         assert!(o.stderr.contains(word), "{args:?}: {}", o.stderr);
         assert_eq!(computed_units(&cache), 0, "{args:?}");
-        assert_eq!(digest(dir.path(), &["cache"]), before, "{args:?}: files changed");
+        assert_eq!(
+            digest(dir.path(), &["cache"]),
+            before,
+            "{args:?}: files changed"
+        );
     }
 }
 

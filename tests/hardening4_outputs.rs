@@ -78,7 +78,11 @@ fn one_whole_set(
             got.len()
         )
     };
-    assert_eq!(std::fs::read(r.join("BENCH.md")).unwrap(), b"bench", "{what}");
+    assert_eq!(
+        std::fs::read(r.join("BENCH.md")).unwrap(),
+        b"bench",
+        "{what}"
+    );
     assert_eq!(
         std::fs::read(r.join("full/SUMMARY.md")).unwrap(),
         b"full",
@@ -88,7 +92,11 @@ fn one_whole_set(
         !dir.join(".reports.dpclaims-staging").exists(),
         "{what}: the staging directory was left behind"
     );
-    assert_eq!(&digest(&dir.join("claims"), &[]), claims, "{what}: claims changed");
+    assert_eq!(
+        &digest(&dir.join("claims"), &[]),
+        claims,
+        "{what}: claims changed"
+    );
     which
 }
 
@@ -269,9 +277,7 @@ fn signals_at_random_moments_leave_one_whole_set() {
         // A signal before the handlers are installed (the first instants) ends the
         // process by its default action, before it writes anything.
         assert!(
-            matches!(o.code, Some(0 | 1))
-                || o.code == Some(128 + sig)
-                || o.signal == Some(sig),
+            matches!(o.code, Some(0 | 1)) || o.code == Some(128 + sig) || o.signal == Some(sig),
             "{what}: {:?} {:?} {}",
             o.code,
             o.signal,
@@ -375,12 +381,23 @@ fn no_user_value_forges_a_workflow_command_or_a_summary_line() {
     let named = "bad\n::warning file=y::FORGED-FILE.yaml";
     std::fs::write(d.path().join("bad.yaml"), &bad).unwrap();
     std::fs::write(d.path().join(named), &bad).unwrap();
-    for (file, own) in [("bad.yaml", "bad.yaml"), (named, "bad%0A%3A%3Awarning file=y%3A%3AFORGED-FILE.yaml")] {
+    for (file, own) in [
+        ("bad.yaml", "bad.yaml"),
+        (named, "bad%0A%3A%3Awarning file=y%3A%3AFORGED-FILE.yaml"),
+    ] {
         let summary = d.path().join("summary2.md");
         let _ = std::fs::remove_file(&summary);
         let mut c = cmd(
             d.path(),
-            &["run", file, "--no-baseline", "--out", "out2", "--junit", "j.xml"],
+            &[
+                "run",
+                file,
+                "--no-baseline",
+                "--out",
+                "out2",
+                "--junit",
+                "j.xml",
+            ],
         );
         c.env("GITHUB_ACTIONS", "true")
             .env("GITHUB_STEP_SUMMARY", &summary);
@@ -406,7 +423,10 @@ fn no_user_value_forges_a_workflow_command_or_a_summary_line() {
 #[test]
 fn one_function_escapes_a_user_value_and_no_terminal_line_is_a_command() {
     use dpclaims::report::{escape_controls, terminal_text};
-    assert_eq!(escape_controls("a\nb\rc\td\u{1b}"), "a\\x0ab\\x0dc\\x09d\\x1b");
+    assert_eq!(
+        escape_controls("a\nb\rc\td\u{1b}"),
+        "a\\x0ab\\x0dc\\x09d\\x1b"
+    );
     assert_eq!(escape_controls("plain"), "plain");
     assert_eq!(
         terminal_text("error: x\n  ::warning file=a::b\nok"),
@@ -427,7 +447,11 @@ fn check_determinism_on_a_warm_cache_asks_the_cores_again() {
         "    open(\"asked\", \"a\").write(u + \"\\n\")\n{}",
         super::hardening3_util::ok_answer()
     );
-    std::fs::write(d.path().join("core.py"), super::hardening3_util::core(&body)).unwrap();
+    std::fs::write(
+        d.path().join("core.py"),
+        super::hardening3_util::core(&body),
+    )
+    .unwrap();
     std::fs::write(
         d.path().join("claim.yaml"),
         super::hardening3_util::spec("cd", "cd")
@@ -440,7 +464,8 @@ fn check_determinism_on_a_warm_cache_asks_the_cores_again() {
         let mut args = vec!["run", "claim.yaml", "--no-reports", "--no-baseline"];
         args.extend_from_slice(extra);
         let mut c = cmd(d.path(), &args);
-        c.env_remove("DPCLAIMS_NO_CACHE").env("DPCLAIMS_CACHE", &cache);
+        c.env_remove("DPCLAIMS_NO_CACHE")
+            .env("DPCLAIMS_CACHE", &cache);
         wait(c.spawn().unwrap(), DEADLINE)
     };
     let o = run(&[]);
@@ -453,10 +478,17 @@ fn check_determinism_on_a_warm_cache_asks_the_cores_again() {
     assert!(!asked.exists(), "the cache was not warm");
     let o = run(&["--check-determinism"]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
-    let n = std::fs::read_to_string(&asked).unwrap_or_default().lines().count();
-    assert!(n > 12, "--check-determinism asked {n} units (12 units, a sample twice)");
+    let n = std::fs::read_to_string(&asked)
+        .unwrap_or_default()
+        .lines()
+        .count();
     assert!(
-        o.stderr.contains("--check-determinism: the result cache is not used"),
+        n > 12,
+        "--check-determinism asked {n} units (12 units, a sample twice)"
+    );
+    assert!(
+        o.stderr
+            .contains("--check-determinism: the result cache is not used"),
         "{}",
         o.stderr
     );
@@ -518,7 +550,15 @@ fn a_240_byte_output_name_is_written() {
         let o = wait(
             cmd(
                 d.path(),
-                &["run", "long.yaml", "--no-baseline", "--out", &out, "--junit", &junit],
+                &[
+                    "run",
+                    "long.yaml",
+                    "--no-baseline",
+                    "--out",
+                    &out,
+                    "--junit",
+                    &junit,
+                ],
             )
             .spawn()
             .unwrap(),
@@ -567,7 +607,11 @@ fn fail_fast_stopping_early_leaves_the_report_set_alone() {
         DEADLINE,
     );
     assert_eq!(o.code, Some(1), "{}", o.stderr);
-    assert!(o.stderr.contains("--fail-fast: stopped after claim"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("--fail-fast: stopped after claim"),
+        "{}",
+        o.stderr
+    );
     assert!(
         o.stderr.contains("the report set in out is left as it was"),
         "{}",
@@ -592,7 +636,15 @@ fn a_fifo_in_out_is_refused_with_the_ci_outputs() {
     assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
     let mut c = cmd(
         d.path(),
-        &["run", "fi.yaml", "--no-baseline", "--out", "out", "--junit", "j.xml"],
+        &[
+            "run",
+            "fi.yaml",
+            "--no-baseline",
+            "--out",
+            "out",
+            "--junit",
+            "j.xml",
+        ],
     );
     c.env("GITHUB_ACTIONS", "true")
         .env("GITHUB_STEP_SUMMARY", d.path().join("summary.md"));
@@ -600,7 +652,10 @@ fn a_fifo_in_out_is_refused_with_the_ci_outputs() {
     assert_eq!(o.code, Some(2), "{}", o.stderr);
     assert!(o.stderr.contains("a named pipe"), "{}", o.stderr);
     let junit = std::fs::read_to_string(d.path().join("j.xml")).unwrap();
-    assert!(junit.contains("<error") && junit.contains("named pipe"), "{junit}");
+    assert!(
+        junit.contains("<error") && junit.contains("named pipe"),
+        "{junit}"
+    );
     assert!(o.stdout.contains("::error "), "{}", o.stdout);
     let summary = std::fs::read_to_string(d.path().join("summary.md")).unwrap();
     assert!(summary.contains("the run stopped (exit 2)"), "{summary}");
@@ -618,7 +673,10 @@ fn a_file_size_limit_is_a_write_error_not_a_silent_death() {
         crate::util::tiny_rf_claim_named("fs"),
     )
     .unwrap();
-    let mut c = cmd(d.path(), &["run", "fs.yaml", "--no-baseline", "--out", "out"]);
+    let mut c = cmd(
+        d.path(),
+        &["run", "fs.yaml", "--no-baseline", "--out", "out"],
+    );
     // SAFETY: setrlimit in the child between fork and exec: async-signal-safe.
     unsafe {
         c.pre_exec(|| {
@@ -675,9 +733,12 @@ fn a_report_directory_keeps_its_mode_and_group() {
     }
     let before = std::fs::metadata(&out).unwrap();
     let o = wait(
-        cmd(d.path(), &["run", "mg.yaml", "--no-baseline", "--out", "out"])
-            .spawn()
-            .unwrap(),
+        cmd(
+            d.path(),
+            &["run", "mg.yaml", "--no-baseline", "--out", "out"],
+        )
+        .spawn()
+        .unwrap(),
         DEADLINE,
     );
     assert!(matches!(o.code, Some(0 | 1)), "{}", o.stderr);
@@ -703,7 +764,14 @@ fn json_with_junit_on_stdout_is_refused() {
         let o = wait(
             cmd(
                 d.path(),
-                &["run", "js.yaml", "--no-baseline", "--json", "--junit", junit],
+                &[
+                    "run",
+                    "js.yaml",
+                    "--no-baseline",
+                    "--json",
+                    "--junit",
+                    junit,
+                ],
             )
             .spawn()
             .unwrap(),
@@ -721,7 +789,14 @@ fn json_with_junit_on_stdout_is_refused() {
     let file = d.path().join("both.txt");
     let mut c = cmd(
         d.path(),
-        &["run", "js.yaml", "--no-baseline", "--json", "--junit", "both.txt"],
+        &[
+            "run",
+            "js.yaml",
+            "--no-baseline",
+            "--json",
+            "--junit",
+            "both.txt",
+        ],
     );
     c.stdout(std::fs::File::create(&file).unwrap());
     let o = wait(c.spawn().unwrap(), DEADLINE);

@@ -165,7 +165,8 @@ fn preflight(a: &RunArgs, out: &Path, claims: &[spec::Claim]) -> anyhow::Result<
     // `prepare_output_dir`, which names what is in the way.
     if !a.no_reports && out.is_dir() {
         let v = out.join(report::diff::VERDICTS_FILE);
-        precheck(&v, InputKind::Verdicts).map_err(|e| anyhow::anyhow!("{}: {e}", crate::report::shown_path(&v)))?;
+        precheck(&v, InputKind::Verdicts)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", crate::report::shown_path(&v)))?;
         if let Some(why) = report::set::swap_impossible(out) {
             let why = report::terminal_text(&why);
             eprintln!(
@@ -177,8 +178,9 @@ fn preflight(a: &RunArgs, out: &Path, claims: &[spec::Claim]) -> anyhow::Result<
     if !a.baseline.no_baseline {
         for c in claims {
             let f = report::baseline::snapshot_file(&a.baseline.baseline, &c.id);
-            precheck(&f, InputKind::Snapshot)
-                .map_err(|e| anyhow::anyhow!("baseline snapshot {}: {e}", crate::report::shown_path(&f)))?;
+            precheck(&f, InputKind::Snapshot).map_err(|e| {
+                anyhow::anyhow!("baseline snapshot {}: {e}", crate::report::shown_path(&f))
+            })?;
         }
     }
     Ok(())

@@ -283,13 +283,9 @@ fn ci_outputs(
         .collect();
     if let Some(path) = o.junit {
         let xml = junit::junit_xml(outcomes, &cases, times, &spec_texts, &junit::Stamp::now());
-        report::write_atomic(path, xml.as_bytes())
-            .map_err(|e| {
-                anyhow::anyhow!(
-                    "writing the JUnit report {}: {e}",
-                    report::shown_path(path)
-                )
-            })?;
+        report::write_atomic(path, xml.as_bytes()).map_err(|e| {
+            anyhow::anyhow!("writing the JUnit report {}: {e}", report::shown_path(path))
+        })?;
     }
     if github {
         for line in github::annotations(&cases, &spec_texts) {
