@@ -112,7 +112,7 @@ pub fn check(outputs: &[Output<'_>], inputs: &[Input]) -> anyhow::Result<()> {
                         refuse!(
                             "{what} {} is {} {}: an output never replaces an input \
                              (a forgotten value after {what}?)",
-                            crate::report::shown_path(&path),
+                            crate::report::shown_path(path),
                             i.what,
                             crate::report::shown_path(&i.path)
                         );
@@ -129,7 +129,7 @@ pub fn check(outputs: &[Output<'_>], inputs: &[Input]) -> anyhow::Result<()> {
                         refuse!(
                             "{what} {} holds {} {}: an output directory never holds an \
                              input (choose another directory)",
-                            crate::report::shown_path(&path),
+                            crate::report::shown_path(path),
                             i.what,
                             crate::report::shown_path(&i.path)
                         );
@@ -239,7 +239,7 @@ pub fn no_mount_inside(what: &str, dir: &Path) -> anyhow::Result<()> {
         refuse!(
             "{what} {} holds the mount point {}: dpclaims never writes or removes across a \
              mount boundary (choose another output directory)",
-            crate::report::shown_path(&dir),
+            crate::report::shown_path(dir),
             crate::report::shown_path(&m)
         );
     }
@@ -297,7 +297,7 @@ pub fn no_special_files(what: &str, dir: &Path) -> anyhow::Result<()> {
         anyhow::bail!(
             "{what} {} holds {}, which is {}, not a regular file: a report set holds \
              only files and directories (remove it)",
-            crate::report::shown_path(&dir),
+            crate::report::shown_path(dir),
             crate::report::shown_path(&p),
             crate::fsio::describe(t)
         );
