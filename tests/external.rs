@@ -166,15 +166,24 @@ fn a_hanging_core_is_killed_at_its_timeout() {
         time.sleep(600)
     print(json.dumps({"unit": msg["unit"], "metrics": {"m": 1.0}}), flush=True)"#;
     let dir = setup(&python_core(r#"["m"]"#, body), "  timeout_s: 1");
-    let start = std::time::Instant::now();
-    let o = run(dir.path(), &[]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    let e = stderr(&o);
+    // Under the hang guard of hardening3_util::wait: a timeout that never fired would
+    // fail there, not hang the suite.
+    let spec = dir.path().join("claim.yaml");
+    let h = crate::hardening3_util::wait(
+        crate::hardening3_util::cmd(
+            dir.path(),
+            &["run", spec.to_str().unwrap(), "--no-reports", "--json"],
+        )
+        .spawn()
+        .unwrap(),
+        crate::hardening3_util::DEADLINE,
+    );
+    assert_eq!(h.code, Some(2), "{}", h.stderr);
+    let e = h.stderr;
     assert_names_the_unit(&e);
     assert!(e.contains("no answer within 1 s"), "{e}");
     assert!(e.contains("computing forever"), "{e}");
-    // Not a timed test of speed: a bound far above the 1 s limit, proving no hang.
-    assert!(start.elapsed().as_secs() < 120);
+    // The timeout is shown by its message (no wall time asserted, issue 58).
 }
 
 #[test]

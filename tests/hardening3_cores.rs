@@ -117,7 +117,10 @@ fn a_crashed_core_whose_stdout_a_background_child_holds_is_a_crash_at_once() {
         .replace("timeout_s: 30", "timeout_s: 100");
     std::fs::write(d.path().join("claim.yaml"), spec).unwrap();
     let before = digest(d.path(), &["bg"]);
-    let t0 = Instant::now();
+    // The crash is noticed when the core exits, not when its pipe closes (the child
+    // holds the pipe for 120 s, past the 30 s hang guard of `wait`, which would fail the
+    // test) and not at the 100 s unit timeout (whose message is not the one below): no
+    // wall time is asserted (issue 58).
     let o = wait(
         cmd(d.path(), &["run", "claim.yaml", "--no-reports"])
             .spawn()
@@ -133,11 +136,6 @@ fn a_crashed_core_whose_stdout_a_background_child_holds_is_a_crash_at_once() {
         ],
     );
     assert!(!o.stderr.contains("no answer"), "{}", o.stderr);
-    assert!(
-        t0.elapsed() < Duration::from_secs(20),
-        "the crash was noticed only after {:?}",
-        t0.elapsed()
-    );
     assert_eq!(digest(d.path(), &["bg"]), before, "files changed");
     let pids: Vec<i32> = std::fs::read_to_string(d.path().join("bg"))
         .unwrap()

@@ -265,3 +265,67 @@ pub fn project(ids: &[&str]) -> tempfile::TempDir {
     }
     dir
 }
+
+/// The address space a command refused before any work runs under
+/// ([`refused_before_work`]): 1.5 GiB, far below what any refused size would need
+/// (hundreds of GB for `--p 1e11`, `--audit-trials 1e11`, an alias bomb), so a refusal
+/// that came after allocating would abort ("memory allocation failed", a signal) instead
+/// of exiting 2.
+pub const REFUSED_ADDRESS_SPACE: u64 = 1536 << 20;
+
+/// Runs `args` in `dir` so that "refused before any work" is shown by what did not
+/// happen, never by a wall time (issue 58): under [`REFUSED_ADDRESS_SPACE`], with a
+/// result cache of its own in `cache` (every computed unit lands there: see
+/// [`computed_units`]), and under [`DEADLINE`] — a hang guard only, no speed promise.
+pub fn refused_before_work(dir: &Path, args: &[&str], cache: &Path) -> Out {
+    use std::os::unix::process::CommandExt as _;
+    let mut c = cmd(dir, args);
+    c.env_remove("DPCLAIMS_NO_CACHE")
+        .env("DPCLAIMS_CACHE", cache)
+        .env("OPENBLAS_NUM_THREADS", "1")
+        .env("RAYON_NUM_THREADS", "2");
+    // SAFETY: setrlimit in the child between fork and exec: async-signal-safe.
+    unsafe {
+        c.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: REFUSED_ADDRESS_SPACE,
+                rlim_max: REFUSED_ADDRESS_SPACE,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let o = wait(c.spawn().expect("start dpclaims"), DEADLINE);
+    assert_eq!(
+        o.signal, None,
+        "{args:?}: killed by a signal (it allocated before refusing?): {}",
+        o.stderr
+    );
+    o
+}
+
+/// The unit results in the result cache `cache` (its entries sit two levels under the
+/// build's directory; `CACHEDIR.TAG` and `.gitignore` are not units): 0 when no unit was
+/// computed.
+pub fn computed_units(cache: &Path) -> usize {
+    fn files(p: &Path, depth: usize) -> usize {
+        let Ok(rd) = std::fs::read_dir(p) else {
+            return 0;
+        };
+        rd.flatten()
+            .map(|e| {
+                let p = e.path();
+                if p.is_dir() {
+                    files(&p, depth + 1)
+                } else if depth >= 2 {
+                    1
+                } else {
+                    0
+                }
+            })
+            .sum()
+    }
+    files(cache, 0)
+}

@@ -5,7 +5,6 @@ use crate::util::dpclaims_in;
 use dpclaims::spec::{self, Evidence};
 use std::path::Path;
 use std::process::Output;
-use std::time::{Duration, Instant};
 
 fn code(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)
@@ -105,9 +104,7 @@ fn every_supported_system_scaffolds_a_claim_that_runs_with_its_control_caught() 
             "{sys}: trailing spaces"
         );
 
-        let start = Instant::now();
         let r = dpclaims_in(dir.path(), &["run", &rel, "--no-reports"]);
-        let took = start.elapsed();
         let err = text(&r.stderr);
         assert_eq!(code(&r), 0, "{sys}: {err}{}", text(&r.stdout));
         let control = &controls[0].name;
@@ -121,8 +118,6 @@ fn every_supported_system_scaffolds_a_claim_that_runs_with_its_control_caught() 
             "{}",
             text(&r.stdout)
         );
-        // Tiny sizes: well under a second here; the bound leaves room for a loaded machine.
-        assert!(took < Duration::from_secs(20), "{sys}: {took:?}");
     }
 }
 

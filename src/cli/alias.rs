@@ -112,9 +112,9 @@ pub fn check(outputs: &[Output<'_>], inputs: &[Input]) -> anyhow::Result<()> {
                         refuse!(
                             "{what} {} is {} {}: an output never replaces an input \
                              (a forgotten value after {what}?)",
-                            path.display(),
+                            crate::report::shown_path(path),
                             i.what,
-                            i.path.display()
+                            crate::report::shown_path(&i.path)
                         );
                     }
                 }
@@ -129,9 +129,9 @@ pub fn check(outputs: &[Output<'_>], inputs: &[Input]) -> anyhow::Result<()> {
                         refuse!(
                             "{what} {} holds {} {}: an output directory never holds an \
                              input (choose another directory)",
-                            path.display(),
+                            crate::report::shown_path(path),
                             i.what,
-                            i.path.display()
+                            crate::report::shown_path(&i.path)
                         );
                     }
                 }
@@ -223,7 +223,7 @@ pub fn step_summary() -> anyhow::Result<Option<PathBuf>> {
         if !m.is_file() {
             refuse!(
                 "$GITHUB_STEP_SUMMARY {} is {}: the job summary must be a regular file",
-                p.display(),
+                crate::report::shown_path(&p),
                 crate::fsio::describe(m.file_type())
             );
         }
@@ -239,8 +239,8 @@ pub fn no_mount_inside(what: &str, dir: &Path) -> anyhow::Result<()> {
         refuse!(
             "{what} {} holds the mount point {}: dpclaims never writes or removes across a \
              mount boundary (choose another output directory)",
-            dir.display(),
-            m.display()
+            crate::report::shown_path(dir),
+            crate::report::shown_path(&m)
         );
     }
     Ok(())
@@ -292,12 +292,46 @@ pub fn no_special_files(what: &str, dir: &Path) -> anyhow::Result<()> {
         None
     }
     if let Some((p, t)) = walk(dir, 0) {
-        refuse!(
+        // Not a `Refused`: neither the JUnit file nor the job summary is refused, so the
+        // run's exit-2 outputs are written as for any other refusal (issue 58).
+        anyhow::bail!(
             "{what} {} holds {}, which is {}, not a regular file: a report set holds \
              only files and directories (remove it)",
-            dir.display(),
-            p.display(),
+            crate::report::shown_path(dir),
+            crate::report::shown_path(&p),
             crate::fsio::describe(t)
+        );
+    }
+    Ok(())
+}
+
+/// `--json` makes standard output one JSON document: an output file that *is* standard
+/// output (`--junit /dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`, or the very file or
+/// pipe stdout is redirected to) would mix a second document into it. Refused before
+/// anything runs (exit 2); a shared character device (`/dev/null` for both) is no mix.
+pub fn not_stdout_with_json(what: &str, path: &Path) -> anyhow::Result<()> {
+    let alias = matches!(
+        path.to_str(),
+        Some("/dev/stdout" | "/dev/fd/1" | "/proc/self/fd/1")
+    );
+    let same = || -> Option<bool> {
+        use std::os::unix::fs::FileTypeExt as _;
+        let p = std::fs::metadata(path).ok()?;
+        if p.file_type().is_char_device() {
+            return Some(false);
+        }
+        // SAFETY: fstat of descriptor 1 into a zeroed struct this function owns.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(1, &mut st) } != 0 {
+            return None;
+        }
+        Some(p.dev() == st.st_dev as u64 && p.ino() == st.st_ino as u64)
+    };
+    if alias || same().unwrap_or(false) {
+        refuse!(
+            "{what} {} is standard output, which --json makes one JSON document: the two \
+             would mix (write {what} to a file, or drop --json)",
+            crate::report::shown_path(path)
         );
     }
     Ok(())

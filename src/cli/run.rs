@@ -117,7 +117,16 @@ pub fn list(a: &ListArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
-    let result = a.cache.with(|| run_claims(a)).and_then(|r| r);
+    // `--check-determinism` asks the cores again: a unit read from the result cache
+    // would check nothing (issue 58), so the cache is neither read nor written.
+    let result = if a.check_determinism && !a.cache.no_cache {
+        eprintln!(
+            "note: --check-determinism: the result cache is not used; every unit is computed"
+        );
+        run_claims(a)
+    } else {
+        a.cache.with(|| run_claims(a)).and_then(|r| r)
+    };
     if let Err(e) = &result {
         ci_error(a, e);
         if let Some(ic) = e.downcast_ref::<pipeline::run::InClaim>() {
@@ -156,7 +165,8 @@ fn preflight(a: &RunArgs, out: &Path, claims: &[spec::Claim]) -> anyhow::Result<
     // `prepare_output_dir`, which names what is in the way.
     if !a.no_reports && out.is_dir() {
         let v = out.join(report::diff::VERDICTS_FILE);
-        precheck(&v, InputKind::Verdicts).map_err(|e| anyhow::anyhow!("{}: {e}", v.display()))?;
+        precheck(&v, InputKind::Verdicts)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", crate::report::shown_path(&v)))?;
         if let Some(why) = report::set::swap_impossible(out) {
             let why = report::terminal_text(&why);
             eprintln!(
@@ -168,8 +178,9 @@ fn preflight(a: &RunArgs, out: &Path, claims: &[spec::Claim]) -> anyhow::Result<
     if !a.baseline.no_baseline {
         for c in claims {
             let f = report::baseline::snapshot_file(&a.baseline.baseline, &c.id);
-            precheck(&f, InputKind::Snapshot)
-                .map_err(|e| anyhow::anyhow!("baseline snapshot {}: {e}", f.display()))?;
+            precheck(&f, InputKind::Snapshot).map_err(|e| {
+                anyhow::anyhow!("baseline snapshot {}: {e}", crate::report::shown_path(&f))
+            })?;
         }
     }
     Ok(())
@@ -189,6 +200,9 @@ fn guard_outputs(a: &RunArgs, claims: &[spec::Claim]) -> anyhow::Result<()> {
         alias::no_special_files("--out", &out)?;
     }
     if let Some(j) = &a.ci.junit {
+        if a.json {
+            alias::not_stdout_with_json("--junit", j)?;
+        }
         outs.push(Output::File("--junit", j));
     }
     if let Some(p) = &a.partial_out {
@@ -279,10 +293,18 @@ fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     record_failed(a, &ran.failed);
     let baseline = a.baseline.baseline();
+    // Stopped early by --fail-fast: the report set (committed, often) is not rewritten
+    // from part of the selection (issue 58).
+    if ran.stopped_early && !a.no_reports {
+        crate::report::eprint_line(&format!(
+            "--fail-fast: the report set in {} is left as it was (the run stopped early)",
+            report::shown_path(&out)
+        ));
+    }
     let outputs = Outputs {
         out: &out,
         json: a.json,
-        no_reports: a.no_reports,
+        no_reports: a.no_reports || ran.stopped_early,
         baseline: &baseline,
         junit: a.ci.junit.as_deref(),
         scorecards: scorecards.as_ref(),

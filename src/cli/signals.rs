@@ -12,10 +12,18 @@
 //!   constructor, so no signal mask set in `main` covers them; issue 50). The handler
 //!   only writes the signal's number to a self-pipe (`write` is async-signal-safe); a
 //!   thread reading the pipe kills every external core with its process group and its
-//!   children ([`crate::systems::external::reaper::kill_all`]), removes the temporaries
-//!   ([`crate::fsio::temps`]), prints one line and exits with 128 + the signal (130, 143,
-//!   129). No mask is involved, and the three signals are unblocked at start in case the
-//!   parent left them blocked.
+//!   children ([`crate::systems::external::reaper::kill_all`]), stops the temporaries
+//!   ([`crate::fsio::temps::remove_all`]), prints one line and exits with 128 + the
+//!   signal (130, 143, 129). No mask is involved, and the three signals are unblocked at
+//!   start in case the parent left them blocked.
+//! * The report set's staging directory has one owner, the thread swapping it into place
+//!   (`report::set`): the stop only marks the run stopped and waits for that owner,
+//!   which abandons the swap (before the exchange) or finishes it (after) at its next
+//!   step boundary, so the set on disk is the old one or the new one, whole, never one
+//!   missing files (issue 58: the signal thread used to delete the staging directory
+//!   while the main thread moved it into place).
+//! * SIGXFSZ (a file grew past `ulimit -f`) is ignored: the write fails with `EFBIG`
+//!   and the error names the file (exit 2), instead of a silent death by the signal.
 //! * [`finish`] runs the same cleanup at every other exit (success, error, panic).
 use crate::systems::external::reaper;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -58,6 +66,7 @@ pub fn install() {
     // owned by this module for the life of the process.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
         let mut fds = [-1 as libc::c_int; 2];
         if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
             return;
@@ -117,6 +126,9 @@ fn name(sig: i32) -> &'static str {
 /// Kills the cores and exits with 128 + `sig`.
 fn stop(sig: i32) -> ! {
     SIGNALLED.store(sig, Ordering::SeqCst);
+    // Before anything else (the line below included): the swap of a report set stops
+    // at its next step boundary.
+    crate::fsio::temps::mark_stopping();
     let n = reaper::running();
     if n > 0 {
         eprintln!(

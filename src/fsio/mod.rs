@@ -42,3 +42,46 @@ pub fn describe(t: std::fs::FileType) -> &'static str {
         "not a file"
     }
 }
+
+/// The longest file name (in bytes) of the file systems the tool writes to (`NAME_MAX`).
+pub const NAME_MAX: usize = 255;
+
+/// `name` shortened so that a name built from it plus `reserve` bytes of prefix and
+/// suffix (a temporary's `.` and `.tmp-<pid>-<random>`, a staging directory's
+/// `.dpclaims-staging`) fits [`NAME_MAX`]: unchanged when it fits, else its longest
+/// prefix that leaves room (cut at a character boundary), `~` and 16 hex digits of a
+/// hash of the whole name (the same name always gives the same short name, so a staging
+/// directory left by a killed run is found again; two long names that share the prefix
+/// differ). A legal name of 240 bytes is then never refused for its temporary's name,
+/// after the work.
+pub fn fit_name(name: &str, reserve: usize) -> std::borrow::Cow<'_, str> {
+    if name.len() + reserve <= NAME_MAX {
+        return std::borrow::Cow::Borrowed(name);
+    }
+    // FNV-1a: stable across builds and runs (std's hasher is seeded per process).
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    let room = NAME_MAX.saturating_sub(reserve + 17);
+    let mut cut = room.min(name.len());
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    std::borrow::Cow::Owned(format!("{}~{h:016x}", &name[..cut]))
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::*;
+
+    #[test]
+    fn a_long_name_is_shortened_to_fit_with_its_reserve() {
+        assert_eq!(fit_name("reports", 18), "reports");
+        let long = "é".repeat(120); // 240 bytes
+        let short = fit_name(&long, 33);
+        assert!(short.len() + 33 <= NAME_MAX, "{}", short.len());
+        assert_eq!(short, fit_name(&long, 33));
+        assert_ne!(short, fit_name(&format!("{long}x"), 33));
+    }
+}

@@ -77,8 +77,8 @@ pub fn write_atomic_with(path: &Path, contents: &[u8], durability: Durability) -
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "file".into());
+    // Registered before it exists (temps::begin), unregistered once renamed or removed.
     let (tmp, mut f) = create_temporary(dir, &name)?;
-    super::temps::register(&tmp, false);
     let written = f
         .write_all(contents)
         .and_then(|()| match durability {
@@ -153,12 +153,16 @@ fn write_in_place(path: &Path, contents: &[u8]) -> io::Result<()> {
 /// exclusively (`O_EXCL`: a file or link already at that name is never opened).
 fn create_temporary(dir: &Path, name: &str) -> io::Result<(PathBuf, std::fs::File)> {
     let mut last = None;
+    // `.` + `.tmp-` + a pid (at most 10 digits) + `-` + 16 hex digits: 33 bytes beside
+    // the name, which is shortened to fit NAME_MAX (a legal 240-byte target name).
+    let name = super::fit_name(name, 33);
     for _ in 0..16 {
         let tmp = dir.join(format!(
             ".{name}.tmp-{}-{:016x}",
             std::process::id(),
             random_u64()
         ));
+        super::temps::begin(&tmp)?;
         match OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -166,8 +170,14 @@ fn create_temporary(dir: &Path, name: &str) -> io::Result<(PathBuf, std::fs::Fil
             .open(&tmp)
         {
             Ok(f) => return Ok((tmp, f)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(e),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                super::temps::unregister(&tmp);
+                last = Some(e)
+            }
+            Err(e) => {
+                super::temps::unregister(&tmp);
+                return Err(e);
+            }
         }
     }
     Err(last.unwrap_or_else(|| io::Error::other("no temporary name")))

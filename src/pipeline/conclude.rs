@@ -136,7 +136,7 @@ pub fn conclude(
                 o.figures,
             ),
         }
-        .map_err(|e| anyhow::anyhow!("writing reports to {}: {e}", out.display()))?;
+        .map_err(|e| anyhow::anyhow!("writing reports to {}: {e}", report::shown_path(out)))?;
     }
     let tally = Tally::of(outcomes);
     let baseline = if base.no_baseline {
@@ -144,9 +144,42 @@ pub fn conclude(
     } else {
         baseline::compare(&base.baseline, outcomes, profile, seed)
     };
+    // `--require-baseline`'s failure, decided before anything is printed: the JSON
+    // document lists it with the other reasons of exit 1.
+    let unrecorded = match &baseline {
+        baseline::Baseline::Unchanged { new, .. } if base.require_baseline && !new.is_empty() => {
+            Some(format!(
+                "FAIL --require-baseline: {} claim(s) have no snapshot in {}: {} (record them \
+                 from this run: dpclaims accept {})",
+                new.len(),
+                report::shown_path(&base.baseline),
+                new.join(", "),
+                new.join(" ")
+            ))
+        }
+        baseline::Baseline::NotChecked(why) if base.require_baseline => Some(format!(
+            "FAIL --require-baseline: the baseline was not checked ({})",
+            crate::report::escape_controls(why)
+        )),
+        _ => None,
+    };
     if json {
         let mut doc = report::run_json(profile, seed, outcomes);
         doc["baseline"] = serde_json::Value::String(baseline.line());
+        // Every reason of exit 1 is in `tally.problems` (issue 58: `--require-baseline`
+        // exited 1 while the document said `problems: []`), the baseline's too.
+        if let Some(p) = doc["tally"]["problems"].as_array_mut() {
+            if !baseline.ok() {
+                p.push(serde_json::Value::String(format!(
+                    "baseline: {}",
+                    baseline.line()
+                )));
+            }
+            if let Some(line) = &unrecorded {
+                let reason = line.strip_prefix("FAIL ").unwrap_or(line);
+                p.push(serde_json::Value::String(reason.to_string()));
+            }
+        }
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         for p in &tally.problems {
@@ -158,7 +191,7 @@ pub fn conclude(
             if no_reports {
                 String::new()
             } else {
-                format!("; reports in {}", out.display())
+                format!("; reports in {}", report::shown_path(out))
             }
         );
         println!("{}", crate::report::terminal_text(&summary));
@@ -203,33 +236,17 @@ pub fn conclude(
                 crate::report::eprint_line(&format!(
                     "{} snapshot(s) pending in {}: review them with `dpclaims review`, or accept with `dpclaims accept {}`",
                     kept.len(),
-                    report::pending::dir().display(),
+                    report::shown_path(&report::pending::dir()),
                     kept.join(" ")
                 ));
             }
         }
     }
-    let unrecorded = match &baseline {
-        baseline::Baseline::Unchanged { new, .. } if base.require_baseline && !new.is_empty() => {
-            crate::report::eprint_line(&format!(
-                "FAIL --require-baseline: {} claim(s) have no snapshot in {}: {} (record them \
-                 from this run: dpclaims accept {})",
-                new.len(),
-                base.baseline.display(),
-                new.join(", "),
-                new.join(" ")
-            ));
-            true
-        }
-        baseline::Baseline::NotChecked(why) if base.require_baseline => {
-            let why = crate::report::terminal_text(why);
-            eprintln!("FAIL --require-baseline: the baseline was not checked ({why})");
-            true
-        }
-        _ => false,
-    };
+    if let Some(line) = &unrecorded {
+        crate::report::eprint_line(line);
+    }
     ci_outputs(outcomes, &tally, &baseline, o, times)?;
-    Ok(if tally.ok() && baseline.ok() && !unrecorded {
+    Ok(if tally.ok() && baseline.ok() && unrecorded.is_none() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -266,16 +283,13 @@ fn ci_outputs(
         .collect();
     if let Some(path) = o.junit {
         let xml = junit::junit_xml(outcomes, &cases, times, &spec_texts, &junit::Stamp::now());
-        report::write_atomic(path, xml.as_bytes())
-            .map_err(|e| anyhow::anyhow!("writing the JUnit report {}: {e}", path.display()))?;
+        report::write_atomic(path, xml.as_bytes()).map_err(|e| {
+            anyhow::anyhow!("writing the JUnit report {}: {e}", report::shown_path(path))
+        })?;
     }
     if github {
         for line in github::annotations(&cases, &spec_texts) {
-            if o.json {
-                eprintln!("{}", crate::report::terminal_text(&line));
-            } else {
-                println!("{}", crate::report::terminal_text(&line));
-            }
+            report::print_command(&line, o.json);
         }
         github::append_step_summary(&github::step_summary(
             outcomes,
@@ -321,7 +335,7 @@ pub fn stopped(junit: Option<&Path>, json: bool, e: &anyhow::Error) {
         if let Err(w) = report::write_atomic(path, xml.as_bytes()) {
             crate::report::eprint_line(&format!(
                 "warning: could not write the JUnit report {}: {w}",
-                path.display()
+                report::shown_path(path)
             ));
         }
     }
@@ -333,11 +347,12 @@ pub fn stopped(junit: Option<&Path>, json: bool, e: &anyhow::Error) {
             "dpclaims: the run stopped (exit 2)",
             &message,
         );
-        if json {
-            eprintln!("{}", crate::report::terminal_text(&ann));
-        } else {
-            println!("{}", crate::report::terminal_text(&ann));
-        }
+        report::print_command(&ann, json);
+        // Every user value of the summary on one line (the file, the field); the message
+        // inside a fence, its controls escaped, no fence of its own.
+        let one = |s: &str| report::escape_controls(s).replace('`', "'");
+        let shown = shown.as_deref().map(one);
+        let field = field.as_deref().map(one);
         let place = match (&shown, &field) {
             (Some(f), Some(x)) => format!("In `{f}`, field `{x}`:"),
             (Some(f), None) => format!("In `{f}`:"),
@@ -345,7 +360,7 @@ pub fn stopped(junit: Option<&Path>, json: bool, e: &anyhow::Error) {
         };
         report::github::append_step_summary(&format!(
             "## dpclaims: the run stopped (exit 2)\n\n{place}\n\n```text\n{}\n```\n",
-            message.replace("```", "'''")
+            report::terminal_text(&message).replace("```", "'''")
         ));
     }
 }

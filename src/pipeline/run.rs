@@ -29,6 +29,9 @@ pub struct Ran {
     pub outcomes: Vec<ClaimOutcome>,
     pub times: BTreeMap<String, ClaimTime>,
     pub failed: Vec<String>,
+    /// `--fail-fast` stopped the run before its last claim: its outcomes are not the
+    /// selection's, and the report set is not rewritten from them.
+    pub stopped_early: bool,
 }
 
 /// The units `claims` plan at `profile` at most (every sweep at its maximum replicates).
@@ -61,6 +64,7 @@ pub fn run_claims(
 ) -> anyhow::Result<Ran> {
     let mut outcomes = Vec::new();
     let mut times = BTreeMap::new();
+    let mut stopped_early = false;
     for c in claims {
         obs.claim_started(c);
         let tick = || obs.unit_done();
@@ -85,6 +89,7 @@ pub fn run_claims(
         outcomes.push(o);
         if failed && fail_fast {
             obs.stopped_early(c, outcomes.len(), claims.len());
+            stopped_early = outcomes.len() < claims.len();
             break;
         }
     }
@@ -97,6 +102,7 @@ pub fn run_claims(
         outcomes,
         times,
         failed,
+        stopped_early,
     })
 }
 

@@ -8,6 +8,12 @@ use crate::judge::ClaimOutcome;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+/// A user value in the job summary: on its line ([`crate::report::escape_controls`]),
+/// no backtick to close the code span it sits in.
+fn one_line(s: &str) -> String {
+    crate::report::escape_controls(s).replace('`', "'")
+}
+
 /// A workflow command's message: `%`, CR and LF escaped (the runner's encoding).
 pub fn escape_data(s: &str) -> String {
     s.replace('%', "%25")
@@ -155,12 +161,14 @@ pub fn step_summary(
         let _ = writeln!(s, "**Failures** ({}):\n", failed.len());
         for c in failed {
             for f in &c.failures {
+                // Each user value on its line (issue 58: a newline or carriage return in
+                // `--out`, in the report path of the message, forged a summary line).
                 let _ = writeln!(
                     s,
                     "* `{}` `{}`: {}",
-                    c.outcome.claim.id,
-                    c.name,
-                    f.message.replace('\n', " ")
+                    one_line(&c.outcome.claim.id),
+                    one_line(&c.name),
+                    one_line(&f.message)
                 );
             }
         }

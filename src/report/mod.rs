@@ -37,8 +37,8 @@ pub use claim_page::{claim_markdown, prediction_text, regime_line, result_line};
 pub use csv::claim_csv;
 pub use kept::Listed;
 pub use output::{
-    eprint_line, escape_controls, prepare_output_dir, prepare_output_file, terminal_text,
-    OutputError,
+    eprint_line, escape_controls, prepare_output_dir, prepare_output_file, print_command,
+    shown_path, terminal_text, OutputError,
 };
 pub use plots::claim_svg;
 pub use rows::SummaryRows;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 /// An output location that cannot be written: names the path and why.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot write to {}: {reason}", path.display())]
+#[error("cannot write to {}: {reason}", shown_path(path))]
 pub struct OutputError {
     pub path: PathBuf,
     pub reason: String,
@@ -38,6 +38,10 @@ pub fn prepare_output_dir(dir: &Path) -> Result<(), OutputError> {
         crate::fsio::write::random_u64()
     ));
     use std::os::unix::fs::OpenOptionsExt as _;
+    // Registered before it exists, so a stop by a signal waits for its removal instead
+    // of leaving it in the output directory (issue 58).
+    crate::fsio::temps::begin(&probe)
+        .map_err(|e| fail(format!("the directory was not probed: {e}")))?;
     let written = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -48,6 +52,7 @@ pub fn prepare_output_dir(dir: &Path) -> Result<(), OutputError> {
             let _ = std::fs::remove_file(&probe);
             r
         });
+    crate::fsio::temps::unregister(&probe);
     written.map_err(|e| fail(format!("the directory is not writable: {e}")))
 }
 
@@ -99,12 +104,6 @@ fn file_in_the_way(dir: &Path) -> Option<PathBuf> {
     None
 }
 
-/// C0 and C1 controls, DEL, and the bidirectional marks and overrides.
-fn is_terminal_control(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
-
 /// Prints `s` on stderr as one terminal line ([`terminal_text`]): every warning, note
 /// and error line that names a path, an id or another program's text goes through it.
 pub fn eprint_line(s: &str) {
@@ -112,46 +111,60 @@ pub fn eprint_line(s: &str) {
 }
 
 /// `s` as printed on a terminal: every line escaped by [`escape_controls`], the newlines
-/// and tabs kept. The one helper every terminal line of the CLI goes through when it
-/// echoes spec text, file names or a core's stderr (error messages, verdict lines,
-/// `check`, `plan`, `diff`, `stability`).
+/// and tabs kept (a message of several lines is ours: each user value in it is escaped
+/// where it is inserted, newlines included), and no line able to act as a GitHub
+/// Actions workflow command: a line that starts with `::` (after blanks) has that first
+/// `:` written `\x3a`, so a newline that slipped into a message from a user value (a
+/// spec value, a path, a core's stderr) cannot forge `::warning file=...::` (issue 58).
+/// dpclaims' own annotations are printed by [`print_command`], never through here. The
+/// one helper every terminal line of the CLI goes through when it echoes spec text,
+/// file names or a core's stderr (error messages, verdict lines, `check`, `plan`,
+/// `diff`, `stability`).
 pub fn terminal_text(s: &str) -> std::borrow::Cow<'_, str> {
+    let command = |l: &str| l.trim_start().starts_with("::");
     if !s
         .chars()
-        .any(|c| c != '\n' && c != '\t' && is_terminal_control(c))
+        .any(|c| c != '\n' && c != '\t' && crate::spec::echo::is_terminal_control(c))
+        && !s.split('\n').any(command)
     {
         return std::borrow::Cow::Borrowed(s);
     }
     let lines: Vec<String> = s
         .split('\n')
         .map(|l| {
-            l.split('\t')
+            let l = l
+                .split('\t')
                 .map(|p| escape_controls(p).into_owned())
                 .collect::<Vec<_>>()
-                .join("\t")
+                .join("\t");
+            if command(&l) {
+                l.replacen(':', "\\x3a", 1)
+            } else {
+                l
+            }
         })
         .collect();
     std::borrow::Cow::Owned(lines.join("\n"))
 }
 
-/// `s` with every terminal control character — C0 and C1 controls, DEL, and the
-/// bidirectional overrides that reorder what a terminal shows — written as a visible
-/// escape (`\x1b`, `\u{202e}`), for lines printed on a terminal from spec text (issue 50,
-/// family 7: a title with escape sequences must not drive the terminal).
-pub fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
-    let bad = is_terminal_control;
-    if !s.chars().any(bad) {
-        return std::borrow::Cow::Borrowed(s);
+/// Prints one GitHub Actions workflow command (built by [`super::github::command`],
+/// whose values are escaped there) on stdout, or on stderr when stdout is a JSON
+/// document: the only lines dpclaims prints that start with `::`. Control characters
+/// left in it are escaped ([`escape_controls`]): it stays one line.
+pub fn print_command(line: &str, on_stderr: bool) {
+    let line = escape_controls(line);
+    if on_stderr {
+        eprintln!("{line}");
+    } else {
+        println!("{line}");
     }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        if !bad(c) {
-            out.push(c);
-        } else if (c as u32) < 0x100 {
-            out.push_str(&format!("\\x{:02x}", c as u32));
-        } else {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
-        }
-    }
-    std::borrow::Cow::Owned(out)
 }
+
+/// A path as shown in a line (a message, a summary): [`escape_controls`] of its display,
+/// so a newline or escape sequence in a name given by the user (`--out`, `--junit`, a
+/// spec's file name) is shown escaped and never starts a line of its own.
+pub fn shown_path(p: &Path) -> String {
+    escape_controls(&p.display().to_string()).into_owned()
+}
+
+pub use crate::spec::echo::escape_controls;

@@ -34,10 +34,19 @@
 //! each atomically (temporary file and rename) but not as a set; [`Stage::in_place`]
 //! says which.
 //!
+//! **Signals.** A SIGINT, SIGTERM or SIGHUP during the swap does not touch the staging
+//! directory: its one owner is the thread running [`replace`] ([`crate::fsio::temps::own`]),
+//! and every step above (each file written, each entry kept, the exchange) is a boundary
+//! where that thread checks for a stop. Before the exchange it abandons the swap (the
+//! staging directory removed, the old set untouched); after it, it finishes (the old set
+//! removed). Either way the directory holds one whole set. The directory's mode and
+//! group are those of the set it replaces.
+//!
 //! **Observing it in tests.** With `DPCLAIMS_REPORT_GATE` set, the writer prints
 //! `dpclaims-report-step: <step>` on stderr before every step above and every file, and
-//! waits for one line on stdin, so a test can kill the process at each step without
-//! timing anything. Nothing else reads the variable.
+//! waits for one line on stdin (end of input lets every later step through), so a test
+//! can signal or kill the process at each step without timing anything. Nothing else
+//! reads the variable.
 use std::io::{BufRead as _, Write as _};
 use std::path::{Path, PathBuf};
 
@@ -62,9 +71,11 @@ impl Stage {
         self.in_place
     }
 
-    /// Writes `name` (a file name in [`Stage::dir`]) and fsyncs it.
+    /// Writes `name` (a file name in [`Stage::dir`]) and fsyncs it. A step boundary:
+    /// once the run is stopping (a signal), nothing more is written and the error is
+    /// [`crate::fsio::temps::stopped_error`].
     pub fn write(&self, name: &str, contents: &[u8]) -> std::io::Result<()> {
-        self.step(&format!("write {name}"));
+        self.step(&format!("write {name}"))?;
         let path = self.dir.join(name);
         if self.in_place {
             return super::write_atomic(&path, contents);
@@ -108,8 +119,20 @@ impl Stage {
         Ok(())
     }
 
-    /// The test gate (module docs): announce `what`, wait for a line on stdin.
-    fn step(&self, what: &str) {
+    /// A step boundary: the test gate (module docs), then the stop check — a run being
+    /// stopped by a signal goes no further ([`crate::fsio::temps`]: the staging
+    /// directory's one owner is this thread, which abandons or finishes the swap here).
+    fn step(&self, what: &str) -> std::io::Result<()> {
+        self.gate(what);
+        if crate::fsio::temps::stopping() {
+            return Err(crate::fsio::temps::stopped_error());
+        }
+        Ok(())
+    }
+
+    /// The test gate (module docs): announce `what`, wait for a line on stdin (end of
+    /// input lets every later step through).
+    fn gate(&self, what: &str) {
         if self.gate {
             eprintln!("dpclaims-report-step: {what}");
             let mut line = String::new();
@@ -118,10 +141,14 @@ impl Stage {
     }
 }
 
-/// The name of the staging directory of `dir` (a sibling).
+/// The name of the staging directory of `dir` (a sibling): `.<name>.dpclaims-staging`,
+/// the name shortened ([`crate::fsio::fit_name`]) so that it fits `NAME_MAX` whenever
+/// `dir`'s own name does (a legal 240-byte `--out` name is not refused after the work).
 pub fn staging_dir(dir: &Path) -> Option<PathBuf> {
+    const SUFFIX: &str = ".dpclaims-staging";
     let name = dir.file_name()?.to_string_lossy().into_owned();
-    Some(dir.with_file_name(format!(".{name}.dpclaims-staging")))
+    let name = crate::fsio::fit_name(&name, 1 + SUFFIX.len());
+    Some(dir.with_file_name(format!(".{name}{SUFFIX}")))
 }
 
 /// Replaces the report set of `dir` by what `fill` writes into the [`Stage`], atomically
@@ -155,12 +182,15 @@ pub fn replace(
         in_place: false,
         gate,
     };
-    stage.step("remove a stale staging directory");
+    // This thread is the staging directory's one owner (fsio::temps): a signal marks the
+    // run stopped and waits; every step below is a boundary where the swap is abandoned
+    // (before the exchange: the staging directory removed, the old set untouched) or
+    // finished (after it). Refused when the run is stopping already.
+    let _owned = crate::fsio::temps::own(&staging)?;
+    stage.step("remove a stale staging directory")?;
     if std::fs::symlink_metadata(&staging).is_ok() {
         crate::fsio::remove::remove_tree(&staging)?;
     }
-    crate::fsio::temps::register(&staging, true);
-    let _forget = Forget(&staging);
     match std::fs::create_dir(&staging) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
@@ -178,16 +208,18 @@ pub fn replace(
             if std::fs::symlink_metadata(&to).is_ok() || is_leftover(&name.to_string_lossy()) {
                 continue;
             }
-            stage.step(&format!("keep {}", name.to_string_lossy()));
+            stage.step(&format!("keep {}", name.to_string_lossy()))?;
             link_tree(&entry.path(), &to)?;
         }
         std::fs::File::open(&staging)?.sync_all()
     })();
+    let built = built.and_then(|()| stage.step("exchange"));
     if let Err(e) = built {
+        // Abandoned (an error, or a stop at a step boundary): the old set is untouched.
         let _ = crate::fsio::remove::remove_tree(&staging);
         return Err(e);
     }
-    stage.step("exchange");
+    keep_group(&real, &staging);
     if let Err(e) = exchange(&staging, &real) {
         // No RENAME_EXCHANGE here: move the new files in one by one (each atomic).
         // EBUSY, EXDEV: a mount point that `swap_impossible` did not see (a bind mount of
@@ -209,10 +241,31 @@ pub fn replace(
         }
     }
     std::fs::File::open(parent)?.sync_all()?;
-    stage.step("remove the old set");
+    // The new set is in place: a stop from here on finishes the swap (the old set, now
+    // under the staging name, is removed) and then stops the run.
+    stage.gate("remove the old set");
     crate::fsio::remove::remove_tree(&staging)?;
-    stage.step("done");
+    stage.gate("done");
+    if crate::fsio::temps::stopping() {
+        return Err(crate::fsio::temps::stopped_error());
+    }
     Ok(())
+}
+
+/// Gives the staging directory the group of the directory it replaces (its mode is
+/// copied when it is created): a report directory shared through its group keeps it
+/// across runs. Best effort: a group the user is not a member of cannot be given, and
+/// the set is still replaced.
+fn keep_group(real: &Path, staging: &Path) {
+    use std::os::unix::fs::MetadataExt as _;
+    let (Ok(old), Ok(new)) = (std::fs::metadata(real), std::fs::metadata(staging)) else {
+        return;
+    };
+    if old.gid() != new.gid() {
+        let _ = std::os::unix::fs::chown(staging, None, Some(old.gid()));
+        // chown may clear set-group-id: the mode again.
+        let _ = std::fs::set_permissions(staging, old.permissions());
+    }
 }
 
 /// Why the set in `dir` cannot be replaced by a directory swap, or `None` when it can:
@@ -242,15 +295,6 @@ pub fn swap_impossible(dir: &Path) -> Option<String> {
             .is_some_and(|m| crate::fsio::remove::unescape_mount(m) == target)
     });
     listed.then(|| format!("{} is a mount point", dir.display()))
-}
-
-/// Unregisters the staging directory from [`crate::fsio::temps`] when the swap ends.
-struct Forget<'a>(&'a Path);
-
-impl Drop for Forget<'_> {
-    fn drop(&mut self) {
-        crate::fsio::temps::unregister(self.0);
-    }
 }
 
 /// Debris of an interrupted write that must not be carried over: the temporary files

@@ -247,8 +247,8 @@ fn listed_claims_table(listed: &[Listed], links: bool) -> String {
             "| {}{} | {} | {}{} |",
             claim_cell(l.id(), links),
             if from.is_some() { " (kept)" } else { "" },
-            rows.source,
-            rows.words,
+            super::escape_controls(&rows.source),
+            super::escape_controls(&rows.words),
             from.map(|f| format!(" — *kept from an earlier run: {f}*"))
                 .unwrap_or_default()
         );
@@ -266,11 +266,14 @@ fn listed_verdicts_table(listed: &[Listed], links: bool) -> String {
     for l in listed {
         let (rows, from) = rows_of(l);
         for r in &rows.verdicts {
+            // Spec text in a row stays on it (a newline would end the table and forge
+            // lines of the summary: issue 58).
             let _ = writeln!(
                 s,
-                "| {}{} | {r}",
+                "| {}{} | {}",
                 claim_cell(l.id(), links),
-                if from.is_some() { " (kept)" } else { "" }
+                if from.is_some() { " (kept)" } else { "" },
+                super::escape_controls(r)
             );
         }
     }

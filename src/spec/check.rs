@@ -35,10 +35,12 @@ pub struct Diagnostic {
 impl std::fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let clip = super::echo::clip_echoes;
+        // The file name on this line, whatever it holds (issue 58).
+        let file = super::echo::escape_controls(&self.file);
         match (self.line, self.column) {
-            (Some(l), Some(c)) => write!(f, "{}:{l}:{c}: ", self.file)?,
-            (Some(l), None) => write!(f, "{}:{l}: ", self.file)?,
-            _ => write!(f, "{}: ", self.file)?,
+            (Some(l), Some(c)) => write!(f, "{file}:{l}:{c}: ")?,
+            (Some(l), None) => write!(f, "{file}:{l}: ")?,
+            _ => write!(f, "{file}: ")?,
         }
         write!(f, "{}: {}", clip(&self.field), clip(&self.message))
     }

@@ -6,7 +6,41 @@
 //! applies it to a whole message: to every quoted segment (between backticks, double
 //! quotes, or single quotes that are not apostrophes) and to every other run of
 //! non-blank characters longer than [`LONG_WORD`], so it also covers the messages of
-//! the YAML parser and of the expression parser, which quote what they saw.
+//! the YAML parser and of the expression parser, which quote what they saw. Each quoted
+//! echo is also escaped by [`escape_controls`], the one escaping function of a user
+//! value in a line: a value with a newline cannot start a line of its own.
+
+/// C0 and C1 controls, DEL, and the bidirectional marks and overrides.
+pub fn is_terminal_control(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// The one escaping function for a user value in a line (issue 58; issue 50, family 7):
+/// `s` with every control character — newlines, carriage returns and tabs included, C0
+/// and C1 controls, DEL — and the bidirectional overrides that reorder what a terminal
+/// shows written as a visible escape (`\x0a`, `\x1b`, `\u{202e}`). A spec value, a
+/// file name or a path given on the command line, printed through it on stdout, stderr,
+/// in a GitHub annotation or in the job summary, stays inside its line: it cannot start
+/// a forged line (`::warning file=...::`, a summary heading) nor drive the terminal.
+/// Also applied to every quoted echo of an error message ([`clip_echoes`]).
+pub fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
+    let bad = is_terminal_control;
+    if !s.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if !bad(c) {
+            out.push(c);
+        } else if (c as u32) < 0x100 {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
 
 /// Characters of spec input kept in a message.
 pub const ECHO_CHARS: usize = 80;
@@ -34,7 +68,8 @@ pub fn clip_echoes(msg: &str) -> String {
         if let Some(close) = quote_end(&chars, i) {
             let inner: String = chars[i + 1..close].iter().collect();
             out.push(c);
-            out.push_str(&clip(&inner));
+            // A quoted echo is a user value: one line, its controls escaped.
+            out.push_str(&escape_controls(&clip(&inner)));
             out.push(chars[close]);
             i = close + 1;
             continue;

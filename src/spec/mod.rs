@@ -50,7 +50,7 @@ use std::path::PathBuf;
 /// A spec problem: the file, the field (a dotted path) and what is wrong. Spec input
 /// quoted in the field or the message is clipped when displayed ([`echo`]).
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("{file}: {}: {}", echo::clip_echoes(.field), echo::clip_echoes(.message))]
+#[error("{}: {}: {}", echo::escape_controls(.file), echo::clip_echoes(.field), echo::clip_echoes(.message))]
 pub struct SpecError {
     pub file: String,
     pub field: String,
