@@ -37,6 +37,7 @@ mod hardening3_simd;
 mod hardening3_terminal;
 mod hardening3_util;
 mod hardening3_yaml;
+mod hardening4_markup;
 mod hostile;
 mod hostile_external;
 mod hostile_names;
