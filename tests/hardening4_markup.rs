@@ -29,34 +29,34 @@ const PAYLOADS: &[&str] = &[
 ];
 
 /// Every command the converter knows: the names its parser matches in
-/// `handle_primitive` (pulldown-latex's `src/parser/primitives.rs`, found through
-/// `cargo metadata`), and the papers' macros of `report/html/math.rs` (`MACROS`).
+/// `handle_primitive` (pulldown-latex's `src/parser/primitives.rs`, the version of
+/// `Cargo.lock` in Cargo's registry sources; offline), and the papers' macros of
+/// `report/html/math.rs` (`MACROS`).
 fn converter_commands() -> Vec<String> {
-    let o = std::process::Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--locked", "--offline"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("cargo metadata");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let meta: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let manifest = meta["packages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "pulldown-latex")
-        .and_then(|p| p["manifest_path"].as_str())
-        .expect("pulldown-latex among the packages");
-    let table = Path::new(manifest)
-        .parent()
-        .unwrap()
-        .join("src/parser/primitives.rs");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lock = std::fs::read_to_string(root.join("Cargo.lock")).unwrap();
+    let version = lock
+        .split("[[package]]")
+        .find(|p| p.contains("name = \"pulldown-latex\"\n"))
+        .and_then(|p| p.split("version = \"").nth(1))
+        .and_then(|v| v.split('"').next())
+        .expect("pulldown-latex in Cargo.lock");
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(&std::env::var_os("HOME").unwrap()).join(".cargo"));
+    let table = std::fs::read_dir(home.join("registry/src"))
+        .expect("Cargo's registry sources")
+        .map(|e| {
+            e.unwrap()
+                .path()
+                .join(format!("pulldown-latex-{version}/src/parser/primitives.rs"))
+        })
+        .find(|p| p.is_file())
+        .expect("pulldown-latex's sources in the registry");
     let src = std::fs::read_to_string(&table).unwrap_or_else(|e| panic!("{table:?}: {e}"));
     // A match arm's pattern: `"name" |` or `"name" =>`, the name ASCII letters.
     let mut names = quoted_before(&src, &["|", "=>"]);
-    let ours = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("src/report/html/math.rs"),
-    )
-    .unwrap();
+    let ours = std::fs::read_to_string(root.join("src/report/html/math.rs")).unwrap();
     let macros = ours
         .lines()
         .find(|l| l.starts_with("const MACROS"))
@@ -66,8 +66,19 @@ fn converter_commands() -> Vec<String> {
     names.extend(ours);
     names.sort();
     names.dedup();
-    for known in ["operatorname", "frac", "text", "mathcal", "left", "sqrt", "color"] {
-        assert!(names.iter().any(|n| n == known), "{known} not found in {table:?}");
+    for known in [
+        "operatorname",
+        "frac",
+        "text",
+        "mathcal",
+        "left",
+        "sqrt",
+        "color",
+    ] {
+        assert!(
+            names.iter().any(|n| n == known),
+            "{known} not found in {table:?}"
+        );
     }
     assert!(names.len() > 500, "only {} commands read", names.len());
     names
@@ -86,7 +97,9 @@ fn quoted_before(src: &str, next: &[&str]) -> Vec<String> {
         let end = i + 1 + len;
         if len > 0
             && b.get(end) == Some(&b'"')
-            && next.iter().any(|n| src[end + 1..].trim_start().starts_with(n))
+            && next
+                .iter()
+                .any(|n| src[end + 1..].trim_start().starts_with(n))
         {
             out.push(src[i + 1..end].to_string());
         }
@@ -109,7 +122,13 @@ fn all_payloads() -> String {
 fn formulas(commands: &[String]) -> Vec<String> {
     let mut f = vec![];
     for c in commands {
-        for arg in [PAYLOADS[0], PAYLOADS[1], "\"x\"", "'x'", "x</mi><script>alert(9)</script><mi>"] {
+        for arg in [
+            PAYLOADS[0],
+            PAYLOADS[1],
+            "\"x\"",
+            "'x'",
+            "x</mi><script>alert(9)</script><mi>",
+        ] {
             f.push(format!("$$\\{c}{{{arg}}}$$"));
         }
     }
@@ -155,7 +174,9 @@ fn claim(commands: &[String]) -> String {
         &format!(
             "  - name: prop22\n    description: {}\n    findings: {{vs-n: {}}}\n",
             y(&format!("desc {pay}")),
-            y(&format!("finding {pay} $$\\operatorname{{<script>alert(14)</script>}}$$"))
+            y(&format!(
+                "finding {pay} $$\\operatorname{{<script>alert(14)</script>}}$$"
+            ))
         ),
         1,
     );
@@ -280,7 +301,11 @@ fn spec_and_scorecard_text_never_becomes_markup_and_every_svg_parses_as_xml() {
     // 0, or 1 when the tiny claim's control is not caught: the pages are written either way.
     assert!(matches!(o.code, Some(0 | 1)), "{:?}: {}", o.code, o.stderr);
     assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
-    assert_eq!(digest(dir, &["out"]), before, "a file outside --out changed");
+    assert_eq!(
+        digest(dir, &["out"]),
+        before,
+        "a file outside --out changed"
+    );
 
     let out = dir.join("out");
     let mut names: Vec<String> = std::fs::read_dir(&out)
@@ -295,7 +320,10 @@ fn spec_and_scorecard_text_never_becomes_markup_and_every_svg_parses_as_xml() {
         "scorecard-hostile-paper.html",
         "scorecard-extra.html",
     ] {
-        assert!(names.iter().any(|n| n == expected), "no {expected}: {names:?}");
+        assert!(
+            names.iter().any(|n| n == expected),
+            "no {expected}: {names:?}"
+        );
     }
     let mut bad = vec![];
     let (mut svgs, mut maths) = (0, 0);
@@ -326,7 +354,10 @@ fn spec_and_scorecard_text_never_becomes_markup_and_every_svg_parses_as_xml() {
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
-    assert!(svgs >= 2, "only {svgs} SVGs (the claim's file, the scorecard's key plot)");
+    assert!(
+        svgs >= 2,
+        "only {svgs} SVGs (the claim's file, the scorecard's key plot)"
+    );
 
     // The payloads are shown, as text; formulas the converter reads are still MathML.
     let page = std::fs::read_to_string(out.join("hostile-markup.html")).unwrap();
@@ -341,7 +372,10 @@ fn spec_and_scorecard_text_never_becomes_markup_and_every_svg_parses_as_xml() {
     assert!(maths > 1000, "only {maths} formulas became MathML");
     // The form feed of the labels is U+FFFD in the plot, the labels' text kept.
     let svg = std::fs::read_to_string(out.join("hostile-markup.svg")).unwrap();
-    assert!(svg.contains("n &lt;script&gt;") && svg.contains('\u{FFFD}'), "{svg}");
+    assert!(
+        svg.contains("n &lt;script&gt;") && svg.contains('\u{FFFD}'),
+        "{svg}"
+    );
     assert!(!svg.contains('\u{c}'));
 }
 

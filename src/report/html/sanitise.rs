@@ -118,18 +118,21 @@ fn class_ok(v: &str) -> bool {
 /// each property in [`STYLE_PROPERTIES`], each value made of lengths, `#hex` colours,
 /// keywords and `rgb(…)` — no `url(`, no escape, no comment, no other function.
 fn style_ok(v: &str) -> bool {
-    v.split(';').map(str::trim).filter(|d| !d.is_empty()).all(|d| {
-        let Some((prop, value)) = d.split_once(':') else {
-            return false;
-        };
-        let value = value.trim();
-        STYLE_PROPERTIES.contains(&prop.trim())
+    v.split(';')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .all(|d| {
+            let Some((prop, value)) = d.split_once(':') else {
+                return false;
+            };
+            let value = value.trim();
+            STYLE_PROPERTIES.contains(&prop.trim())
             && value.chars().all(|c| {
                 c.is_ascii_alphanumeric() || matches!(c, ' ' | '.' | '#' | '%' | '-' | '(' | ')')
             })
             // Every `(` opens `rgb(`.
             && value.match_indices('(').all(|(i, _)| value[..i].ends_with("rgb"))
-    })
+        })
 }
 
 /// Whether an attribute (name, value) passes.
@@ -143,17 +146,17 @@ fn attribute_ok(name: &str, value: &str) -> bool {
         }
 }
 
-/// Text for an HTML page: `&`, `<`, `>` escaped (and `"`, `'`, so that the same helper
-/// serves attribute values); control characters other than tab, newline and carriage
-/// return replaced by U+FFFD.
-fn escape_into(out: &mut String, s: &str) {
+/// Text for an HTML page: `&`, `<`, `>` escaped (and, in an attribute value, `"` and
+/// `'`); control characters other than tab, newline and carriage return replaced by
+/// U+FFFD.
+fn escape_into(out: &mut String, s: &str, attribute: bool) {
     for c in s.chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
+            '"' if attribute => out.push_str("&quot;"),
+            '\'' if attribute => out.push_str("&#39;"),
             '\t' | '\n' | '\r' => out.push(c),
             c if c.is_control() => out.push('\u{FFFD}'),
             c => out.push(c),
@@ -206,15 +209,16 @@ impl Writer {
                             self.out.push(' ');
                             self.out.push_str(an);
                             self.out.push_str("=\"");
-                            escape_into(&mut self.out, av);
+                            escape_into(&mut self.out, av, true);
                             self.out.push('"');
                         }
-                        self.out.push('>');
                         if tag.self_closing {
-                            // Written as an explicit pair: one reading in HTML and XML.
-                            self.out.push_str(&format!("</{name}>"));
+                            // As the converter writes `<mspace … />`: a MathML element
+                            // (foreign content) closes itself in HTML as in XML.
+                            self.out.push_str(" />");
                             self.closed |= self.open.is_empty();
                         } else {
+                            self.out.push('>');
                             self.open.push(name.to_string());
                         }
                     }
@@ -234,7 +238,7 @@ impl Writer {
                         return self.refuse("text outside the <math> element".into());
                     }
                 } else {
-                    escape_into(&mut self.out, &t);
+                    escape_into(&mut self.out, &t, false);
                 }
             }
             Token::CommentToken(_) => self.refuse("a comment".into()),
@@ -285,7 +289,7 @@ mod tests {
         let m = r#"<math display="inline"><mrow><mi>a</mi><mo><</mo><mi>b</mi><mo>></mo><mspace width="1em" /><mtext>&lt;b&gt;</mtext></mrow></math>"#;
         assert_eq!(
             sanitise(m).unwrap(),
-            r#"<math display="inline"><mrow><mi>a</mi><mo>&lt;</mo><mi>b</mi><mo>&gt;</mo><mspace width="1em"></mspace><mtext>&lt;b&gt;</mtext></mrow></math>"#
+            r#"<math display="inline"><mrow><mi>a</mi><mo>&lt;</mo><mi>b</mi><mo>&gt;</mo><mspace width="1em" /><mtext>&lt;b&gt;</mtext></mrow></math>"#
         );
         let styled = r#"<math><mi style="color: rgb(255 0 0); border: 0.06em solid rgb(0 0 255)" class="menv-align cell-left">x</mi></math>"#;
         assert!(sanitise(styled).is_ok());
@@ -294,16 +298,46 @@ mod tests {
     #[test]
     fn anything_outside_the_allow_list_refuses_the_formula() {
         for (m, why) in [
-            ("<math><mi><script>alert(1)</script></mi></math>", "element <script>"),
-            ("<math><mi><img src=x onerror=alert(1)></mi></math>", "element <img>"),
-            (r#"<math><mi onclick="x">a</mi></math>"#, "attribute onclick"),
-            (r#"<math><mi href="javascript:x">a</mi></math>"#, "attribute href"),
-            (r#"<math><mi xlink:href="javascript:x">a</mi></math>"#, "attribute xlink:href"),
-            (r#"<math><annotation-xml><svg></svg></annotation-xml></math>"#, "element <annotation-xml>"),
-            (r#"<math><mi style="background: url(https://e/x)">a</mi></math>"#, "attribute style"),
-            (r#"<math><mi style="color: expression(alert(1))">a</mi></math>"#, "attribute style"),
-            (r#"<math><mi class="a&quot;b">a</mi></math>"#, "attribute class"),
-            (r#"<math xmlns="http://www.w3.org/1999/xhtml"></math>"#, "attribute xmlns"),
+            (
+                "<math><mi><script>alert(1)</script></mi></math>",
+                "element <script>",
+            ),
+            (
+                "<math><mi><img src=x onerror=alert(1)></mi></math>",
+                "element <img>",
+            ),
+            (
+                r#"<math><mi onclick="x">a</mi></math>"#,
+                "attribute onclick",
+            ),
+            (
+                r#"<math><mi href="javascript:x">a</mi></math>"#,
+                "attribute href",
+            ),
+            (
+                r#"<math><mi xlink:href="javascript:x">a</mi></math>"#,
+                "attribute xlink:href",
+            ),
+            (
+                r#"<math><annotation-xml><svg></svg></annotation-xml></math>"#,
+                "element <annotation-xml>",
+            ),
+            (
+                r#"<math><mi style="background: url(https://e/x)">a</mi></math>"#,
+                "attribute style",
+            ),
+            (
+                r#"<math><mi style="color: expression(alert(1))">a</mi></math>"#,
+                "attribute style",
+            ),
+            (
+                r#"<math><mi class="a&quot;b">a</mi></math>"#,
+                "attribute class",
+            ),
+            (
+                r#"<math xmlns="http://www.w3.org/1999/xhtml"></math>"#,
+                "attribute xmlns",
+            ),
             ("<math><mi>a<!-- x --></mi></math>", "a comment"),
             ("<math><mi>a</mo></mi></math>", "unbalanced </mo>"),
             ("<math><mi>a</mi>", "no complete <math>"),
@@ -322,7 +356,7 @@ mod tests {
     fn entities_are_read_and_written_back_escaped() {
         assert_eq!(
             sanitise("<math><mi>&lt;script&gt;&amp;&quot;\u{c}</mi></math>").unwrap(),
-            "<math><mi>&lt;script&gt;&amp;&quot;\u{FFFD}</mi></math>"
+            "<math><mi>&lt;script&gt;&amp;\"\u{FFFD}</mi></math>"
         );
     }
 }

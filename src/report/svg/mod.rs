@@ -744,7 +744,10 @@ mod tests {
 
     #[test]
     fn text_xml_cannot_hold_is_replaced_and_the_svg_parses() {
-        assert_eq!(esc("a\u{c}b\u{0}\u{FFFE}\t]]>"), "a\u{FFFD}b\u{FFFD}\u{FFFD}\t]]&gt;");
+        assert_eq!(
+            esc("a\u{c}b\u{0}\u{FFFE}\t]]>"),
+            "a\u{FFFD}b\u{FFFD}\u{FFFD}\t]]&gt;"
+        );
         let plot = LogLogPlot {
             title: "t\u{c}<script>".into(),
             x_label: "n\u{1b}[31m".into(),
