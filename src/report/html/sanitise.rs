@@ -233,12 +233,10 @@ impl Writer {
                 }
             }
             Token::CharacterTokens(t) => {
-                if self.open.is_empty() {
-                    if !t.trim().is_empty() {
-                        return self.refuse("text outside the <math> element".into());
-                    }
-                } else {
+                if !self.open.is_empty() {
                     escape_into(&mut self.out, &t, false);
+                } else if !t.trim().is_empty() {
+                    self.refuse("text outside the <math> element".into());
                 }
             }
             Token::CommentToken(_) => self.refuse("a comment".into()),
