@@ -39,6 +39,7 @@ mod hardening3_util;
 mod hardening3_yaml;
 mod hardening4_cache;
 mod hardening4_outputs;
+mod hardening4_markup;
 mod hostile;
 mod hostile_external;
 mod hostile_names;

@@ -11,8 +11,9 @@
 //!
 //! Math: the specs quote the papers' formulas between `$$` delimiters (the only delimiter
 //! they use; a quote may leave the last `$$` open, as the paper's sentence runs on). Each
-//! `$$…$$` span becomes MathML ([`super::math`]), which browsers render natively without
-//! JavaScript; a span the converter cannot read, and any backslash command outside a
+//! `$$…$$` span becomes MathML ([`super::math`], written back from an allow-list by
+//! [`super::sanitise`]), which browsers render natively without JavaScript; a span the
+//! converter cannot read or the allow-list refuses, and any backslash command outside a
 //! span, is shown as code, never as raw source in prose. The Markdown pages keep the
 //! LaTeX source as written (plain text, readable as it is).
 use super::math::mathml;

@@ -48,8 +48,10 @@ fn expand(tex: &str) -> String {
 }
 
 /// The MathML of an inline formula, or `None` when the converter reports an error (an
-/// unknown command, an unbalanced group) or fails in any other way: the caller then
-/// shows the source as code.
+/// unknown command, an unbalanced group), fails in any other way, or writes anything
+/// outside the allow-list of [`super::sanitise`] (the converter copies `\operatorname{…}`
+/// and operators as typed: its output is parsed and written back, never trusted): the
+/// caller then shows the source as code.
 pub(super) fn mathml(tex: &str) -> Option<String> {
     let tex = expand(tex);
     if tex.trim().is_empty() {
@@ -68,7 +70,7 @@ pub(super) fn mathml(tex: &str) -> Option<String> {
             RenderConfig::default(),
         )
         .ok()?;
-        Some(out)
+        super::sanitise::sanitise(&out).ok()
     })
     .ok()
     .flatten()

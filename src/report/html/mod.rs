@@ -15,6 +15,7 @@
 mod claim;
 mod markdown;
 mod math;
+mod sanitise;
 
 pub use claim::claim_html;
 

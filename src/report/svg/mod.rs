@@ -231,7 +231,9 @@ pub(crate) fn num(v: f64) -> String {
     }
 }
 
-/// Escapes text for XML content and attribute values.
+/// Escapes text for XML content and attribute values; a character XML 1.0 cannot hold
+/// (a control character other than tab, newline and carriage return — a form feed in a
+/// spec's `labels:` —, U+FFFE, U+FFFF) becomes U+FFFD, so every SVG parses as XML.
 pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -241,6 +243,8 @@ pub(crate) fn esc(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
             _ => out.push(c),
         }
     }
@@ -736,6 +740,21 @@ mod tests {
             ],
             ..LogLogPlot::default()
         }
+    }
+
+    #[test]
+    fn text_xml_cannot_hold_is_replaced_and_the_svg_parses() {
+        assert_eq!(
+            esc("a\u{c}b\u{0}\u{FFFE}\t]]>"),
+            "a\u{FFFD}b\u{FFFD}\u{FFFD}\t]]&gt;"
+        );
+        let plot = LogLogPlot {
+            title: "t\u{c}<script>".into(),
+            x_label: "n\u{1b}[31m".into(),
+            ..sample()
+        };
+        let svg = plot.render();
+        roxmltree::Document::parse(&svg).expect("well-formed SVG");
     }
 
     #[test]
