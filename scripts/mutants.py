@@ -310,11 +310,25 @@ def tracked_files(root):
     return [p for p in out.stdout.decode().split("\0") if p]
 
 
+def own_file(f):
+    """The driver's own files and records: not copied into the scratch tree, and no part of
+    the unmutated run's key (committing results must not measure the baseline again)."""
+    return f.startswith(("mutants/", "scripts/mutants.py", "scripts/tests/")) or f == REPORT
+
+
+def env_of(steps, env):
+    """The environment variables that can change a detector's result or time."""
+    return sorted((k, v) for k, v in env.items()
+                  if k.startswith(("CARGO_", "RUST", "OPENBLAS", "DPCLAIMS", "INSTA", "MUTANTS_PROFILE"))
+                  or k in ("CI", "LOGDIR"))
+
+
 def sync_tree(root, tree):
     """The tracked files of `root` in `tree`, copied only where they differ (unchanged files
     keep their times, so cargo rebuilds only what changed); a file left mutated by a killed
     run is restored here. Files no longer tracked are removed (target/ is the tree's own)."""
-    files = [f for f in tracked_files(root) if os.path.isfile(os.path.join(root, f))]
+    files = [f for f in tracked_files(root)
+             if not own_file(f) and os.path.isfile(os.path.join(root, f))]
     keep = set(files)
     for f in files:
         src, dst = os.path.join(root, f), os.path.join(tree, f)
@@ -330,6 +344,13 @@ def sync_tree(root, tree):
             with open(dst, "wb") as d:
                 d.write(data)
             shutil.copymode(src, dst)
+    remove_strays(tree, keep)
+    return keep
+
+
+def remove_strays(tree, keep):
+    """Files a detector left in the scratch tree outside target/ (a pending snapshot of a
+    failing suite, say): removed, so the next mutant meets the checkout's files only."""
     for dirpath, dirnames, filenames in os.walk(tree):
         rel = os.path.relpath(dirpath, tree)
         if rel == ".":
@@ -456,15 +477,17 @@ def cmd_run(a):
     env["MUTANTS_DRIVER_PID"] = str(os.getpid())
 
     os.makedirs(tree, exist_ok=True)
-    sync_tree(root, tree)
+    keep = sync_tree(root, tree)
     if config.get("seed_target"):
         seed_target(root, tree)
 
     timeouts = baseline(root, work, tree, env, steps, sample, a.timeout_factor,
                         config.get("min_timeout", {}))
+    remove_strays(tree, keep)
     commit = head_commit(root)
     for m in todo:
         rec = judge_mutant(tree, work, env, steps, m, timeouts)
+        remove_strays(tree, keep)
         rec["source_sha256"] = sample["source_sha256"][m["file"]]
         rec["commit"] = commit
         rec["tool"] = sample["tool"]
@@ -478,8 +501,8 @@ def baseline(root, work, tree, env, steps, sample, factor, floors):
     timeout (`factor` times the unmutated time, at least a minimum). Stored per tree, so a
     resumed run on unchanged sources does not measure again."""
     key = sha256_bytes(json.dumps([sorted((f, sha256_file(os.path.join(tree, f)))
-                                          for f in tracked_files(root)), steps, PROFILE,
-                                   factor, floors]).encode())
+                                          for f in tracked_files(root) if not own_file(f)),
+                                   steps, env_of(steps, env), PROFILE, factor, floors]).encode())
     path = os.path.join(work, "baseline.json")
     try:
         with open(path, encoding="utf-8") as f:
