@@ -436,8 +436,15 @@ def head_commit(root):
 
 
 def apply_diff(tree, m):
-    p = subprocess.run(["patch", "-p1", "--forward", "--silent", "--no-backup-if-mismatch",
-                        "-r", "-"], cwd=tree, input=m["diff"].encode(), capture_output=True)
+    """The mutant's diff, exactly as cargo-mutants printed it (its header names the mutant,
+    not the file: replaced by the file's path), applied with no fuzz."""
+    lines = m["diff"].splitlines(keepends=True)
+    while lines and not lines[0].startswith("@@"):
+        lines.pop(0)
+    text = f"--- a/{m['file']}\n+++ b/{m['file']}\n" + "".join(lines)
+    p = subprocess.run(["patch", "-p1", "-F", "0", "--forward", "--silent",
+                        "--no-backup-if-mismatch", "-r", "-"], cwd=tree, input=text.encode(),
+                       capture_output=True)
     return p.returncode == 0, (p.stdout + p.stderr).decode(errors="replace")
 
 
