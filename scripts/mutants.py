@@ -468,7 +468,10 @@ def cmd_run(a):
 
     records = load_records(root)
     mine = [m for k, m in enumerate(sample["mutants"]) if k % n == i]
-    todo = [m for m in mine if not usable(records.get(m["id"]), sample)]
+    unknown = sorted(set(a.rerun) - {m["id"] for m in sample["mutants"]})
+    if unknown:
+        raise Refused("--rerun names no sampled mutant: " + ", ".join(unknown))
+    todo = [m for m in mine if m["id"] in a.rerun or not usable(records.get(m["id"]), sample)]
     print(f"mutants: shard {i}/{n}: {len(mine)} sampled, {len(mine) - len(todo)} already judged, "
           f"{len(todo)} to run", flush=True)
     if not todo:
@@ -498,6 +501,7 @@ def cmd_run(a):
         rec["source_sha256"] = sample["source_sha256"][m["file"]]
         rec["commit"] = commit
         rec["tool"] = sample["tool"]
+        rec["timeouts"] = timeouts
         append_record(results, rec)
         print(f"mutants: {rec['outcome']:<8} {rec.get('detector') or '-':<18} {m['id']}", flush=True)
     return 0
@@ -653,8 +657,8 @@ def cmd_report(a):
     w("* score = caught / (caught + missed), equivalent survivors (their fate below) left "
       "out; unviable mutants (they do not compile) and timeouts are counted apart.\n")
     w("## Per module\n")
-    w("| module | sampled | judged | caught | missed | equivalent | unviable | timed out | score | suite alone |")
-    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    w("| module | listed | sampled | judged | caught | missed | equivalent | unviable | timed out | score | suite alone |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     tot = None
 
     def tally(sel):
@@ -676,11 +680,11 @@ def cmd_report(a):
 
     for mod in sample["modules"]:
         c = tally([(m, r) for m, r in rows if m["module"] == mod])
-        w(f"| {md_code(mod)} | {c['sampled']} | {c['judged']} | {c['caught']} | {c['missed']} | "
+        w(f"| {md_code(mod)} | {sample['population_per_module'].get(mod, 0)} | {c['sampled']} | {c['judged']} | {c['caught']} | {c['missed']} | "
           f"{c['equivalent']} | {c['unviable']} | {c['timeout']} | "
           f"{pct(c['caught'], c['caught'] + c['missed'])} | {pct(c['suite_caught'], c['suite_viable'])} |")
     tot = tally(rows)
-    w(f"| **all** | {tot['sampled']} | {tot['judged']} | {tot['caught']} | {tot['missed']} | "
+    w(f"| **all** | {sample['population']} | {tot['sampled']} | {tot['judged']} | {tot['caught']} | {tot['missed']} | "
       f"{tot['equivalent']} | {tot['unviable']} | {tot['timeout']} | "
       f"**{pct(tot['caught'], tot['caught'] + tot['missed'])}** | "
       f"**{pct(tot['suite_caught'], tot['suite_viable'])}** |\n")
@@ -791,6 +795,8 @@ def main(argv=None):
     r = sub.add_parser("run", help="judge the sampled mutants not yet judged")
     r.add_argument("--shard", default="0/1")
     r.add_argument("--limit", type=int, help="judge at most this many, then stop")
+    r.add_argument("--rerun", action="append", default=[], metavar="ID",
+                   help="judge this sampled mutant again though it has a record (after a new check)")
     r.add_argument("--timeout-factor", type=float, default=5.0)
     r.add_argument("--config", default=os.environ.get("MUTANTS_CONFIG"),
                    help="detector configuration (JSON; default $MUTANTS_CONFIG, else the built-in oracle)")

@@ -211,6 +211,11 @@ def test_a_killed_run_resumes_where_it_stopped(tree):
 
     third = run(root, cfg, "run")
     assert third.returncode == 0 and "0 to run" in third.stdout
+    # After a new check, one mutant is judged again on request; its new line wins.
+    again = run(root, cfg, "run", "--rerun", "m2 survives")
+    assert again.returncode == 0 and "1 to run" in again.stdout, again.stdout
+    assert len(records(root)["m2 survives"]) == 2
+    assert seen(logs, "unit-tests").count("HARMLESS") == 2
 
 
 def test_the_report_counts_scores_and_lists_survivors_with_their_fates(tree):
@@ -230,7 +235,7 @@ def test_the_report_counts_scores_and_lists_survivors_with_their_fates(tree):
     text = (root / "reports/MUTANTS.md").read_text()
     assert "Partial" not in text
     # caught m1 m4 m7; missed m5 (open); m2 equivalent; m3 unviable; m6 timeout.
-    assert "| `src/train` | 7 | 7 | 3 | 1 | 1 | 1 | 1 | 75.0 % | 25.0 % |" in text, text
+    assert "| `src/train` | 20 | 7 | 7 | 3 | 1 | 1 | 1 | 1 | 75.0 % | 25.0 % |" in text, text
     assert "Fate: **equivalent**. ``a \\| pipe and `ticks` stay text``" in text
     assert "Fate: **open**" in text
     assert "+KILL_DRIVER" in text  # the open survivor's diff
@@ -246,6 +251,7 @@ def test_bad_input_is_refused_with_exit_2_before_any_work(tree):
     for args, words in [
         (["run", "--shard", "2/2"], "expected I/N with 0 <= I < N"),
         (["run", "--shard", "x"], "expected I/N"),
+        (["run", "--rerun", "no such mutant"], "--rerun names no sampled mutant: no such mutant"),
         (["slurm", "--shards", "0"], "--shards must be between"),
         (["slurm", "--shards", "2", "--time", "1h"], "expected HH:MM:SS"),
         (["slurm", "--shards", "2", "--partition", "a b"], "letters, digits"),
@@ -333,7 +339,7 @@ def test_the_slurm_script_runs_end_to_end_against_a_stand_in_sbatch(tree, tmp_pa
     assert files == ["shard-0-of-3.jsonl", "shard-1-of-3.jsonl", "shard-2-of-3.jsonl"]
     assert set(records(root)) == set(MUTANTS)
     text = (root / "reports/MUTANTS.md").read_text()
-    assert "Partial" not in text and "| `src/train` | 7 | 7 |" in text
+    assert "Partial" not in text and "| `src/train` | 20 | 7 | 7 |" in text
     assert snapshot(root) == before
     # Submitted again, every shard finds its mutants judged and runs none.
     (tmp_path / "sbatch.log").unlink()
