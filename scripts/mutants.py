@@ -727,6 +727,22 @@ def cmd_report(a):
             w(f"| {md_code(m['id'])} | {r['outcome']} | {md_code(r.get('detail') or '')} |")
     else:
         w("None yet.")
+    w("")
+    w("## Cost\n")
+    per_step = {}
+    for m, r in judged:
+        for st in r.get("steps", []):
+            per_step.setdefault(st["step"], []).append(st["seconds"])
+    if per_step:
+        hours = sum(sum(v) for v in per_step.values()) / 3600
+        w(f"Measured on the machine that judged them: {hours:.1f} hours for {len(judged)} mutants.\n")
+        w("| step | runs | median seconds | longest |")
+        w("|---|---:|---:|---:|")
+        for k, v in per_step.items():  # in the order the steps first ran
+            v = sorted(v)
+            w(f"| {md_code(k)} | {len(v)} | {v[len(v) // 2]:.0f} | {v[-1]:.0f} |")
+    else:
+        w("None yet.")
     text = "\n".join(out).rstrip() + "\n"
     write_atomic(os.path.join(ROOT, a.out) if not os.path.isabs(a.out) else a.out, text)
     print(f"mutants: wrote {a.out} ({len(judged)} of {len(rows)} judged)")
