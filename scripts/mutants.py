@@ -417,7 +417,8 @@ def run_step(cmd, cwd, env, timeout, log):
             p.wait()
     secs = time.monotonic() - t0
     with open(log, "rb") as f:
-        text = f.read().decode(errors="replace")
+        # Paths of the scratch copy named relative to it: the page names no local path.
+        text = f.read().decode(errors="replace").replace(os.path.abspath(cwd) + os.sep, "")
     return status, secs, text
 
 
@@ -698,7 +699,7 @@ def cmd_report(a):
       f"**{pct(tot['caught'], tot['caught'] + tot['missed'])}** | "
       f"**{pct(tot['suite_caught'], tot['suite_viable'])}** |\n")
     viable = tot["caught"] + tot["missed"]
-    w(f"Goal (issue 57): at least 100 viable, non-equivalent mutants judged (now {viable}), "
+    w(f"Goal: at least 100 viable, non-equivalent mutants judged (now {viable}), "
       f"score at least 90 % (now {pct(tot['caught'], viable)}), claim suite alone at least 80 % "
       f"(now {pct(tot['suite_caught'], tot['suite_viable'])}).\n")
     w("## Caught: by which detector\n")
@@ -715,17 +716,21 @@ def cmd_report(a):
     survivors = [(m, r) for m, r in judged if r["outcome"] == "missed"]
     if not survivors:
         w("None yet.\n")
+    else:
+        w("A survivor's fate is read from `mutants/fates.json`: equivalent (why, and the "
+          "check that shows both versions give the same bits where one exists), killed "
+          "(by which new check), or open when none is recorded. Each diff follows.\n")
+        w("| mutant | fate | why | check |")
+        w("|---|---|---|---|")
+        for m, r in survivors:
+            f = fates.get(m["id"], {})
+            fate = f.get("fate", "open")
+            fate = fate if fate in ("equivalent", "killed") else "open"
+            w(f"| {md_code(m['id'])} | **{fate}** | {md_code(f.get('why', '')) if f.get('why') else ''} | "
+              f"{md_code(f['check']) if f.get('check') else ''} |")
+        w("")
     for m, r in survivors:
-        f = fates.get(m["id"], {})
-        fate = f.get("fate", "open")
         w(f"### {md_code(m['id'])}\n")
-        if fate == "equivalent":
-            w(f"Fate: **equivalent**. {md_code(f.get('why', ''))}"
-              + (f" Shown by {md_code(f['check'])}." if f.get("check") else "") + "\n")
-        elif fate == "killed":
-            w(f"Fate: **killed** by {md_code(f.get('check', ''))}. {md_code(f.get('why', ''))}\n")
-        else:
-            w("Fate: **open** (no fate recorded in `mutants/fates.json`).\n")
         w(md_block(m["diff"], "diff"))
     w("## Unviable and timed out\n")
     other = [(m, r) for m, r in judged if r["outcome"] in ("unviable", "timeout")]

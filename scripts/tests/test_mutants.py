@@ -236,8 +236,8 @@ def test_the_report_counts_scores_and_lists_survivors_with_their_fates(tree):
     assert "Partial" not in text
     # caught m1 m4 m7; missed m5 (open); m2 equivalent; m3 unviable; m6 timeout.
     assert "| `src/train` | 20 | 7 | 7 | 3 | 1 | 1 | 1 | 1 | 75.0 % | 25.0 % |" in text, text
-    assert "Fate: **equivalent**. ``a \\| pipe and `ticks` stay text``" in text
-    assert "Fate: **open**" in text
+    assert "| `m2 survives` | **equivalent** | ``a \\| pipe and `ticks` stay text`` |  |" in text
+    assert "| `m5 kills the driver once` | **open** |  |  |" in text
     assert "+KILL_DRIVER" in text  # the open survivor's diff
     assert "| `m4 caught by suite` | claim suite | `FAIL claim x: row y` | caught |" in text
     # Generated from the committed files alone: the same bytes again.
