@@ -152,10 +152,17 @@ def records(root):
 def gone(pattern):
     """No process runs `pattern` within a few seconds (SIGKILL is delivered asynchronously)."""
     for _ in range(50):
-        if subprocess.run(["pgrep", "-f", pattern], capture_output=True).returncode != 0:
+        if not any(pattern in cmdline(p) for p in os.listdir("/proc") if p.isdigit()):
             return True
         time.sleep(0.1)
     return False
+
+
+def cmdline(pid):
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def seen(logs, step):
@@ -267,6 +274,18 @@ def test_bad_input_is_refused_with_exit_2_before_any_work(tree):
     assert out.returncode == 2
     assert "the sample was drawn from other sources of src/train/a.rs" in out.stderr
     (root / "src/train/a.rs").write_text(SOURCE)
+    # A diff that does not match its file (a hand-edited sample): refused, the file intact.
+    sample_path = root / "mutants/sample.json"
+    good = sample_path.read_text()
+    broken = json.loads(good)
+    broken["mutants"][0]["diff"] = broken["mutants"][0]["diff"].replace("-line 1", "-line one")
+    sample_path.write_text(json.dumps(broken))
+    out = run(root, cfg, "run")
+    assert out.returncode == 2
+    assert "the diff of `m1 caught by unit` does not apply to src/train/a.rs" in out.stderr
+    assert (root / "target/mutants/shard-0-of-1/tree/src/train/a.rs").read_text() == SOURCE
+    sample_path.write_text(good)
+    (logs / "claim-suite.log").unlink()
     # An unmutated tree that fails a detector: refused before any mutant is judged.
     bad = json.loads(cfg.read_text())
     bad["steps"][0]["test"] = ["sh", "-c", "echo 'test unit::flaky ... FAILED'; exit 101"]
