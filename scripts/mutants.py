@@ -665,6 +665,12 @@ def md_block(s, lang=""):
     return f"{fence}{lang}\n{s.rstrip()}\n{fence}\n"
 
 
+def scrub(s):
+    """A detector's message without local absolute paths (a temporary directory a failing
+    test printed, say): the page names no path of the machine that judged it."""
+    return re.sub(r"(?:file://)?/(?:work|home|tmp|root|var|usr)/\S*", "<path>", s or "")
+
+
 def pct(a, b):
     return "—" if b == 0 else f"{100.0 * a / b:.1f} %"
 
@@ -743,7 +749,7 @@ def cmd_report(a):
         w("| mutant | first detector | what failed | claim suite |")
         w("|---|---|---|---|")
         for m, r in caught:
-            w(f"| {md_code(m['id'])} | {r['detector']} | {md_code(r.get('detail') or '')} | {r.get('suite')} |")
+            w(f"| {md_code(m['id'])} | {r['detector']} | {md_code(scrub(r.get('detail')))} | {r.get('suite')} |")
     else:
         w("None yet.")
     w("")
@@ -773,7 +779,7 @@ def cmd_report(a):
         w("| mutant | outcome | detail |")
         w("|---|---|---|")
         for m, r in other:
-            w(f"| {md_code(m['id'])} | {r['outcome']} | {md_code(r.get('detail') or '')} |")
+            w(f"| {md_code(m['id'])} | {r['outcome']} | {md_code(scrub(r.get('detail')))} |")
     else:
         w("None yet.")
     w("")

@@ -367,3 +367,15 @@ def test_the_slurm_script_runs_end_to_end_against_a_stand_in_sbatch(tree, tmp_pa
     assert again.returncode == 0
     for i in range(3):
         assert "0 to run" in (tmp_path / f"task-{i}.out").read_text()
+
+
+def test_the_page_names_no_local_path_and_no_markup_from_a_message():
+    sys.path.insert(0, str(SCRIPT.parent))
+    import mutants
+
+    msg = "panicked at /tmp/.tmpX/out/a.csv | see `/work/wt/x` and file:///home/u"
+    assert mutants.scrub(msg) == "panicked at <path> | see `<path> and <path>"
+    code = mutants.md_code(mutants.scrub(msg))
+    assert code == "``panicked at <path> \\| see `<path> and <path>``"
+    # A fence longer than any run of backticks in the diff it holds.
+    assert mutants.md_block("a ``` b\n").startswith("````\n")
