@@ -349,7 +349,8 @@ def test_the_slurm_script_runs_end_to_end_against_a_stand_in_sbatch(tree, tmp_pa
                SBATCH_LOG=str(tmp_path / "sbatch.log"), SBATCH_DIR=str(tmp_path),
                PYTHON=sys.executable)
     env.pop("SLURM_ARRAY_TASK_ID", None)
-    out = subprocess.run(["bash", str(job)], cwd=tmp_path, env=env, capture_output=True, text=True,
+    # Run as a user would, by a relative path from the directory holding it.
+    out = subprocess.run(["bash", "job.sh"], cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=LIMIT)
     assert out.returncode == 0, out.stderr + (tmp_path / "sbatch.log").read_text()
     assert "submitted mutant array 4242 (3 tasks) and report job 4243" in out.stdout
