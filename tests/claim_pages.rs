@@ -22,11 +22,31 @@ pub fn words_before_verdicts(md: &str) -> Option<usize> {
         .map(|i| md[..i].split_whitespace().count())
 }
 
-/// The sentences of prose (outside tables) of at least [`MIN_SENTENCE_WORDS`] words
-/// that appear more than twice on a page, with their counts.
+/// The sentences of prose (outside tables and fenced code blocks) of at least
+/// [`MIN_SENTENCE_WORDS`] words that appear more than twice on a page, with their counts.
+/// Code is not prose: MUTANTS.md shows each survivor's diff, and mutants of one line
+/// share its text.
 pub fn repeated_sentences(md: &str) -> Vec<(usize, String)> {
     let mut count: BTreeMap<String, usize> = BTreeMap::new();
-    for line in md.lines().filter(|l| !l.trim_start().starts_with('|')) {
+    let mut fence: Option<String> = None;
+    let prose = md.lines().filter(|l| {
+        let t = l.trim_start();
+        let run: String = t.chars().take_while(|&c| c == '`' || c == '~').collect();
+        match &fence {
+            // A fence closes with a run of its character at least as long as its own.
+            Some(f) if run.len() >= f.len() && run.starts_with(&f[..1]) && t.trim() == run => {
+                fence = None;
+                false
+            }
+            Some(_) => false,
+            None if run.len() >= 3 && run.chars().all(|c| c == run.as_bytes()[0] as char) => {
+                fence = Some(run);
+                false
+            }
+            None => !t.starts_with('|'),
+        }
+    });
+    for line in prose {
         let mut rest = line;
         while !rest.is_empty() {
             // A sentence ends at `.`, `!` or `?` followed by a space (or the line's end).
@@ -144,6 +164,14 @@ fn the_checkers_count_words_and_find_a_sentence_written_three_times() {
     assert_eq!(repeated_sentences(&page), vec![(3, s.to_string())]);
     assert!(repeated_sentences(&format!("{s}\n{s}\n| {s} |\n| {s} |")).is_empty());
     assert!(repeated_sentences("short one. short one. short one.").is_empty());
+    // Lines of a fenced code block are code, not prose; the text after the fence is prose.
+    let code = "-        let m = a.iter().sum::<f64>() / n;";
+    let block = format!("```diff\n{code}\n```\n");
+    assert!(repeated_sentences(&block.repeat(3)).is_empty());
+    assert_eq!(
+        repeated_sentences(&format!("````\n```\n{s}\n````\n{s}\n{s}\n{s}\n")),
+        vec![(3, s.to_string())]
+    );
 }
 
 /// Every committed Markdown page of `reports/`: (file name, text, whether it is a claim

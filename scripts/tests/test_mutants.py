@@ -1,0 +1,382 @@
+"""scripts/mutants.py (`make mutants`, issue 57): the resumable run, its timeouts, the
+report and the Slurm script, on a toy tree whose "detectors" are shell one-liners (a
+detector fails when the mutated file holds a marker), so no cargo build runs here.
+
+Every command runs under a timeout; each test checks the exit status, the message, and
+that nothing outside target/mutants/, mutants/results/ and the report changed.
+"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "mutants.py"
+LIMIT = 120  # seconds: a hung driver fails the test instead of hanging it
+
+SOURCE = "".join(f"line {k}\n" for k in range(1, 11))
+
+
+def diff(line, new):
+    """A unified diff of src/train/a.rs replacing `line k` by `new`."""
+    return (
+        "--- a/src/train/a.rs\n+++ b/src/train/a.rs\n"
+        f"@@ -{line},1 +{line},1 @@\n-line {line}\n+{new}\n"
+    )
+
+
+# id -> (line, replacement). The markers decide what the toy detectors do.
+MUTANTS = {
+    "m1 caught by unit": (1, "UNIT_FAILS"),
+    "m2 survives": (2, "HARMLESS"),
+    "m3 unviable": (3, "NO_BUILD"),
+    "m4 caught by suite": (4, "SUITE_FAILS"),
+    "m5 kills the driver once": (5, "KILL_DRIVER"),
+    "m6 hangs": (6, "HANG"),
+    "m7 caught by integration": (7, "INTEGRATION_FAILS"),
+}
+
+# Each step logs the mutant it sees (the replaced line), then fails on its marker.
+SEEN = "grep -o -E '^[A-Z_]+$' src/train/a.rs | head -1 >> \"$LOGDIR/{step}.log\"; "
+
+
+def step(name, kind, test, build=None, always=False):
+    s = {"name": name, "kind": kind, "test": ["sh", "-c", SEEN.format(step=name.replace(" ", "-")) + test]}
+    s["build"] = ["sh", "-c", build] if build else None
+    if always:
+        s["always"] = True
+    return s
+
+
+def config(logdir):
+    return {
+        "env": {"LOGDIR": str(logdir)},
+        "min_timeout": {"build": 5, "test": 3},
+        "steps": [
+            step("unit tests", "cargo-test",
+                 "if grep -q UNIT_FAILS src/train/a.rs; then echo 'test unit::x ... FAILED'; exit 101; fi",
+                 build="! grep -q NO_BUILD src/train/a.rs"),
+            step("claim suite", "suite",
+                 # The first time it meets KILL_DRIVER it kills the driver (as `kill -9`
+                 # or a lost node would), leaving the mutated file in the scratch tree.
+                 "if grep -q KILL_DRIVER src/train/a.rs && [ ! -e \"$LOGDIR/killed\" ]; then "
+                 "touch \"$LOGDIR/killed\"; kill -9 \"$MUTANTS_DRIVER_PID\"; sleep 5; fi; "
+                 "if grep -q HANG src/train/a.rs; then sleep 61; fi; "
+                 "if grep -q SUITE_FAILS src/train/a.rs; then echo 'FAIL claim x: row y'; exit 1; fi",
+                 always=True),
+            step("integration tests", "cargo-test",
+                 "if grep -q INTEGRATION_FAILS src/train/a.rs; then echo 'test hardening::z ... FAILED'; exit 101; fi"),
+        ],
+    }
+
+
+def git(cwd, *args):
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd,
+                   check=True, capture_output=True, timeout=LIMIT)
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "repo"
+    (root / "scripts").mkdir(parents=True)
+    shutil.copy(SCRIPT, root / "scripts" / "mutants.py")
+    (root / "src" / "train").mkdir(parents=True)
+    (root / "src" / "train" / "a.rs").write_text(SOURCE)
+    (root / "README").write_text("a toy checkout\n")
+    mutants = [
+        {"id": k, "file": "src/train/a.rs", "module": "src/train", "line": l, "column": 1,
+         "function": "f", "genre": "FnValue", "replacement": r, "diff": diff(l, r)}
+        for k, (l, r) in MUTANTS.items()
+    ]
+    sample = {
+        "tool": "cargo-mutants 0.0.0-test", "seed": 1, "size": len(mutants),
+        "modules": ["src/train"], "population": 20, "population_per_module": {"src/train": 20},
+        "source_sha256": {"src/train/a.rs": hashlib.sha256(SOURCE.encode()).hexdigest()},
+        "mutants": mutants,
+    }
+    (root / "mutants").mkdir()
+    (root / "mutants" / "sample.json").write_text(json.dumps(sample, indent=1))
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "toy")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(config(logs)))
+    return root, logs, cfg
+
+
+def snapshot(root):
+    """Every file outside what the driver may write: path -> SHA-256."""
+    out = {}
+    for dirpath, dirnames, files in os.walk(root):
+        rel = os.path.relpath(dirpath, root)
+        if rel == ".":
+            dirnames[:] = [d for d in dirnames if d not in ("target", ".git")]
+        if rel == "mutants":
+            dirnames[:] = [d for d in dirnames if d != "results"]
+        for f in files:
+            p = os.path.join(dirpath, f)
+            if os.path.relpath(p, root) == os.path.join("reports", "MUTANTS.md"):
+                continue
+            out[os.path.relpath(p, root)] = hashlib.sha256(Path(p).read_bytes()).hexdigest()
+    return out
+
+
+def run(root, cfg, *args, env=None):
+    e = dict(os.environ)
+    e.pop("MUTANTS_CONFIG", None)
+    if cfg is not None:
+        e["MUTANTS_CONFIG"] = str(cfg)
+    e.update(env or {})
+    return subprocess.run([sys.executable, str(root / "scripts" / "mutants.py"), *args], cwd=root,
+                          env=e, capture_output=True, text=True, timeout=LIMIT)
+
+
+def records(root):
+    out = {}
+    for f in sorted((root / "mutants" / "results").glob("*.jsonl")):
+        for line in f.read_text().splitlines():
+            if line.strip():
+                r = json.loads(line)
+                out.setdefault(r["id"], []).append(r)
+    return out
+
+
+def gone(pattern):
+    """No process runs `pattern` within a few seconds (SIGKILL is delivered asynchronously)."""
+    for _ in range(50):
+        if not any(pattern in cmdline(p) for p in os.listdir("/proc") if p.isdigit()):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def cmdline(pid):
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def seen(logs, step):
+    p = logs / f"{step}.log"
+    return p.read_text().split() if p.exists() else []
+
+
+def test_a_killed_run_resumes_where_it_stopped(tree):
+    root, logs, cfg = tree
+    before = snapshot(root)
+    first = run(root, cfg, "run")
+    # m5's suite step killed the driver with SIGKILL: no cleanup ran.
+    assert first.returncode == -9, first.stderr
+    done = records(root)
+    assert set(done) == {"m1 caught by unit", "m2 survives", "m3 unviable", "m4 caught by suite"}
+    # The kill left m5 applied in the scratch tree; the next run restores it first.
+    scratch = root / "target/mutants/shard-0-of-1/tree/src/train/a.rs"
+    assert "KILL_DRIVER" in scratch.read_text()
+
+    second = run(root, cfg, "run")
+    assert second.returncode == 0, second.stderr
+    assert "4 already judged, 3 to run" in second.stdout
+    recs = records(root)
+    assert set(recs) == set(MUTANTS)
+    assert all(len(v) == 1 for v in recs.values()), "a judged mutant ran again"
+    # The unit tests saw each viable mutant once; m5 twice (killed mid-way, then again).
+    unit = seen(logs, "unit-tests")
+    assert unit.count("KILL_DRIVER") == 2
+    for marker in ("UNIT_FAILS", "HARMLESS", "SUITE_FAILS", "HANG", "INTEGRATION_FAILS"):
+        assert unit.count(marker) == 1, (marker, unit)
+    assert "NO_BUILD" not in unit
+    r = {k: v[0] for k, v in recs.items()}
+    assert (r["m1 caught by unit"]["outcome"], r["m1 caught by unit"]["detector"]) == ("caught", "unit tests")
+    assert r["m1 caught by unit"]["detail"] == "unit::x"
+    # The claim suite runs on every viable mutant (the suite-alone score) ...
+    assert r["m1 caught by unit"]["suite"] == "missed"
+    assert (r["m4 caught by suite"]["outcome"], r["m4 caught by suite"]["detector"]) == ("caught", "claim suite")
+    assert r["m4 caught by suite"]["detail"] == "FAIL claim x: row y"
+    # ... the integration tests only on what survived the others.
+    assert seen(logs, "integration-tests").count("UNIT_FAILS") == 0
+    assert (r["m7 caught by integration"]["outcome"], r["m7 caught by integration"]["detector"]) == (
+        "caught", "integration tests")
+    assert r["m2 survives"]["outcome"] == "missed"
+    assert r["m3 unviable"]["outcome"] == "unviable"
+    assert r["m5 kills the driver once"]["outcome"] == "missed"
+    # The hung detector was stopped at its timeout (floor 3 s), its sleep killed with it.
+    assert r["m6 hangs"]["outcome"] == "timeout"
+    assert r["m6 hangs"]["suite"] == "timeout"
+    assert gone("sleep 61")
+    # The scratch copy is the checkout again; nothing outside the driver's files changed.
+    assert scratch.read_text() == SOURCE
+    assert snapshot(root) == before
+
+    third = run(root, cfg, "run")
+    assert third.returncode == 0 and "0 to run" in third.stdout
+    # After a new check, one mutant is judged again on request; its new line wins.
+    again = run(root, cfg, "run", "--rerun", "m2 survives")
+    assert again.returncode == 0 and "1 to run" in again.stdout, again.stdout
+    assert len(records(root)["m2 survives"]) == 2
+    assert seen(logs, "unit-tests").count("HARMLESS") == 2
+
+
+def test_the_report_counts_scores_and_lists_survivors_with_their_fates(tree):
+    root, logs, cfg = tree
+    # A partial run first: the report says so.
+    assert run(root, cfg, "run", "--limit", "2").returncode == 0
+    rep = run(root, None, "report")
+    assert rep.returncode == 0, rep.stderr
+    text = (root / "reports/MUTANTS.md").read_text()
+    assert "**Partial:** 2 of the 7 sampled mutants are judged; 5 are not yet run" in text
+    (logs / "killed").touch()  # no kill this time
+    assert run(root, cfg, "run").returncode == 0
+    (root / "mutants/fates.json").write_text(json.dumps(
+        {"m2 survives": {"fate": "equivalent", "why": "a | pipe and `ticks` stay text"}}))
+    rep = run(root, None, "report")
+    assert rep.returncode == 0, rep.stderr
+    text = (root / "reports/MUTANTS.md").read_text()
+    assert "Partial" not in text
+    # caught m1 m4 m7; missed m5 (open); m2 equivalent; m3 unviable; m6 timeout.
+    assert "| `src/train` | 20 | 7 | 7 | 3 | 1 | 1 | 1 | 1 | 75.0 % | 25.0 % |" in text, text
+    assert "| `m2 survives` | **equivalent** | ``a \\| pipe and `ticks` stay text`` |  |" in text
+    assert "| `m5 kills the driver once` | **open** |  |  |" in text
+    assert "+KILL_DRIVER" in text  # the open survivor's diff
+    assert "| `m4 caught by suite` | claim suite | `FAIL claim x: row y` | caught |" in text
+    # Generated from the committed files alone: the same bytes again.
+    assert run(root, None, "report").returncode == 0
+    assert (root / "reports/MUTANTS.md").read_text() == text
+
+
+def test_bad_input_is_refused_with_exit_2_before_any_work(tree):
+    root, logs, cfg = tree
+    before = snapshot(root)
+    for args, words in [
+        (["run", "--shard", "2/2"], "expected I/N with 0 <= I < N"),
+        (["run", "--shard", "x"], "expected I/N"),
+        (["run", "--rerun", "no such mutant"], "--rerun names no sampled mutant: no such mutant"),
+        (["slurm", "--shards", "0"], "--shards must be between"),
+        (["slurm", "--shards", "2", "--time", "1h"], "expected HH:MM:SS"),
+        (["slurm", "--shards", "2", "--partition", "a b"], "letters, digits"),
+    ]:
+        out = run(root, cfg, *args)
+        assert out.returncode == 2, (args, out.stderr)
+        assert words in out.stderr, (args, out.stderr)
+        assert "Traceback" not in out.stderr
+        assert out.stdout == ""
+    # A sample drawn from other sources: refused, nothing applied.
+    (root / "src/train/a.rs").write_text(SOURCE + "line 11\n")
+    out = run(root, cfg, "run")
+    assert out.returncode == 2
+    assert "the sample was drawn from other sources of src/train/a.rs" in out.stderr
+    (root / "src/train/a.rs").write_text(SOURCE)
+    # A diff that does not match its file (a hand-edited sample): refused, the file intact.
+    sample_path = root / "mutants/sample.json"
+    good = sample_path.read_text()
+    broken = json.loads(good)
+    broken["mutants"][0]["diff"] = broken["mutants"][0]["diff"].replace("-line 1", "-line one")
+    sample_path.write_text(json.dumps(broken))
+    out = run(root, cfg, "run")
+    assert out.returncode == 2
+    assert "the diff of `m1 caught by unit` does not apply to src/train/a.rs" in out.stderr
+    assert (root / "target/mutants/shard-0-of-1/tree/src/train/a.rs").read_text() == SOURCE
+    sample_path.write_text(good)
+    (logs / "claim-suite.log").unlink()
+    # An unmutated tree that fails a detector: refused before any mutant is judged.
+    bad = json.loads(cfg.read_text())
+    bad["steps"][0]["test"] = ["sh", "-c", "echo 'test unit::flaky ... FAILED'; exit 101"]
+    cfg.write_text(json.dumps(bad))
+    out = run(root, cfg, "run")
+    assert out.returncode == 2
+    assert "the unmutated tree fails `unit tests` (test): unit::flaky" in out.stderr
+    assert records(root) == {}
+    assert not (logs / "claim-suite.log").exists()
+    assert snapshot(root) == before
+
+
+FAKE_SBATCH = textwrap.dedent(r"""
+    #!/bin/bash
+    # Stands in for Slurm's sbatch (as tests/sharding.rs's): runs an array job's tasks in
+    # order with SLURM_ARRAY_TASK_ID, and a --wrap job only if it depends on the array.
+    set -eu
+    array=""; wrap=""; dep=""; script=""
+    for a in "$@"; do
+      case "$a" in
+        --array=*) array="${a#--array=}" ;;
+        --wrap=*) wrap="${a#--wrap=}" ;;
+        --dependency=*) dep="${a#--dependency=}" ;;
+        --*) ;;
+        *) script="$a" ;;
+      esac
+    done
+    echo "sbatch $*" >> "$SBATCH_LOG"
+    if [ -n "$wrap" ]; then
+      [ "$dep" = "afterany:4242" ] || { echo "unexpected dependency '$dep'" >&2; exit 1; }
+      sh -c "$wrap" > "$SBATCH_DIR/report.out" 2>&1
+      echo "4243"
+    else
+      for i in $(seq "${array%-*}" "${array#*-}"); do
+        SLURM_ARRAY_TASK_ID=$i SLURM_ARRAY_JOB_ID=4242 bash "$script" > "$SBATCH_DIR/task-$i.out" 2>&1 || true
+      done
+      echo "4242;cluster"
+    fi
+    """).lstrip()
+
+
+def test_the_slurm_script_runs_end_to_end_against_a_stand_in_sbatch(tree, tmp_path):
+    root, logs, cfg = tree
+    (logs / "killed").touch()  # no kill in this test
+    before = snapshot(root)
+    gen = run(root, cfg, "slurm", "--shards", "3", "--time", "02:00:00", "--partition", "short")
+    assert gen.returncode == 0, gen.stderr
+    script = gen.stdout
+    for line in ["#SBATCH --array=0-2", "#SBATCH --time=02:00:00", "#SBATCH --partition=short",
+                 "#SBATCH --cpus-per-task=2",
+                 'exec "$PYTHON" scripts/mutants.py run --shard "$SLURM_ARRAY_TASK_ID/$SHARDS"']:
+        assert line in script.splitlines(), (line, script)
+    job = tmp_path / "job.sh"
+    job.write_text(script)
+    assert subprocess.run(["bash", "-n", str(job)], timeout=LIMIT).returncode == 0
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text(FAKE_SBATCH)
+    (bin_dir / "sbatch").chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", MUTANTS_CONFIG=str(cfg),
+               SBATCH_LOG=str(tmp_path / "sbatch.log"), SBATCH_DIR=str(tmp_path),
+               PYTHON=sys.executable)
+    env.pop("SLURM_ARRAY_TASK_ID", None)
+    # Run as a user would, by a relative path from the directory holding it.
+    out = subprocess.run(["bash", "job.sh"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=LIMIT)
+    assert out.returncode == 0, out.stderr + (tmp_path / "sbatch.log").read_text()
+    assert "submitted mutant array 4242 (3 tasks) and report job 4243" in out.stdout
+    # Each shard judged every third mutant into its own file; the report job read them all.
+    files = sorted(p.name for p in (root / "mutants/results").glob("*.jsonl"))
+    assert files == ["shard-0-of-3.jsonl", "shard-1-of-3.jsonl", "shard-2-of-3.jsonl"]
+    assert set(records(root)) == set(MUTANTS)
+    text = (root / "reports/MUTANTS.md").read_text()
+    assert "Partial" not in text and "| `src/train` | 20 | 7 | 7 |" in text
+    assert snapshot(root) == before
+    # Submitted again, every shard finds its mutants judged and runs none.
+    (tmp_path / "sbatch.log").unlink()
+    again = subprocess.run(["bash", str(job)], cwd=tmp_path, env=env, capture_output=True,
+                           text=True, timeout=LIMIT)
+    assert again.returncode == 0
+    for i in range(3):
+        assert "0 to run" in (tmp_path / f"task-{i}.out").read_text()
+
+
+def test_the_page_names_no_local_path_and_no_markup_from_a_message():
+    sys.path.insert(0, str(SCRIPT.parent))
+    import mutants
+
+    msg = "panicked at /tmp/.tmpX/out/a.csv | see `/work/wt/x` and file:///home/u"
+    assert mutants.scrub(msg) == "panicked at <path> | see `<path> and <path>"
+    code = mutants.md_code(mutants.scrub(msg))
+    assert code == "``panicked at <path> \\| see `<path> and <path>``"
+    # A fence longer than any run of backticks in the diff it holds.
+    assert mutants.md_block("a ``` b\n").startswith("````\n")
