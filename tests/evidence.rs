@@ -25,6 +25,7 @@ results:
     title: "the noise term decays"
     quote: {text: "the noise term is O(1/n^2)", where: "Theorem 1"}
     hypotheses: [n-large]
+    could_fail: data
     checked_by:
       - {claim: ev, prediction: vs-n, variant: main}
 "#;

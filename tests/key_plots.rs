@@ -13,12 +13,14 @@ results:
     title: "the noise term falls as n^-2"
     quote: {text: "the noise term falls as n^-2", where: "Eq. 20"}
     key: {from: {claim: tiny-kp, prediction: finite, variant: prop22}, value: estimate, meaning: "worst margin {v}"}
+    could_fail: data
     checked_by:
       - {claim: tiny-kp, prediction: finite, variant: prop22}
   - result: "Eq. 21"
     title: "the slope along n"
     quote: {text: "the slope along n", where: "Eq. 21"}
     key: {from: {claim: tiny-kp, prediction: vs-n, variant: prop22}, value: effect, meaning: "slope in n: {v}"}
+    could_fail: data
     checked_by:
       - {claim: tiny-kp, prediction: vs-n, variant: prop22}
   - result: "Assumption 3"

@@ -25,6 +25,7 @@ results:
   - result: "Eq. 20"
     title: "the noise term falls as n^-2"
     quote: {text: '$$\mathcal{R}(f_{\text{NN}}) = \E_x[(f_{\text{NN}}(x) - f_*(x))^2] = O\left(d^{-\frac{\varepsilon_p}{8q}} + \frac{d^{1 + \varepsilon_n}}{n} \frac{\log(1.25/\delta)}{\varepsilon^2}\right) = o(1)', where: "Eq. 20"}
+    could_fail: data
     checked_by:
       - {claim: tiny-pg, prediction: vs-n, variant: prop22}
       - {claim: tiny-pg, prediction: finite, variant: prop22}

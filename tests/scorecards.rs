@@ -20,6 +20,7 @@ results:
   - result: "Eq. 20"
     title: "the noise term falls as n^-2"
     quote: {text: "the noise term falls as n^-2", where: "Eq. 20"}
+    could_fail: data
     checked_by:
       - {claim: tiny-sc, prediction: vs-n, variant: prop22}
       - {claim: tiny-sc, prediction: finite, variant: prop22}
@@ -186,7 +187,7 @@ fn a_tiny_run_writes_its_scorecard_with_the_combined_verdicts_and_links() {
 
 #[test]
 fn bad_scorecard_entries_exit_2_naming_the_file_and_the_entry() {
-    let check = |c: &str| format!("\n    checked_by:\n      - {c}\n");
+    let check = |c: &str| format!("\n    could_fail: data\n    checked_by:\n      - {c}\n");
     let head = "paper: \"p\"\nresults:\n  - result: \"Eq. 20\"\n    title: \"t\"\n    quote: {text: \"t\", where: \"Eq. 20\"}";
     let cases: Vec<(String, &str, &str)> = vec![
         (
@@ -361,6 +362,7 @@ results:
     title: "the noise term falls as n^-2"
     quote: {{text: "the noise term falls as n^-2", where: "Eq. 20"}}
     hypotheses: [n-grows]
+    could_fail: data
     checked_by:
       - {{claim: tiny-sc, prediction: vs-n, variant: prop22}}
     not_testable: {{quantity: "the tiny quantity", measured: "42 at every point", changes_at: "from n = 1e9"}}
@@ -424,6 +426,7 @@ results:
     title: "the noise term falls as n^-2"
     quote: {text: "the noise term falls as n^-2", where: "Eq. 20"}
     hypotheses: [init-zero]
+    could_fail: data
     checked_by:
       - {claim: tiny-sc, prediction: vs-n, variant: prop22}
 "#;

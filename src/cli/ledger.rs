@@ -112,6 +112,7 @@ pub fn amend(reason: &str, ids: &[String], baseline: &Path) -> anyhow::Result<()
         }
         e.amendments.push(Amendment {
             date: ledger::today(),
+            // Starts with "uncommitted": `accept` fills in its verdicts (on_accept).
             commit: uncommitted(),
             reason: reason.to_string(),
             changes: changes.into_iter().map(Change::from).collect(),
@@ -169,7 +170,13 @@ pub fn on_accept(
             if !changes.is_empty() {
                 anyhow::bail!("{}", ledger::refusal(id, &changes));
             }
-            if let Some(last) = e.amendments.last_mut().filter(|a| a.moved.is_none()) {
+            // Only an amendment recorded by `accept --amend` waits for its results; a
+            // back-filled one whose verdicts history cannot tell stays so.
+            if let Some(last) = e
+                .amendments
+                .last_mut()
+                .filter(|a| a.moved.is_none() && a.commit.starts_with("uncommitted"))
+            {
                 let read = |p: &Path| {
                     crate::fsio::read_string(p, crate::fsio::InputKind::Snapshot).ok()
                 };

@@ -9,6 +9,7 @@
 //! variant is an error naming the file and the entry. They are rendered ([`render`]) from
 //! this run's outcomes and, for claims the run did not judge, the kept verdicts of the
 //! previous `verdicts.json` ([`super::kept`]), into the run's report set.
+mod could_fail;
 mod found;
 pub mod keynum;
 mod page;
@@ -16,6 +17,7 @@ mod plots;
 mod render;
 mod sections;
 
+pub use could_fail::CouldFail;
 pub use found::{combine, Combined};
 pub use keynum::{Key, ValueKind};
 pub use page::{
@@ -125,36 +127,9 @@ struct RawResult {
     /// What could make its checks fail ([`CouldFail`]); required with `checked_by`.
     #[serde(default)]
     could_fail: Option<String>,
-    /// With `could_fail: data`: the negative control (a variant of the checking claim)
-    /// that changes the mechanism or the statement's quantity; a holds counts only when
-    /// it is caught.
+    /// With `could_fail: data`: the control that must be caught ([`CouldFail::Data`]).
     #[serde(default)]
     control: Option<String>,
-}
-
-/// What could make a result's checks fail, declared per result: the tool counts by it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CouldFail {
-    /// Simulated data of the paper's mechanism: a holds counts, with a caught control
-    /// that changes the mechanism or the statement's quantity (`control`).
-    Data,
-    /// An identity or an inequality true by construction: a self-check, listed, never
-    /// counted among the holds.
-    Construction,
-    /// The paper's own printed numbers: "consistent with its printed numbers", its own
-    /// count, never a holds.
-    Printed,
-}
-
-impl CouldFail {
-    pub fn parse(s: &str) -> Option<CouldFail> {
-        match s {
-            "data" => Some(CouldFail::Data),
-            "construction" => Some(CouldFail::Construction),
-            "printed" => Some(CouldFail::Printed),
-            _ => None,
-        }
-    }
 }
 
 /// One check of a result: a main variant's verdict on one prediction of a claim.
@@ -389,32 +364,8 @@ pub fn load_file(path: &Path) -> Result<Scorecard, ScorecardError> {
             }
             keynum::placeholders(&k.meaning).map_err(|m| at(entry.clone(), m))?;
         }
-        let could_fail = match (&r.could_fail, r.checked_by.is_empty()) {
-            (None, false) => {
-                return Err(at(
-                    entry,
-                    "a checked result declares what could make its checks fail: `could_fail: \
-                     data` (simulated data of the paper's mechanism; name the `control` that \
-                     changes the mechanism or the statement's quantity), `construction` (an \
-                     identity or an inequality true by construction: a self-check, never \
-                     counted) or `printed` (the paper's own printed numbers)"
-                        .into(),
-                ))
-            }
-            (None, true) => None,
-            (Some(t), _) => Some(CouldFail::parse(t.trim()).ok_or_else(|| {
-                at(
-                    entry.clone(),
-                    format!("`could_fail: {t}`: one of data, construction, printed"),
-                )
-            })?),
-        };
-        if r.control.is_some() && could_fail != Some(CouldFail::Data) {
-            return Err(at(
-                entry,
-                "`control` names the control of a `could_fail: data` result".into(),
-            ));
-        }
+        let could_fail = could_fail::declared(&r.could_fail, &r.control, !r.checked_by.is_empty())
+            .map_err(|m| at(entry.clone(), m))?;
         results.push(PaperResult {
             could_fail,
             control: r.control,

@@ -1,0 +1,57 @@
+//! What could make a scorecard result's checks fail (`could_fail:`), declared per result
+//! and read by the counting ([`super::sections`]): data of the paper's mechanism, an
+//! identity true by construction, or the paper's own printed numbers.
+
+/// What could make a result's checks fail, declared per result: the tool counts by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CouldFail {
+    /// Simulated data of the paper's mechanism: a holds counts, with a caught control
+    /// that changes the mechanism or the statement's quantity (`control`).
+    Data,
+    /// An identity or an inequality true by construction: a self-check, listed, never
+    /// counted among the holds.
+    Construction,
+    /// The paper's own printed numbers: "consistent with its printed numbers", its own
+    /// count, never a holds.
+    Printed,
+}
+
+impl CouldFail {
+    pub fn parse(s: &str) -> Option<CouldFail> {
+        match s {
+            "data" => Some(CouldFail::Data),
+            "construction" => Some(CouldFail::Construction),
+            "printed" => Some(CouldFail::Printed),
+            _ => None,
+        }
+    }
+}
+
+/// The declared `could_fail` of a result (`checked`: it has `checked_by`), and its
+/// `control`: required with checks, one of the three words, `control` only with `data`.
+pub(super) fn declared(
+    could_fail: &Option<String>,
+    control: &Option<String>,
+    checked: bool,
+) -> Result<Option<CouldFail>, String> {
+    let c = match (could_fail, checked) {
+        (None, true) => {
+            return Err("a checked result declares what could make its checks fail: \
+                        `could_fail: data` (simulated data of the paper's mechanism; name the \
+                        `control` that changes the mechanism or the statement's quantity), \
+                        `construction` (an identity or an inequality true by construction: a \
+                        self-check, never counted) or `printed` (the paper's own printed \
+                        numbers)"
+                .into())
+        }
+        (None, false) => None,
+        (Some(t), _) => Some(
+            CouldFail::parse(t.trim())
+                .ok_or_else(|| format!("`could_fail: {t}`: one of data, construction, printed"))?,
+        ),
+    };
+    if control.is_some() && c != Some(CouldFail::Data) {
+        return Err("`control` names the control of a `could_fail: data` result".into());
+    }
+    Ok(c)
+}
