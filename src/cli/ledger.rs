@@ -237,13 +237,19 @@ pub enum LedgerCommand {
         /// Overwrite existing entries.
         #[arg(long)]
         force: bool,
+        /// Only these claims (default: every claim of the project).
+        claims: Vec<String>,
     },
 }
 
 pub fn run(a: &LedgerArgs) -> anyhow::Result<ExitCode> {
     match &a.what {
         LedgerCommand::Show { baseline } => show(baseline),
-        LedgerCommand::Backfill { baseline, force } => backfill(baseline, *force),
+        LedgerCommand::Backfill {
+            baseline,
+            force,
+            claims,
+        } => backfill(baseline, *force, claims),
     }
 }
 
@@ -334,7 +340,7 @@ fn fields_at(commit: &str, spec_path: &str, paper: &str) -> Option<BTreeMap<Stri
     Some(f)
 }
 
-fn backfill(baseline: &Path, force: bool) -> anyhow::Result<ExitCode> {
+fn backfill(baseline: &Path, force: bool, only: &[String]) -> anyhow::Result<ExitCode> {
     let claims = claims_by_id()?;
     let root = crate::project::path(".");
     let rel = |p: &Path| -> String {
@@ -346,6 +352,9 @@ fn backfill(baseline: &Path, force: bool) -> anyhow::Result<ExitCode> {
             .into_owned()
     };
     for (id, c) in &claims {
+        if !only.is_empty() && !only.contains(id) {
+            continue;
+        }
         if !force && ledger::file(baseline, id).exists() {
             println!("{id}: has an entry (--force to rebuild)");
             continue;
@@ -419,10 +428,15 @@ fn backfill(baseline: &Path, force: bool) -> anyhow::Result<ExitCode> {
             state = f;
         }
         // Whether a verdict moved: the snapshot before the amending commit against the
-        // first snapshot accepted at or after it, before the next amendment.
+        // first snapshot accepted at or after it, up to and including the next
+        // amendment's commit (then the two changes' effects are not told apart, and the
+        // note says so).
         for k in 0..entry.amendments.len() {
             let i = at_index[k];
-            let end = at_index.get(k + 1).copied().unwrap_or(commits.len());
+            let end = at_index
+                .get(k + 1)
+                .map(|n| n + 1)
+                .unwrap_or(commits.len());
             let parent = format!("{}^", commits[i].0);
             let before_blob = blob(&parent, &snap_path);
             let accepted = (i..end).find(|&j| blob(&commits[j].0, &snap_path) != before_blob);
@@ -444,6 +458,11 @@ fn backfill(baseline: &Path, force: bool) -> anyhow::Result<ExitCode> {
                             );
                             am.verdicts_note = if j == i {
                                 "the baseline snapshot before this commit against the one it accepted".into()
+                            } else if at_index.get(k + 1) == Some(&j) {
+                                format!(
+                                    "the baseline snapshot before this commit against the one accepted with the next change ({}): the two changes' effects are not told apart",
+                                    commits[j].1
+                                )
                             } else {
                                 format!(
                                     "the baseline snapshot before this commit against the one accepted at {}",
@@ -460,8 +479,8 @@ fn backfill(baseline: &Path, force: bool) -> anyhow::Result<ExitCode> {
                 (None, Some(_)) => {
                     am.moved = Some(vec![]);
                     am.verdicts_note = format!(
-                        "the baseline snapshot was not changed from this commit to {}: no rounded number or verdict moved",
-                        if end < commits.len() { commits[end].1.clone() } else { "the back-fill".into() }
+                        "the baseline snapshot did not change from this commit to {}: history shows no verdict moving with it (a snapshot accepted in an earlier commit than the spec change would not be seen; the reason may say more)",
+                        if end < commits.len() { commits[end - 1].1.clone() } else { "the back-fill".into() }
                     );
                 }
                 _ => {

@@ -304,7 +304,7 @@ mod tests {
     #[test]
     fn civil_dates() {
         assert_eq!(civil(0), "1970-01-01");
-        assert_eq!(civil(20_789), "2026-12-01");
+        assert_eq!(civil(20_789), "2026-12-02");
         assert_eq!(civil(11_016), "2000-02-29");
     }
 
