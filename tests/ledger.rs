@@ -23,7 +23,10 @@ fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let claim = crate::util::tiny_rf_claim_named("tiny-led")
         .replace("id: tiny-led", "id: tiny-led\npaper: tiny-paper")
-        .replace("evidence: consequence\n    name: finite", "evidence: statement\n    name: finite");
+        .replace(
+            "evidence: consequence\n    name: finite",
+            "evidence: statement\n    name: finite\n    quote: {text: \"the training loss stays below a bound\", where: \"Eq. 20\"}",
+        );
     for (sub, file, text) in [
         (".", "dpclaims.toml", "[project]\nname = \"tiny\"\n"),
         ("claims", "tiny-led.yaml", claim.as_str()),

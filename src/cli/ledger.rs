@@ -185,16 +185,7 @@ pub fn on_accept(
                     _ => None,
                 };
                 if let Some(m) = moves {
-                    last.moved = Some(
-                        m.into_iter()
-                            .map(|(prediction, variant, before, after)| Move {
-                                prediction,
-                                variant,
-                                before,
-                                after,
-                            })
-                            .collect(),
-                    );
+                    last.moved = Some(moves_of(m));
                     last.verdicts_note = format!(
                         "the baseline before the amendment against the results accepted on {}",
                         ledger::today()
@@ -205,6 +196,18 @@ pub fn on_accept(
         }
     }
     Ok(())
+}
+
+/// The rows of [`crate::report::baseline::verdict_moves`] as the ledger records them.
+fn moves_of(m: Vec<(String, String, String, String)>) -> Vec<Move> {
+    m.into_iter()
+        .map(|(prediction, variant, before, after)| Move {
+            prediction,
+            variant,
+            before,
+            after,
+        })
+        .collect()
 }
 
 /// The claims of the project, for [`on_accept`].
@@ -446,16 +449,7 @@ fn backfill(baseline: &Path, force: bool, only: &[String]) -> anyhow::Result<Exi
                     let new = at(&commits[j].0, &snap_path).unwrap_or_default();
                     match crate::report::baseline::verdict_moves(&old, &new) {
                         Some(m) => {
-                            am.moved = Some(
-                                m.into_iter()
-                                    .map(|(prediction, variant, before, after)| Move {
-                                        prediction,
-                                        variant,
-                                        before,
-                                        after,
-                                    })
-                                    .collect(),
-                            );
+                            am.moved = Some(moves_of(m));
                             am.verdicts_note = if j == i {
                                 "the baseline snapshot before this commit against the one it accepted".into()
                             } else if at_index.get(k + 1) == Some(&j) {

@@ -251,8 +251,12 @@ fn selected(a: &RunArgs) -> anyhow::Result<Vec<spec::Claim>> {
 fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let mut claims = selected(a)?;
     guard_outputs(a, &claims)?;
-    // A claim with accepted results runs only as registered, or as amended with a reason.
-    super::ledger::attach(&mut claims, &a.baseline.baseline)?;
+    // A claim with accepted results runs only as registered, or as amended with a reason
+    // (the ledger is part of the baseline: `--no-baseline` runs outside it and its pages
+    // show no amendments).
+    if !a.baseline.no_baseline {
+        super::ledger::attach(&mut claims, &a.baseline.baseline)?;
+    }
     if let Some(id) = &a.unit {
         return super::replay::replay(&claims, id, a.profile, a.seed, a.json);
     }
