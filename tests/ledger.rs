@@ -112,7 +112,7 @@ fn a_judged_change_after_results_is_refused_until_amended_and_then_shown() {
     assert!(page.contains("**moved:** `finite` / prop22: holds → refuted"), "{page}");
     let card = read(&d.join("out/scorecard-tiny-paper.md"));
     assert!(
-        card.contains("**Changed after results:** 1 of 1 verdicts depend on a change made after results"),
+        card.contains("**Changed after results:** 1 of 1 verdicts depend on a change made after results (†"),
         "{card}"
     );
     assert!(card.contains(" †"), "{card}");

@@ -234,8 +234,7 @@ fn page(
     let _ = writeln!(
         s,
         "**Changed after results:** {n_amended} of {judged} verdicts depend on a change made \
-         after results (marked †; each claim page lists its amendments, old → new, with the \
-         reason).\n"
+         after results (†; amendments on each claim page).\n"
     );
     let _ = writeln!(
         s,
