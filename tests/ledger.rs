@@ -68,7 +68,7 @@ fn a_judged_change_after_results_is_refused_until_amended_and_then_shown() {
     let out = ok(&dpclaims_in(d, &["accept"]));
     assert!(out.contains("registered tiny-led"), "{out}");
     let ledger = d.join("tests/snapshots/ledger/tiny-led.yaml");
-    assert!(read(&ledger).contains("predictions[finite].rhs: 1.0e12"));
+    assert!(read(&ledger).contains("predictions[finite].rhs: '1.0e12'"), "{}", read(&ledger));
 
     // Prose is not judged: a new discussion needs no amendment.
     std::fs::write(
@@ -109,7 +109,10 @@ fn a_judged_change_after_results_is_refused_until_amended_and_then_shown() {
     assert!(l.contains("prediction: finite") && l.contains("after: refuted"), "{l}");
     ok(&dpclaims_in(d, &["run", "--out", "out"]));
     let page = read(&d.join("out/tiny-led.md"));
-    assert!(page.contains("**moved:** `finite` / prop22: holds → refuted"), "{page}");
+    assert!(
+        page.contains("**moved:** `finite` / prop22: holds") && page.contains("→ refuted"),
+        "{page}"
+    );
     let card = read(&d.join("out/scorecard-tiny-paper.md"));
     assert!(
         card.contains("**Changed after results:** 1 of 1 verdicts depend on a change made after results (†"),
