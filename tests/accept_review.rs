@@ -66,7 +66,15 @@ fn a_changed_claim_names_what_changed_and_review_accepts_or_rejects_it() {
     let text = std::fs::read_to_string(&spec).unwrap();
     std::fs::write(&spec, text.replacen("kappa: \"2\"", "kappa: \"2.1\"", 1)).unwrap();
     // A judged change after accepted results is an amendment (the ledger).
-    run(d.path(), &["accept", "--amend", "kappa 2.1 for this test", "sigma-a-calibration"]);
+    run(
+        d.path(),
+        &[
+            "accept",
+            "--amend",
+            "kappa 2.1 for this test",
+            "sigma-a-calibration",
+        ],
+    );
     let o = run(d.path(), &["run", "--no-reports"]);
     assert_eq!(o.status.code(), Some(1), "a changed baseline fails the run");
     let e = err(&o);

@@ -89,9 +89,19 @@ fn each_exit_1_reason_is_a_junit_failure_an_annotation_and_a_summary_line() {
     // A judged change after accepted results is an amendment (the ledger).
     let o = crate::util::dpclaims_in(
         dir,
-        &["accept", "--amend", "another noise law, for this test", "exit-reasons"],
+        &[
+            "accept",
+            "--amend",
+            "another noise law, for this test",
+            "exit-reasons",
+        ],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     fails_three_ways(dir, &[], "changed against the baseline");
     // 3. A negative control not caught: the control's noise grows by a constant factor
     // only, which leaves the exponent along n as it is.

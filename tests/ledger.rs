@@ -68,7 +68,11 @@ fn a_judged_change_after_results_is_refused_until_amended_and_then_shown() {
     let out = ok(&dpclaims_in(d, &["accept"]));
     assert!(out.contains("registered tiny-led"), "{out}");
     let ledger = d.join("tests/snapshots/ledger/tiny-led.yaml");
-    assert!(read(&ledger).contains("predictions[finite].rhs: '1.0e12'"), "{}", read(&ledger));
+    assert!(
+        read(&ledger).contains("predictions[finite].rhs: '1.0e12'"),
+        "{}",
+        read(&ledger)
+    );
 
     // Prose is not judged: a new discussion needs no amendment.
     std::fs::write(
@@ -85,28 +89,60 @@ fn a_judged_change_after_results_is_refused_until_amended_and_then_shown() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("claim `tiny-led`"), "{err}");
-    assert!(err.contains("predictions[finite].rhs: 1.0e12 -> 1.0e-12"), "{err}");
+    assert!(
+        err.contains("predictions[finite].rhs: 1.0e12 -> 1.0e-12"),
+        "{err}"
+    );
     assert!(err.contains("dpclaims accept --amend"), "{err}");
-    assert_eq!(read(&d.join("out/tiny-led.md")), before, "a refused run writes nothing");
+    assert_eq!(
+        read(&d.join("out/tiny-led.md")),
+        before,
+        "a refused run writes nothing"
+    );
 
     // A reason is required; then the amendment is recorded and the run goes on.
-    assert_eq!(dpclaims_in(d, &["accept", "--amend", " ", "tiny-led"]).status.code(), Some(2));
+    assert_eq!(
+        dpclaims_in(d, &["accept", "--amend", " ", "tiny-led"])
+            .status
+            .code(),
+        Some(2)
+    );
     let out = ok(&dpclaims_in(
         d,
-        &["accept", "--amend", "the bound was read off the wrong table", "tiny-led"],
+        &[
+            "accept",
+            "--amend",
+            "the bound was read off the wrong table",
+            "tiny-led",
+        ],
     ));
-    assert!(out.contains("predictions[finite].rhs: 1.0e12 -> 1.0e-12"), "{out}");
+    assert!(
+        out.contains("predictions[finite].rhs: 1.0e12 -> 1.0e-12"),
+        "{out}"
+    );
     ok(&dpclaims_in(d, &["run", "--out", "out"]));
     let page = read(&d.join("out/tiny-led.md"));
-    assert!(page.contains("## Changes after results (amendments)"), "{page}");
-    assert!(page.contains("the bound was read off the wrong table"), "{page}");
-    assert!(page.contains("`predictions[finite].rhs` `1.0e12` → `1.0e-12`"), "{page}");
+    assert!(
+        page.contains("## Changes after results (amendments)"),
+        "{page}"
+    );
+    assert!(
+        page.contains("the bound was read off the wrong table"),
+        "{page}"
+    );
+    assert!(
+        page.contains("`predictions[finite].rhs` `1.0e12` → `1.0e-12`"),
+        "{page}"
+    );
     assert!(page.contains("not known"), "{page}");
 
     // Accepting the amended results records the verdict that moved.
     ok(&dpclaims_in(d, &["accept"]));
     let l = read(&ledger);
-    assert!(l.contains("prediction: finite") && l.contains("after: refuted"), "{l}");
+    assert!(
+        l.contains("prediction: finite") && l.contains("after: refuted"),
+        "{l}"
+    );
     ok(&dpclaims_in(d, &["run", "--out", "out"]));
     let page = read(&d.join("out/tiny-led.md"));
     assert!(
@@ -115,13 +151,18 @@ fn a_judged_change_after_results_is_refused_until_amended_and_then_shown() {
     );
     let card = read(&d.join("out/scorecard-tiny-paper.md"));
     assert!(
-        card.contains("**Changed after results:** 1 of 1 verdicts depend on a change made after results (†"),
+        card.contains(
+            "**Changed after results:** 1 of 1 verdicts depend on a change made after results (†"
+        ),
         "{card}"
     );
     assert!(card.contains(" †"), "{card}");
     let v: serde_json::Value = serde_json::from_str(&read(&d.join("out/verdicts.json"))).unwrap();
     let c = &v["claims"][0];
-    assert_eq!(c["amendments"][0]["reason"], "the bound was read off the wrong table");
+    assert_eq!(
+        c["amendments"][0]["reason"],
+        "the bound was read off the wrong table"
+    );
     let row = c["results"]
         .as_array()
         .unwrap()

@@ -25,12 +25,11 @@ fn a_counted_holds_could_have_failed_on_data_and_caught_its_control() {
         let f = e.unwrap().path();
         let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
         let card = yaml(&f);
-        let short = std::fs::read_to_string(root().join(format!("reports/scorecard-{stem}.md")))
-            .unwrap();
-        let details = std::fs::read_to_string(
-            root().join(format!("reports/scorecard-{stem}-details.md")),
-        )
-        .unwrap();
+        let short =
+            std::fs::read_to_string(root().join(format!("reports/scorecard-{stem}.md"))).unwrap();
+        let details =
+            std::fs::read_to_string(root().join(format!("reports/scorecard-{stem}-details.md")))
+                .unwrap();
         for r in card["results"].as_sequence().unwrap() {
             let name = r["result"].as_str().unwrap();
             let could = r["could_fail"].as_str().unwrap_or("");
@@ -83,7 +82,10 @@ fn no_row_is_judged_on_fewer_replicates_than_its_group_drew() {
         let mut drawn: BTreeMap<(String, String), Vec<(String, u64)>> = BTreeMap::new();
         for r in c["results"].as_array().unwrap() {
             let p = r["prediction"].as_str().unwrap().to_string();
-            let key = (sweep_of[&p].clone(), r["variant"].as_str().unwrap().to_string());
+            let key = (
+                sweep_of[&p].clone(),
+                r["variant"].as_str().unwrap().to_string(),
+            );
             drawn
                 .entry(key)
                 .or_default()

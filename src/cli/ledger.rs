@@ -82,7 +82,10 @@ pub fn amend(reason: &str, ids: &[String], baseline: &Path) -> anyhow::Result<()
     let claims = claims_by_id()?;
     for id in ids {
         if !claims.contains_key(id) {
-            anyhow::bail!("--amend: no claim `{}` in the project's claims/", crate::report::terminal_text(id));
+            anyhow::bail!(
+                "--amend: no claim `{}` in the project's claims/",
+                crate::report::terminal_text(id)
+            );
         }
     }
     let mut recorded = 0;
@@ -177,9 +180,8 @@ pub fn on_accept(
                 .last_mut()
                 .filter(|a| a.moved.is_none() && a.commit.starts_with("uncommitted"))
             {
-                let read = |p: &Path| {
-                    crate::fsio::read_string(p, crate::fsio::InputKind::Snapshot).ok()
-                };
+                let read =
+                    |p: &Path| crate::fsio::read_string(p, crate::fsio::InputKind::Snapshot).ok();
                 let moves = match (read(target), read(pending)) {
                     (Some(old), Some(new)) => crate::report::baseline::verdict_moves(&old, &new),
                     _ => None,
@@ -369,10 +371,19 @@ fn backfill(baseline: &Path, force: bool, only: &[String]) -> anyhow::Result<Exi
         if !c.paper.is_empty() {
             paths.push(&sc_path);
         }
-        let mut args = vec!["log", "--reverse", "--format=%H%x09%h%x09%cd%x09%s", "--date=format:%Y-%m-%d %H:%M", "--"];
+        let mut args = vec![
+            "log",
+            "--reverse",
+            "--format=%H%x09%h%x09%cd%x09%s",
+            "--date=format:%Y-%m-%d %H:%M",
+            "--",
+        ];
         args.extend(paths.iter().copied());
         let Some(log) = git(&args) else {
-            anyhow::bail!("backfill needs git history (`git log` failed in {})", root.display());
+            anyhow::bail!(
+                "backfill needs git history (`git log` failed in {})",
+                root.display()
+            );
         };
         let commits: Vec<(String, String, String, String)> = log
             .lines()
@@ -390,7 +401,10 @@ fn backfill(baseline: &Path, force: bool, only: &[String]) -> anyhow::Result<Exi
         // before its results: every later judged change is listed, and where no baseline
         // snapshot existed yet the amendment says that history cannot tell whether results
         // had been seen).
-        let Some(start) = commits.iter().position(|(h, ..)| blob(h, &spec_path).is_some()) else {
+        let Some(start) = commits
+            .iter()
+            .position(|(h, ..)| blob(h, &spec_path).is_some())
+        else {
             println!("{id}: no commit holds its spec: not registered");
             continue;
         };
@@ -436,10 +450,7 @@ fn backfill(baseline: &Path, force: bool, only: &[String]) -> anyhow::Result<Exi
         // note says so).
         for k in 0..entry.amendments.len() {
             let i = at_index[k];
-            let end = at_index
-                .get(k + 1)
-                .map(|n| n + 1)
-                .unwrap_or(commits.len());
+            let end = at_index.get(k + 1).map(|n| n + 1).unwrap_or(commits.len());
             let parent = format!("{}^", commits[i].0);
             let before_blob = blob(&parent, &snap_path);
             let accepted = (i..end).find(|&j| blob(&commits[j].0, &snap_path) != before_blob);

@@ -175,12 +175,7 @@ pub fn verdict_moves(old: &str, new: &str) -> Option<Vec<(String, String, String
             results
                 .iter()
                 .map(|r| {
-                    let f = |k: &str| {
-                        r.get(k)
-                            .and_then(|v| v.as_str())
-                            .unwrap_or("")
-                            .to_string()
-                    };
+                    let f = |k: &str| r.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
                     (f("prediction"), f("variant"), f("verdict"))
                 })
                 .collect(),

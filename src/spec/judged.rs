@@ -192,7 +192,10 @@ pub fn diff(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>) -> V
                 }
                 let side = if was { old } else { new };
                 let n = side.keys().filter(|k| k.starts_with(&it)).count();
-                let what = Some(format!("{} ({n} fields)", if was { "present" } else { "added" }));
+                let what = Some(format!(
+                    "{} ({n} fields)",
+                    if was { "present" } else { "added" }
+                ));
                 out.push(FieldChange {
                     field: it,
                     old: if was { what.clone() } else { None },

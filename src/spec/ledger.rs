@@ -216,7 +216,10 @@ pub fn under_names(fields: &BTreeMap<String, String>) -> Vec<String> {
 pub fn fields(claim: &Claim) -> Result<BTreeMap<String, String>, String> {
     let text = crate::fsio::read_string(&claim.file, crate::fsio::InputKind::Spec)
         .map_err(|e| format!("{}: {e}", claim.file.display()))?;
-    fields_of_text(text.strip_prefix('\u{feff}').unwrap_or(&text), &premises(claim))
+    fields_of_text(
+        text.strip_prefix('\u{feff}').unwrap_or(&text),
+        &premises(claim),
+    )
 }
 
 /// Reads a claim's ledger entry; `Ok(None)` when it has none (no accepted results yet).

@@ -271,9 +271,16 @@ fn ledger_value(v: &Option<String>, max: usize) -> String {
     match v {
         None => "(absent)".into(),
         Some(s) => {
-            let one: String = s.split_whitespace().collect::<Vec<_>>().join(" ").replace('`', "'");
+            let one: String = s
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .replace('`', "'");
             let cut: String = if one.chars().count() > max {
-                one.chars().take(max - 1).chain(std::iter::once('…')).collect()
+                one.chars()
+                    .take(max - 1)
+                    .chain(std::iter::once('…'))
+                    .collect()
             } else {
                 one
             };
@@ -318,7 +325,10 @@ fn amendments(o: &ClaimOutcome, s: &mut String) {
     if e.amendments.is_empty() {
         return;
     }
-    let _ = writeln!(s, "| when (commit) | judged fields changed, old → new | reason | verdicts |");
+    let _ = writeln!(
+        s,
+        "| when (commit) | judged fields changed, old → new | reason | verdicts |"
+    );
     let _ = writeln!(s, "|---|---|---|---|");
     const SHOWN: usize = 6;
     for a in &e.amendments {
@@ -358,7 +368,11 @@ fn amendments(o: &ClaimOutcome, s: &mut String) {
         };
         let reason = a.reason.split_whitespace().collect::<Vec<_>>().join(" ");
         let reason: String = if reason.chars().count() > 240 {
-            reason.chars().take(239).chain(std::iter::once('…')).collect()
+            reason
+                .chars()
+                .take(239)
+                .chain(std::iter::once('…'))
+                .collect()
         } else {
             reason
         };

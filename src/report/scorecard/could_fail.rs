@@ -36,13 +36,15 @@ pub(super) fn declared(
 ) -> Result<Option<CouldFail>, String> {
     let c = match (could_fail, checked) {
         (None, true) => {
-            return Err("a checked result declares what could make its checks fail: \
+            return Err(
+                "a checked result declares what could make its checks fail: \
                         `could_fail: data` (simulated data of the paper's mechanism; name the \
                         `control` that changes the mechanism or the statement's quantity), \
                         `construction` (an identity or an inequality true by construction: a \
                         self-check, never counted) or `printed` (the paper's own printed \
                         numbers)"
-                .into())
+                    .into(),
+            )
         }
         (None, false) => None,
         (Some(t), _) => Some(

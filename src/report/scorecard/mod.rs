@@ -511,7 +511,9 @@ impl Scorecard {
                     .iter()
                     .find(|p| p.name == c.prediction)
                     .expect("checked above");
-                if p.evidence == Evidence::SelfCheck && r.could_fail != Some(CouldFail::Construction) {
+                if p.evidence == Evidence::SelfCheck
+                    && r.could_fail != Some(CouldFail::Construction)
+                {
                     return Err(bad(format!(
                         "`{}` is a self-check of the tool: it is listed in the page's self-check \
                          section, never as evidence for a result",

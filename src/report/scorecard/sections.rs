@@ -122,7 +122,12 @@ pub(super) fn place(r: &PaperResult, found: &FoundMap) -> Placed {
                 decisive: placed.decisive,
             }
         }
-        Some(CouldFail::Printed) if matches!(placed.section, Section::Holds | Section::NotDiscriminating | Section::Errata) => {
+        Some(CouldFail::Printed)
+            if matches!(
+                placed.section,
+                Section::Holds | Section::NotDiscriminating | Section::Errata
+            ) =>
+        {
             return Placed {
                 section: Section::Printed,
                 word: if placed.section == Section::Errata {
