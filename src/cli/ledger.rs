@@ -54,15 +54,7 @@ fn claims_by_id() -> anyhow::Result<BTreeMap<String, Claim>> {
 
 /// `git rev-parse --short HEAD` in the project, if any.
 fn head_commit() -> Option<String> {
-    let out = std::process::Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
-        .current_dir(crate::project::path("."))
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    git(&["rev-parse", "--short", "HEAD"]).map(|s| s.trim().to_string())
 }
 
 fn uncommitted() -> String {
@@ -304,6 +296,7 @@ fn show(baseline: &Path) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// The stdout of `git <args>` in the project root, if it succeeds.
 fn git(args: &[&str]) -> Option<String> {
     let out = std::process::Command::new("git")
         .args(args)
