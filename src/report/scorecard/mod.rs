@@ -16,6 +16,7 @@ mod page;
 mod plots;
 mod render;
 mod sections;
+mod validate;
 
 pub use could_fail::CouldFail;
 pub use found::{combine, Combined};
@@ -26,7 +27,7 @@ pub use page::{
 };
 pub use render::scorecard_markdown;
 
-use crate::spec::{Claim, Evidence, Quote};
+use crate::spec::{Claim, Quote};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -423,171 +424,6 @@ pub fn load_file(path: &Path) -> Result<Scorecard, ScorecardError> {
             raw.remarks
         },
     })
-}
-
-impl Scorecard {
-    /// Checks every `checked_by` entry against the claims: the claim exists, the
-    /// prediction is one of its predictions, the variant one of its main variants (a
-    /// negative control's verdict says nothing about the paper). `planned` entries are
-    /// not checked: their claim may not exist yet.
-    pub fn validate(&self, claims: &Catalogue) -> Result<(), ScorecardError> {
-        self.validate_numbers(claims)?;
-        for (i, r) in self.results.iter().enumerate() {
-            for (j, c) in r.checked_by.iter().enumerate() {
-                let bad = |message: String| ScorecardError {
-                    file: self.file.display().to_string(),
-                    entry: format!("results[{i}] ({}).checked_by[{j}]", r.result),
-                    message,
-                };
-                let Some(claim) = claims.get(&c.claim) else {
-                    return Err(bad(format!(
-                        "unknown claim `{}` (not a claim id in the claims directory; a claim \
-                         still to be written goes under `planned`)",
-                        c.claim
-                    )));
-                };
-                if !claim.predictions.iter().any(|p| p.name == c.prediction) {
-                    return Err(bad(format!(
-                        "claim `{}` has no prediction `{}` (it has: {})",
-                        c.claim,
-                        c.prediction,
-                        names(claim.predictions.iter().map(|p| p.name.as_str()))
-                    )));
-                }
-                match claim.variants.iter().find(|v| v.name == c.variant) {
-                    None => {
-                        return Err(bad(format!(
-                            "claim `{}` has no variant `{}` (main variants: {})",
-                            c.claim,
-                            c.variant,
-                            names(
-                                claim
-                                    .variants
-                                    .iter()
-                                    .filter(|v| !v.negative_control)
-                                    .map(|v| v.name.as_str())
-                            )
-                        )))
-                    }
-                    Some(v) if v.negative_control => {
-                        return Err(bad(format!(
-                            "variant `{}` of `{}` is a negative control: its verdict is not \
-                             the paper's",
-                            c.variant, c.claim
-                        )))
-                    }
-                    Some(v) if v.exploratory => {
-                        return Err(bad(format!(
-                            "variant `{}` of `{}` is exploratory: shown in its claim's \
-                             report, never counted for a result",
-                            c.variant, c.claim
-                        )))
-                    }
-                    Some(v) if v.is_ablation() => {
-                        return Err(bad(format!(
-                            "variant `{}` of `{}` changes the printed algorithm ({}): an \
-                             ablation is shown in its claim's report, never counted for a result",
-                            c.variant,
-                            c.claim,
-                            v.deviations
-                                .iter()
-                                .filter(|d| !d.typo_fix)
-                                .map(|d| d.change.as_str())
-                                .collect::<Vec<_>>()
-                                .join("; ")
-                        )))
-                    }
-                    Some(_) => {}
-                }
-                let stem = self.page.trim_start_matches("scorecard-");
-                if claim.paper != stem {
-                    return Err(bad(format!(
-                        "claim `{}` is about paper `{}` (its `paper:`), not `{stem}`",
-                        c.claim, claim.paper
-                    )));
-                }
-                let p = claim
-                    .predictions
-                    .iter()
-                    .find(|p| p.name == c.prediction)
-                    .expect("checked above");
-                if p.evidence == Evidence::SelfCheck
-                    && r.could_fail != Some(CouldFail::Construction)
-                {
-                    return Err(bad(format!(
-                        "`{}` is a self-check of the tool: it is listed in the page's self-check \
-                         section, never as evidence for a result",
-                        c.prediction
-                    )));
-                }
-                let gate = |h: &&String| {
-                    !self
-                        .hypotheses
-                        .iter()
-                        .any(|x| &x.name == *h && x.by_construction)
-                };
-                if let Some(h) = r
-                    .hypotheses
-                    .iter()
-                    .filter(gate)
-                    .find(|h| !p.under.contains(h))
-                {
-                    return Err(bad(format!(
-                        "prediction `{}` omits the result's hypothesis `{h}`: a check of a \
-                         statement inherits every hypothesis of it (add it to `under`)",
-                        c.prediction
-                    )));
-                }
-                let dup = self.results[..i]
-                    .iter()
-                    .chain(std::iter::once(r))
-                    .flat_map(|q| q.checked_by.iter())
-                    .filter(|x| *x == c)
-                    .count();
-                if dup > 1 {
-                    return Err(bad(
-                        "the same check is listed twice: one measurement counts once".into(),
-                    ));
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Scorecard {
-    /// Every number of the page (box placeholders, keys) names a check of the claims.
-    fn validate_numbers(&self, claims: &Catalogue) -> Result<(), ScorecardError> {
-        let bad = |entry: String, message: String| ScorecardError {
-            file: self.file.display().to_string(),
-            entry,
-            message,
-        };
-        for (i, l) in self.summary.iter().enumerate() {
-            for r in keynum::placeholders(l).map_err(|m| bad(format!("summary[{i}]"), m))? {
-                keynum::check_ref(&r, claims).map_err(|m| bad(format!("summary[{i}]"), m))?;
-            }
-        }
-        for (i, r) in self.results.iter().enumerate() {
-            let entry = || format!("results[{i}] ({}).key", r.result);
-            if let Some(k) = &r.key {
-                keynum::check_ref(&k.num_ref(), claims).map_err(|m| bad(entry(), m))?;
-                for p in keynum::placeholders(&k.meaning).map_err(|m| bad(entry(), m))? {
-                    keynum::check_ref(&p, claims).map_err(|m| bad(entry(), m))?;
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-fn names<'a>(it: impl Iterator<Item = &'a str>) -> String {
-    let v: Vec<String> = it.map(|n| format!("`{n}`")).collect();
-    if v.is_empty() {
-        "none".into()
-    } else {
-        v.join(", ")
-    }
 }
 
 /// Loads the scorecards of `dir` and validates them against `claims` (the claims of the
