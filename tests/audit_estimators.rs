@@ -59,6 +59,8 @@ fn cli_audit_reports_every_estimator() {
         "1e-5",
         "--trials",
         "4000",
+        "--calibration",
+        "exact",
         "--json",
     ];
     let v = ok_json(&dpclaims(&base));
@@ -110,4 +112,53 @@ fn null_calibration_of_the_estimators() {
         assert_eq!(r["calibrated"], true, "{r}");
         assert_eq!(r["audits"], 40);
     }
+}
+
+/// `audit`'s default calibration is the audited paper's own, not the tool's exact one: on
+/// the blog's second layer the post's sigma_a (Prop. 2.2's formula, kappa 1), on rf-dpgd
+/// Prop. 2.2 (kappa 2); `--calibration exact` and `--null-audits` ask for the exact one.
+#[test]
+fn the_audit_default_calibration_is_the_papers() {
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "audit",
+            "--epsilon",
+            "2",
+            "--delta",
+            "1e-5",
+            "--trials",
+            "200",
+            "--json",
+        ];
+        a.extend_from_slice(extra);
+        let out = dpclaims(&a);
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{a:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    for system in ["rf-dpgd", "feature-learning-second-layer"] {
+        let paper = run(&["--system", system]);
+        assert_eq!(paper["calibration"], "prop-2-2", "{system}: {paper}");
+        let exact = run(&["--system", system, "--calibration", "exact"]);
+        assert_eq!(exact["calibration"], "exact", "{system}: {exact}");
+        // Prop. 2.2's sigma is larger than the exact one (at kappa 2 and at the post's 1).
+        assert!(
+            paper["sigma"].as_f64().unwrap() != exact["sigma"].as_f64().unwrap(),
+            "{system}"
+        );
+    }
+    // The blog's default is the post's sigma_a: Prop. 2.2's formula at the printed kappa 1.
+    let second = run(&["--system", "feature-learning-second-layer"]);
+    let post = run(&[
+        "--system",
+        "feature-learning-second-layer",
+        "--calibration",
+        "prop-2-2",
+        "--kappa",
+        "1",
+    ]);
+    assert_eq!(second["sigma"], post["sigma"], "{second} {post}");
 }

@@ -174,3 +174,62 @@ fn a_judged_change_after_results_is_refused_until_amended_and_then_shown() {
     // `ledger show` has nothing unrecorded.
     assert_eq!(dpclaims_in(d, &["ledger", "show"]).status.code(), Some(0));
 }
+
+/// How a scorecard counts results (`could_fail`, `control`, `checked_by`, `key`, its
+/// hypotheses, a result declared not checkable) is registered with the first accepted
+/// results too: a later change is refused by `run` until amended, and then listed on the
+/// details page and counted in the short page's box. Its prose (titles, quotes) is free.
+#[test]
+fn a_scorecard_change_after_results_is_refused_until_amended_and_then_shown() {
+    let dir = project();
+    let d = dir.path();
+    ok(&dpclaims_in(d, &["run", "--out", "out"]));
+    let out = ok(&dpclaims_in(d, &["accept"]));
+    assert!(out.contains("registered scorecard-tiny-paper"), "{out}");
+    let card = d.join("scorecards/tiny-paper.yaml");
+    let edit_card = |from: &str, to: &str| {
+        let t = read(&card);
+        assert!(t.contains(from), "{from}");
+        std::fs::write(&card, t.replace(from, to)).unwrap();
+    };
+    // A reworded title is prose.
+    edit_card(
+        "title: \"the training loss stays below a bound\"",
+        "title: \"the loss stays below a bound\"",
+    );
+    ok(&dpclaims_in(d, &["run", "--out", "out"]));
+    // Counting the result as the paper's printed numbers is judged: refused, named.
+    edit_card("could_fail: data", "could_fail: printed");
+    let o = dpclaims_in(d, &["run", "--out", "out"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("scorecard `scorecard-tiny-paper`"), "{err}");
+    assert!(
+        err.contains("results[Eq. 20].could_fail: data -> printed"),
+        "{err}"
+    );
+    let out = ok(&dpclaims_in(
+        d,
+        &[
+            "accept",
+            "--amend",
+            "the check reads the paper's table, not a simulation",
+            "scorecard-tiny-paper",
+        ],
+    ));
+    assert!(out.contains("amendment of scorecard-tiny-paper"), "{out}");
+    ok(&dpclaims_in(d, &["run", "--out", "out"]));
+    let details = read(&d.join("out/scorecard-tiny-paper-details.md"));
+    assert!(
+        details.contains("## Changes to this scorecard after registration (amendments)")
+            && details.contains("the check reads the paper's table, not a simulation")
+            && details.contains("`results[Eq. 20].could_fail` `data` → `printed`"),
+        "{details}"
+    );
+    let short = read(&d.join("out/scorecard-tiny-paper.md"));
+    assert!(
+        short.contains("this page's counting changed 1 times (details page)"),
+        "{short}"
+    );
+    assert_eq!(dpclaims_in(d, &["ledger", "show"]).status.code(), Some(0));
+}

@@ -54,12 +54,14 @@ pub fn accept(a: &AcceptArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
+    super::ledger::scorecards::check_before_accept(&a.baseline)?;
     let claims = super::ledger::project_claims()?;
     for p in &all {
         super::ledger::on_accept(&p.id, &p.file, &p.target, &a.baseline, &claims)?;
         pending::accept(p)?;
         println!("accepted {} -> {}", p.id, p.target.display());
     }
+    super::ledger::scorecards::register_new(&a.baseline)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -76,6 +78,7 @@ pub fn review(a: &ReviewArgs) -> anyhow::Result<ExitCode> {
              (or `dpclaims accept [CLAIM...]`)"
         );
     }
+    super::ledger::scorecards::check_before_accept(&a.baseline)?;
     let claims = super::ledger::project_claims()?;
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
@@ -116,5 +119,8 @@ pub fn review(a: &ReviewArgs) -> anyhow::Result<ExitCode> {
         }
     }
     println!("{accepted} accepted, {rejected} rejected, {skipped} skipped");
+    if accepted > 0 {
+        super::ledger::scorecards::register_new(&a.baseline)?;
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -74,9 +74,15 @@ pub struct AuditArgs {
     /// Master seed.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Calibration of sigma: exact (Gaussian DP) or prop-2-2 (privacy-for-free Prop. 2.2).
-    #[arg(long, default_value = "exact", value_parser = <privacy::audit::Calibration as std::str::FromStr>::from_str)]
-    pub calibration: privacy::audit::Calibration,
+    /// Calibration of sigma. `paper` (the default): the audited paper's own — rf-dpgd:
+    /// Prop. 2.2 of privacy-for-free (kappa 2); feature-learning-second-layer: the blog's
+    /// sigma_a (Prop. 2.2's formula with the printed kappa 1 unless --kappa is given);
+    /// the first layer's sigma_W and tp-topk's RDP two-phase calibration are fixed by their
+    /// papers. `exact`: the tool's exact Gaussian-DP calibration (kappa 2), the tightest
+    /// mechanism a claim allows (the default of --null-audits, whose null it is).
+    /// `prop-2-2`: Prop. 2.2 at the given kappa.
+    #[arg(long, default_value = "paper", value_parser = ["paper", "exact", "prop-2-2"])]
+    pub calibration: String,
     /// Engine: auto, fast (exact law of the score) or direct (real training runs).
     #[arg(long, default_value = "auto", value_parser = <privacy::audit::AuditEngine as std::str::FromStr>::from_str)]
     pub engine: privacy::audit::AuditEngine,

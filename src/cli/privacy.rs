@@ -222,13 +222,34 @@ pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     cfg.trials = args.trials;
     cfg.noise_scale = args.noise_scale;
     cfg.confidence = args.confidence;
-    cfg.calibration = args.calibration;
+    // The paper's calibration unless asked otherwise (a null calibration's default is the
+    // exact one: its mechanism must be exactly calibrated).
+    let paper = args.calibration == "paper";
+    cfg.calibration = match args.calibration.as_str() {
+        "prop-2-2" => audit::Calibration::Prop22,
+        "paper" if args.null_audits.is_none() => match system {
+            audit::AuditSystem::RfDpgd | audit::AuditSystem::FeatureLearningSecondLayer => {
+                audit::Calibration::Prop22
+            }
+            _ => audit::Calibration::Exact,
+        },
+        _ => audit::Calibration::Exact,
+    };
     cfg.engine = args.engine;
     cfg.d = args.d.unwrap_or(cfg.d);
     cfg.n = args.n.unwrap_or(cfg.n);
     cfg.p = args.p.unwrap_or(cfg.p);
     cfg.steps = args.steps.unwrap_or(cfg.steps);
-    cfg.kappa = args.kappa.unwrap_or(cfg.kappa);
+    cfg.kappa = args.kappa.unwrap_or(
+        if paper
+            && args.null_audits.is_none()
+            && system == audit::AuditSystem::FeatureLearningSecondLayer
+        {
+            1.0 // the blog's sigma_a prints C_a/n: kappa 1
+        } else {
+            cfg.kappa
+        },
+    );
     cfg.clip_rule = args.clip_rule.unwrap_or(cfg.clip_rule);
     cfg.ridge = args.ridge.unwrap_or(cfg.ridge);
     cfg.eps_b = args.eps_b.unwrap_or(cfg.eps_b);

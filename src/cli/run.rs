@@ -270,11 +270,15 @@ fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
     a.budget.budget().check(&claims, a.profile, 1.0, 1.0)?;
     let out = a.out_dir();
     preflight(a, &out, &claims)?;
-    let scorecards = if a.no_reports {
+    let mut scorecards = if a.no_reports {
         None
     } else {
         pipeline::conclude::load_scorecards(&a.scorecards, &claims)?
     };
+    // How the scorecards count results is registered too (refused like a claim's change).
+    if let Some(sc) = scorecards.as_mut().filter(|_| !a.baseline.no_baseline) {
+        super::ledger::scorecards::attach(&mut sc.cards, &a.baseline.baseline)?;
+    }
     crate::systems::external::set_check_determinism(a.check_determinism);
     pipeline::run::prepare_cores(&claims)?;
     if !a.no_reports {

@@ -159,6 +159,85 @@ fn flatten(path: &str, v: &Value, out: &mut BTreeMap<String, String>) {
     }
 }
 
+/// The keys of a scorecard that decide how the paper's results are counted: which checks
+/// a result reads (`checked_by`), what could make it fail and the control a holds must
+/// catch (`could_fail`, `control`), its key number (`key`; its `meaning` is prose), the
+/// hypotheses it inherits, a registry hypothesis's requirement and reading (`require`,
+/// `asymptotic`, `reading`, `by_construction`), and a result declared outside the checks (`not_checkable`,
+/// `not_testable`: only that it is declared, its explanation is prose). Everything else of
+/// a scorecard (intro, summary, titles, quotes, remarks, reasons) is written for the reader.
+pub const SCORECARD_JUDGED: &[&str] = &[
+    "checked_by",
+    "could_fail",
+    "control",
+    "key",
+    "hypotheses",
+    "require",
+    "asymptotic",
+    "reading",
+    "by_construction",
+    "not_checkable",
+    "not_testable",
+];
+
+/// The judged fields of a scorecard's text (see [`SCORECARD_JUDGED`]), flattened as
+/// [`judged_fields`] flattens a spec: results by their `result` name, hypotheses by their
+/// `name`. `Err` when the text is not YAML.
+pub fn scorecard_fields(text: &str) -> Result<BTreeMap<String, String>, String> {
+    let all = judged_fields(text)?;
+    let seg = |p: &str| -> Vec<String> {
+        // Split on the dots outside brackets (a result's name may hold a dot: "Eq. 20").
+        let (mut out, mut cur, mut depth) = (Vec::new(), String::new(), 0usize);
+        for ch in p.chars() {
+            match ch {
+                '[' => {
+                    depth += 1;
+                    cur.push(ch)
+                }
+                ']' => {
+                    depth = depth.saturating_sub(1);
+                    cur.push(ch)
+                }
+                '.' if depth == 0 => out.push(std::mem::take(&mut cur)),
+                c => cur.push(c),
+            }
+        }
+        out.push(cur);
+        out.into_iter()
+            .map(|s| s.split('[').next().unwrap_or("").to_string())
+            .collect()
+    };
+    let mut out = BTreeMap::new();
+    for (path, value) in all {
+        let parts = seg(&path);
+        let top = parts.first().map(String::as_str);
+        if !matches!(top, Some("results") | Some("hypotheses")) {
+            continue;
+        }
+        let Some(k) = parts[1..]
+            .iter()
+            .find(|p| SCORECARD_JUDGED.contains(&p.as_str()))
+        else {
+            continue;
+        };
+        if k == "key" && path.ends_with(".meaning") {
+            // What the key number is called on the page: prose (the number itself is
+            // `from` and `value`).
+            continue;
+        }
+        if k == "not_checkable" || k == "not_testable" {
+            // Declared (its explanation is prose): one field per result.
+            let at = path
+                .find(&format!(".{k}"))
+                .map_or(path.len(), |i| i + k.len() + 1);
+            out.insert(path[..at].to_string(), "declared".into());
+            continue;
+        }
+        out.insert(path, value);
+    }
+    Ok(out)
+}
+
 /// One judged field that differs between two states: `old`/`new` is `None` where the
 /// field is absent on that side.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -256,5 +335,31 @@ mod tests {
         assert_eq!(d[0].field, "predictions[p].tolerance");
         assert_eq!(d[0].old.as_deref(), Some("0.25"));
         assert_eq!(d[0].new.as_deref(), Some("0"));
+    }
+
+    const CARD: &str = "paper: x\nsummary: [\"box\"]\nhypotheses:\n  - name: h\n    quote: q\n    require: \"n > d\"\nresults:\n  - result: \"Eq. 20\"\n    title: t\n    claim: c\n    quote: q\n    could_fail: data\n    control: half-noise\n    checked_by:\n      - {claim: a, prediction: p, variant: v}\n    key: {claim: a, prediction: p, variant: v, field: estimate}\n  - result: \"Thm 1\"\n    title: t\n    not_checkable: \"a reason\"\nremarks:\n  - {where: L1, text: r}\n";
+
+    #[test]
+    fn a_scorecard_judges_counting_not_prose() {
+        let f = scorecard_fields(CARD).unwrap();
+        assert_eq!(f["results[Eq. 20].could_fail"], "data");
+        assert_eq!(f["results[Eq. 20].control"], "half-noise");
+        assert_eq!(f["results[Eq. 20].checked_by[0].prediction"], "p");
+        assert_eq!(f["results[Eq. 20].key.field"], "estimate");
+        assert_eq!(f["results[Thm 1].not_checkable"], "declared");
+        assert_eq!(f["hypotheses[h].require"], "n > d");
+        assert!(
+            f.keys().all(|k| !k.contains("title")
+                && k != "results[Eq. 20].claim"
+                && !k.starts_with("remarks")
+                && !k.starts_with("summary")),
+            "{f:?}"
+        );
+        // A reworded reason or box is no change; a control or a declaration is.
+        let same =
+            scorecard_fields(&CARD.replace("a reason", "another").replace("box", "b")).unwrap();
+        assert!(diff(&f, &same).is_empty());
+        let other = scorecard_fields(&CARD.replace("half-noise", "clip-2c")).unwrap();
+        assert_eq!(diff(&f, &other).len(), 1);
     }
 }

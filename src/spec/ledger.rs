@@ -263,11 +263,17 @@ pub fn refusal(claim: &str, changes: &[FieldChange]) -> String {
     } else {
         String::new()
     };
+    // A scorecard's ledger id is `scorecard-<paper>` (how it counts results is judged too).
+    let what = if claim.starts_with("scorecard-") {
+        "scorecard"
+    } else {
+        "claim"
+    };
     format!(
-        "claim `{claim}` has accepted results, and {} of its judged fields changed since \
+        "{what} `{claim}` has accepted results, and {} of its judged fields changed since \
          they were registered (the ledger):{list}{more}\na change after results is an \
          amendment: record it with its reason, `dpclaims accept --amend \"<why>\" {claim}`, \
-         and it is shown on the claim's page and scorecard (or undo the change)",
+         and it is shown on the {what}'s page and scorecard (or undo the change)",
         changes.len()
     )
 }

@@ -322,6 +322,12 @@ fn amendments(o: &ClaimOutcome, s: &mut String) {
             n => n.to_string(),
         }
     );
+    amendments_table(e, s);
+}
+
+/// The table of a ledger entry's amendments (when, fields old → new, reason, verdicts);
+/// nothing when it has none. Shared by claim pages and scorecard details pages.
+pub(crate) fn amendments_table(e: &crate::spec::ledger::Entry, s: &mut String) {
     if e.amendments.is_empty() {
         return;
     }

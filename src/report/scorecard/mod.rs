@@ -187,6 +187,9 @@ pub struct Scorecard {
     pub hypotheses: Vec<HypothesisInfo>,
     pub results: Vec<PaperResult>,
     pub remarks: Vec<Remark>,
+    /// Its registration ledger (how it counts results, and every change to that since),
+    /// attached by the driver that read the baseline; `None` outside the ledger.
+    pub ledger: Option<Box<crate::spec::ledger::Entry>>,
 }
 
 /// What a scorecard page shows of a registry hypothesis.
@@ -423,6 +426,7 @@ pub fn load_file(path: &Path) -> Result<Scorecard, ScorecardError> {
             }
             raw.remarks
         },
+        ledger: None,
     })
 }
 

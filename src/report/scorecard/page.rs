@@ -69,7 +69,8 @@ pub fn details_page(
     outcomes: &[ClaimOutcome],
     kept: &[Kept],
 ) -> String {
-    let md = scorecard_markdown(card, claims, outcomes, kept);
+    let mut md = scorecard_markdown(card, claims, outcomes, kept);
+    scorecard_amendments(card, &mut md);
     let md = md.replacen(
         "# Scorecard — ",
         &format!("[← the scorecard]({}.md)\n\n# Details — ", card.page),
@@ -85,6 +86,37 @@ pub fn details_page(
         ),
         None => md,
     }
+}
+
+/// The heading of a scorecard's own amendments (details page).
+pub(crate) const SCORECARD_AMENDMENTS: &str =
+    "## Changes to this scorecard after registration (amendments)";
+
+/// Every change to how this scorecard counts results after it was registered (which
+/// checks a result reads, what could make it fail, its control, its key number, its
+/// hypotheses, a result declared not checkable or not testable): its ledger entry's
+/// amendments. Nothing outside the ledger.
+fn scorecard_amendments(card: &Scorecard, s: &mut String) {
+    let Some(e) = &card.ledger else {
+        return;
+    };
+    let _ = writeln!(
+        s,
+        "\n{SCORECARD_AMENDMENTS}\n\nRegistered {} ({}). {} since to how this page counts \
+         results (which checks a result reads, what could make it fail and the control it \
+         must catch, its key number, its hypotheses, a result declared not checkable or not \
+         testable), each recorded with its reason in `tests/snapshots/ledger/{}.yaml`. The \
+         claims' own amendments are on their pages.\n",
+        cell(&e.registered.date),
+        cell(&e.registered.commit),
+        match e.amendments.len() {
+            0 => "No change".to_string(),
+            1 => "1 change".to_string(),
+            n => format!("{n} changes"),
+        },
+        card.page
+    );
+    crate::report::claim_page::amendments_table(e, s);
 }
 
 /// The short word of a verdict for the table.
@@ -234,7 +266,11 @@ fn page(
     let _ = writeln!(
         s,
         "**Changed after results:** {n_amended} of {judged} verdicts depend on a change made \
-         after results (†; amendments on each claim page).\n"
+         after results (†; amendments on each claim page){}.\n",
+        match card.ledger.as_ref().map_or(0, |e| e.amendments.len()) {
+            0 => String::new(),
+            n => format!("; this page's counting changed {n} times (details page)"),
+        }
     );
     let _ = writeln!(
         s,
