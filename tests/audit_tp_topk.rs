@@ -119,6 +119,7 @@ fn tp_topk_audit_is_independent_of_thread_count() {
         "2000",
         "--seed",
         "3",
+        "--black-box",
         "--json",
     ];
     let a = dpclaims(&args);

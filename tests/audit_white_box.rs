@@ -130,6 +130,8 @@ fn cli_exit_status_says_whether_the_claim_is_refuted() {
             "rf-dpgd",
             "--engine",
             "direct",
+            "--calibration",
+            "exact",
             "--epsilon",
             "2",
         ])
@@ -140,4 +142,27 @@ fn cli_exit_status_says_whether_the_claim_is_refuted() {
         .output()
         .unwrap();
     assert_eq!(rf.status.code(), Some(1));
+}
+
+/// `audit --system tp-topk` runs the white-box audit by default (the one the scorecard
+/// relies on; the black-box one misses half the noise): the same bytes as `--white-box`.
+#[test]
+fn the_tp_topk_audit_is_white_box_by_default() {
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+            .args(["audit", "--system", "tp-topk", "--epsilon", "2"])
+            .args(["--delta", "1e-5", "--trials", "200", "--json"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let default = run(&[]);
+    let white = run(&["--white-box"]);
+    assert_eq!(default.status.code(), white.status.code());
+    assert_eq!(default.stdout, white.stdout);
+    let black = run(&["--black-box"]);
+    assert_ne!(black.stdout, white.stdout);
+    // White-box options without the white-box audit: refused, named.
+    let bad = run(&["--black-box", "--sampling-rate", "0.5"]);
+    assert_eq!(bad.status.code(), Some(2));
 }

@@ -125,18 +125,23 @@ pub struct AuditArgs {
     pub markdown: Option<std::path::PathBuf>,
     /// tp-topk: audit the real DP-SGD step white-box (every released noisy gradient,
     /// a Dirac gradient canary, the likelihood-ratio statistic; privacy::audit::white_box).
+    /// The default for tp-topk (the audit its scorecard relies on); the flag is kept.
     #[arg(long)]
     pub white_box: bool,
-    /// --white-box: Poisson sampling rate q in (0, 1] (default 1).
-    #[arg(long, requires = "white_box", allow_negative_numbers = true)]
+    /// tp-topk: the black-box canary audit of the final model instead of the white-box
+    /// one. Weaker: it misses half the calibrated noise at eps <= 4.
+    #[arg(long, conflicts_with_all = ["white_box", "sampling_rate", "clip_scale", "null"])]
+    pub black_box: bool,
+    /// White-box tp-topk audit: Poisson sampling rate q in (0, 1] (default 1).
+    #[arg(long, allow_negative_numbers = true)]
     pub sampling_rate: Option<f64>,
-    /// --white-box: the step clips at this multiple of C while its noise stays z C (2:
-    /// the sensitivity off by 2; default 1).
-    #[arg(long, requires = "white_box", allow_negative_numbers = true)]
+    /// White-box tp-topk audit: the step clips at this multiple of C while its noise stays
+    /// z C (2: the sensitivity off by 2; default 1).
+    #[arg(long, allow_negative_numbers = true)]
     pub clip_scale: Option<f64>,
-    /// --white-box: calibrate the noise exactly (Gaussian DP at q = 1, PLD at q < 1)
-    /// instead of with the paper's RDP accountant: the audit's null.
-    #[arg(long, requires = "white_box")]
+    /// White-box tp-topk audit: calibrate the noise exactly (Gaussian DP at q = 1, PLD at
+    /// q < 1) instead of with the paper's RDP accountant: the audit's null.
+    #[arg(long)]
     pub null: bool,
     /// Print one JSON document on stdout.
     #[arg(long)]

@@ -208,7 +208,20 @@ pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         AuditTarget::External => return super::external::audit(args),
         AuditTarget::Builtin(s) => s,
     };
-    if args.white_box {
+    // tp-topk is audited white-box unless --black-box asks for the weaker audit.
+    let white_box = args.white_box || (system == audit::AuditSystem::TpTopk && !args.black_box);
+    if !white_box && (args.sampling_rate.is_some() || args.clip_scale.is_some() || args.null) {
+        anyhow::bail!(
+            "--sampling-rate, --clip-scale and --null apply to the white-box tp-topk audit \
+             (--system tp-topk)"
+        );
+    }
+    if args.black_box && system != audit::AuditSystem::TpTopk {
+        anyhow::bail!(
+            "--black-box applies to --system tp-topk (the other systems' audits are one kind)"
+        );
+    }
+    if white_box {
         if system != audit::AuditSystem::TpTopk {
             anyhow::bail!("--white-box applies to --system tp-topk (rf-dpgd: --engine direct)");
         }

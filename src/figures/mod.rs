@@ -316,8 +316,9 @@ fn markdown(cfg: &Fig2Config, res: &Fig2Results, collapse: &[(usize, f64, f64, f
         s,
         "## Panel 1: test loss vs p\n\neps = {}, eta = 1/p. At each p the DP-GD cell with the lowest \
          mean test loss over {} seeds is selected from c_clip in {:?} x c_time in {:?} \
-         (T = int(c_time d)); selection is on the test loss itself, as in the figure (an optimistic \
-         choice; every searched cell is in `fig2-loss-vs-p-grid.csv`). min-norm is pinv(Phi) y (Eq. 9).\n",
+         (T = int(c_time d)); selection is on the test loss itself, where the paper selects on \
+         validation performance (Sec. 3.2, L149): an optimistic choice for DP-GD (every searched \
+         cell is in `fig2-loss-vs-p-grid.csv`). min-norm is pinv(Phi) y (Eq. 9).\n",
         cfg.eps_p, cfg.seeds, cfg.grid_clip, cfg.grid_time
     );
     let _ = writeln!(

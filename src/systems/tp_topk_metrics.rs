@@ -165,6 +165,11 @@ pub(super) const EXACT: &[&str] = &[
     "gap_first",
     "gap_last",
     "ba_residual",
+    "topk_auc_lead",
+    "topk_ba_lead",
+    "auc_margin_ratio",
+    "ba_margin_ratio",
+    "sparse_se_gain",
 ];
 
 pub(super) const METRICS: &[MetricInfo] = &[
@@ -292,6 +297,11 @@ pub(super) const METRICS: &[MetricInfo] = &[
     m("gap_first", "printed-table (Table 3): the gap at r = 0.2"),
     m("gap_last", "printed-table (Table 3): the gap at r = 0.8"),
     m("ba_residual", "printed-table (Table 5): |BA - (Se + Sp)/2| of a row"),
+    m("topk_auc_lead", "printed-table (Table 5's sentences): TP-TopK's AUC minus the best other DP method's"),
+    m("topk_ba_lead", "printed-table (Table 5's sentences): TP-TopK's balanced accuracy minus the best other DP method's"),
+    m("auc_margin_ratio", "printed-table (Table 5's sentences): (Non-DP - TP-TopK AUC) / (Non-DP - DP Full AUC)"),
+    m("ba_margin_ratio", "printed-table (Table 5's sentences): (Non-DP - TP-TopK BA) / (Non-DP - DP Full BA)"),
+    m("sparse_se_gain", "printed-table (Table 5's sentences): min(Se TP-Rand, Se TP-TopK) - Se DP Full"),
     m("support_miss_mc", "misranking: Monte Carlo share of set_trials draws in which the top set_k of set_p scores (set_k coordinates at g_i, the rest at g_j) is not the oracle support (the union bound after Prop. 5.3)"),
     m("support_miss_mc_se", "misranking: binomial standard error of support_miss_mc"),
     m("score_bias_z", "misranking: (mean of the Monte Carlo scores s_j - g_j^2) / its standard error, the larger |z| of the two coordinates (Lemma 5.2)"),

@@ -8,6 +8,15 @@
 //! * Table 5 (Sec. 7.5, L199-L204): one row's `sensitivity`, `specificity`,
 //!   `balanced_accuracy`; `ba_residual = |BA - (Se + Sp)/2|` (balanced accuracy is the
 //!   mean of sensitivity and specificity).
+//! * Table 5's sentences (Sec. 7.5, L199): the whole table, `auc_<row>`, `ba_<row>`,
+//!   `se_<row>` for rows `nondp`, `dpfull`, `rand`, `topk`: `topk_auc_lead` and
+//!   `topk_ba_lead` (TP-TopK's AUC and balanced accuracy minus the best other DP row's:
+//!   > 0 when TP-TopK has "the highest AUC and balanced accuracy among DP methods"),
+//!   `auc_margin_ratio` and `ba_margin_ratio` (Non-DP - TP-TopK over Non-DP - DP Full: < 1
+//!   when "the margin over TP-TopK is ... smaller than the gap between Non-DP and full
+//!   DP-SGD"), and `sparse_se_gain` (the smaller sensitivity of TP-Rand and TP-TopK minus
+//!   DP Full's: > 0 when the coordinate-sparse methods "recover minority-class
+//!   sensitivity").
 use super::{SystemError, UnitInput};
 use std::collections::BTreeMap;
 
@@ -32,9 +41,30 @@ pub(super) fn run(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemError> {
         let ba = u.var("balanced_accuracy")?;
         out.insert("ba_residual".into(), (ba - (se + sp) / 2.0).abs());
     }
+    if u.vars.contains_key("auc_topk") {
+        let v = |name: &str| u.var(name);
+        let (auc_n, auc_f, auc_r, auc_t) = (
+            v("auc_nondp")?,
+            v("auc_dpfull")?,
+            v("auc_rand")?,
+            v("auc_topk")?,
+        );
+        let (ba_n, ba_f, ba_r, ba_t) = (
+            v("ba_nondp")?,
+            v("ba_dpfull")?,
+            v("ba_rand")?,
+            v("ba_topk")?,
+        );
+        let (se_f, se_r, se_t) = (v("se_dpfull")?, v("se_rand")?, v("se_topk")?);
+        out.insert("topk_auc_lead".into(), auc_t - auc_f.max(auc_r));
+        out.insert("topk_ba_lead".into(), ba_t - ba_f.max(ba_r));
+        out.insert("auc_margin_ratio".into(), (auc_n - auc_t) / (auc_n - auc_f));
+        out.insert("ba_margin_ratio".into(), (ba_n - ba_t) / (ba_n - ba_f));
+        out.insert("sparse_se_gain".into(), se_r.min(se_t) - se_f);
+    }
     if out.is_empty() {
         return Err(SystemError::Invalid(
-            "printed-table: give rand_1..4 and topk_1..4 (Table 3) or sensitivity, specificity and balanced_accuracy (Table 5)".into(),
+            "printed-table: give rand_1..4 and topk_1..4 (Table 3), sensitivity, specificity and balanced_accuracy (a Table 5 row) or auc_, ba_, se_ of the rows nondp, dpfull, rand, topk (Table 5's sentences)".into(),
         ));
     }
     Ok(out)

@@ -72,6 +72,10 @@ pub struct Remark {
     pub location: String,
     pub text: String,
     pub derivation: String,
+    /// The remark in at most [`page::MAX_REMARK_WORDS`] words, for the short page, when
+    /// the first sentence of `text` is longer (the short page never cuts a sentence).
+    #[serde(default)]
+    pub short: Option<String>,
 }
 
 /// Why a result cannot be judged at feasible sizes, quantitatively: the quantity that
@@ -422,6 +426,33 @@ pub fn load_file(path: &Path) -> Result<Scorecard, ScorecardError> {
                          `text`, `derivation`, none empty)"
                             .into(),
                     ));
+                }
+                let first = found::first_sentence(m.text.trim());
+                let n = first.split_whitespace().count();
+                match &m.short {
+                    Some(sh) if sh.split_whitespace().count() > page::MAX_REMARK_WORDS => {
+                        return Err(at(
+                            format!("remarks[{i}].short"),
+                            format!(
+                                "`short` is {} words: the short page shows at most {}",
+                                sh.split_whitespace().count(),
+                                page::MAX_REMARK_WORDS
+                            ),
+                        ))
+                    }
+                    None if n > page::MAX_REMARK_WORDS => {
+                        return Err(at(
+                            format!("remarks[{i}]"),
+                            format!(
+                                "the remark's first sentence is {n} words and the short page \
+                                 shows at most {}: add `short:`, the remark in at most {} words \
+                                 (the page never cuts a sentence; the details page has it in full)",
+                                page::MAX_REMARK_WORDS,
+                                page::MAX_REMARK_WORDS
+                            ),
+                        ))
+                    }
+                    _ => {}
                 }
             }
             raw.remarks

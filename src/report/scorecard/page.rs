@@ -158,8 +158,9 @@ fn why_not(r: &PaperResult, sec: Section) -> Option<String> {
     why_cut(r, sec).map(|w| words(&w, MAX_WHY_WORDS))
 }
 
-/// Words of a remark on the short page (in full on the details page).
-const MAX_REMARK_WORDS: usize = 18;
+/// Words of a remark on the short page (in full on the details page): its first sentence,
+/// or its `short` line when that sentence is longer.
+pub(crate) const MAX_REMARK_WORDS: usize = 18;
 
 /// Words of a "not judged" sentence cut from a longer text.
 const MAX_WHY_WORDS: usize = 30;
@@ -325,7 +326,10 @@ fn page(
                 s,
                 "- **{}.** {}",
                 m.location.trim().trim_end_matches('.'),
-                capital(&words(&first_sentence(m.text.trim()), MAX_REMARK_WORDS))
+                capital(&match &m.short {
+                    Some(sh) => sh.split_whitespace().collect::<Vec<_>>().join(" "),
+                    None => words(&first_sentence(m.text.trim()), MAX_REMARK_WORDS),
+                })
             );
         }
         let _ = writeln!(
