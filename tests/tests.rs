@@ -38,6 +38,7 @@ mod hardening3_terminal;
 mod hardening3_util;
 mod hardening3_yaml;
 mod hardening4_cache;
+mod hardening4_init;
 mod hardening4_markup;
 mod hardening4_outputs;
 mod hostile;

@@ -160,9 +160,12 @@ pub fn guard(outputs: &[Output<'_>], mut inputs: Vec<Input>) -> anyhow::Result<(
 }
 
 /// The files git tracks in the checkout that holds the working directory — the
-/// project's sources, specs, registries, snapshots and docs — minus its generated
-/// `reports/` (what the report-writing commands replace). Outside a checkout, or
-/// without git, none: the check is skipped silently.
+/// project's sources, specs, registries, snapshots and docs — minus the generated
+/// report sets the report-writing commands replace: the repository's `reports/` and
+/// the project's own (`<project root>/reports`, issue 58: a project made by
+/// `dpclaims init` in a subdirectory of a repository, whose root is not the
+/// repository's). Outside a checkout, or without git, none: the check is skipped
+/// silently.
 pub fn tracked() -> Vec<Input> {
     use std::os::unix::ffi::OsStrExt as _;
     let git = |dir: Option<&Path>, args: &[&str]| -> Option<Vec<u8>> {
@@ -188,11 +191,17 @@ pub fn tracked() -> Vec<Input> {
     let Some(list) = git(Some(&top), &["ls-files", "-z"]) else {
         return Vec::new();
     };
+    // `git ls-files` names paths relative to the repository's top; the project's
+    // reports are compared as absolute paths, resolved as git resolves its top.
+    let generated = [
+        top.join("reports"),
+        resolve(&crate::project::path("reports")),
+    ];
     list.split(|b| *b == 0)
         .filter(|p| !p.is_empty())
-        .map(|p| Path::new(std::ffi::OsStr::from_bytes(p)))
-        .filter(|p| !p.starts_with("reports"))
-        .map(|p| Input::new("the tracked file", top.join(p)))
+        .map(|p| top.join(Path::new(std::ffi::OsStr::from_bytes(p))))
+        .filter(|p| !generated.iter().any(|g| p.starts_with(g)))
+        .map(|p| Input::new("the tracked file", p))
         .collect()
 }
 

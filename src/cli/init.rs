@@ -6,24 +6,28 @@ use std::process::ExitCode;
 #[derive(Args, Debug)]
 pub struct InitArgs {
     /// The project's directory (created when missing; default: the current one). A
-    /// directory that is already a project, or holds a file init would write, is refused.
+    /// directory that is already a project, holds a file init would write, or a symbolic
+    /// link where init would write, is refused; a failure midway leaves it as it was.
     #[arg(default_value = ".")]
     pub dir: PathBuf,
 }
 
 pub fn run(a: &InitArgs) -> anyhow::Result<ExitCode> {
     let written = crate::project::init::init(&a.dir)?;
+    // Every path through `shown_path`: a name with a newline or an escape sequence stays
+    // on its line and does not drive the terminal (issue 58).
+    let shown = crate::report::shown_path;
     println!(
         "created a dpclaims project in {} ({} files):",
-        a.dir.display(),
+        shown(&a.dir),
         written.len()
     );
     for f in &written {
-        println!("  {}", f.display());
+        println!("  {}", shown(f));
     }
     println!("next (the example core needs python3 with numpy):");
     if a.dir != std::path::Path::new(".") {
-        println!("  cd {}", a.dir.display());
+        println!("  cd {}", shown(&a.dir));
     }
     println!("  dpclaims check       # every spec, every error, TODO placeholders");
     println!("  dpclaims run         # run the example claim, judge it, write reports/");

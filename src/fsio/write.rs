@@ -183,6 +183,46 @@ fn create_temporary(dir: &Path, name: &str) -> io::Result<(PathBuf, std::fs::Fil
     Err(last.unwrap_or_else(|| io::Error::other("no temporary name")))
 }
 
+/// Renames `from` to `to` (a file or a whole directory tree, on one file system) only
+/// when nothing is at `to`: `renameat2(RENAME_NOREPLACE)` on Linux, so a file or an
+/// empty directory created at `to` meanwhile is never replaced (`rename(2)` would replace
+/// both); `AlreadyExists` then. Where the flag is not supported (an old kernel, a file
+/// system without it, another system), `to` is checked just before a plain rename.
+pub fn rename_new(from: &Path, to: &Path) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::ffi::OsStrExt as _;
+        let c = |p: &Path| {
+            std::ffi::CString::new(p.as_os_str().as_bytes())
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
+        };
+        let (a, b) = (c(from)?, c(to)?);
+        // SAFETY: two NUL-terminated paths that outlive the call; the raw syscall avoids
+        // depending on the libc version exporting the wrapper.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_renameat2,
+                libc::AT_FDCWD,
+                a.as_ptr(),
+                libc::AT_FDCWD,
+                b.as_ptr(),
+                libc::RENAME_NOREPLACE,
+            )
+        };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if !matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) {
+            return Err(e);
+        }
+    }
+    if std::fs::symlink_metadata(to).is_ok() {
+        return Err(io::Error::from(io::ErrorKind::AlreadyExists));
+    }
+    std::fs::rename(from, to)
+}
+
 /// 64 unpredictable bits: std's `RandomState` keys come from the operating system's
 /// random source; the counter, time and pid make every call differ.
 pub fn random_u64() -> u64 {
@@ -235,6 +275,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let e = write_atomic(dir.path(), b"x").unwrap_err();
         assert!(e.to_string().contains("a directory"), "{e}");
+    }
+
+    #[test]
+    fn rename_new_never_replaces() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (d.path().join("a"), d.path().join("b"));
+        std::fs::create_dir(&a).unwrap();
+        std::fs::write(a.join("f"), b"x").unwrap();
+        // An empty directory at the destination: rename(2) would replace it.
+        std::fs::create_dir(&b).unwrap();
+        let e = rename_new(&a, &b).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists, "{e}");
+        assert!(a.join("f").is_file() && std::fs::read_dir(&b).unwrap().count() == 0);
+        std::fs::remove_dir(&b).unwrap();
+        rename_new(&a, &b).unwrap();
+        assert!(b.join("f").is_file() && !a.exists());
     }
 
     #[test]

@@ -1,10 +1,32 @@
-//! `dpclaims init [DIR]`: a project of one's own ([`super::templates`]). It refuses a
-//! directory that is already a project (it holds [`super::MARKER`]) and never replaces
-//! a file: when any file it would write exists, it writes nothing.
+//! `dpclaims init [DIR]`: a project of one's own ([`super::templates`]), all or nothing
+//! (issue 58, item 5).
+//!
+//! 1. **Checked first.** A directory that is already a project (it holds
+//!    [`super::MARKER`]) is refused; so is any path init would write that exists (a
+//!    file, or a plain file where init makes a directory, such as a file named `core`),
+//!    and any symbolic link among the components of those paths below `DIR` (`claims`
+//!    linked elsewhere would be written through, outside the project). Each is exit 2
+//!    naming the paths, with nothing written.
+//! 2. **Written aside.** The whole project is written into a staging directory
+//!    `.dpclaims-init-<random>` on the same file system: in `DIR` when it exists (its
+//!    parent may not be writable, or be another file system), else in its nearest
+//!    existing ancestor. This thread owns it ([`crate::fsio::temps::own`]): a signal
+//!    waits for it, and it stops at the next file.
+//! 3. **Moved into place.** A `DIR` that did not exist appears in one rename, whole. Into
+//!    an existing `DIR` each new entry is renamed in ([`crate::fsio::write::rename_new`]:
+//!    never over a file created meanwhile), into the directories already there (`docs/`)
+//!    file by file, the marker last.
+//!
+//! On any failure (a full disk, a file created meanwhile, a signal) what was moved in
+//! is removed again and the staging directory with it: `DIR` is left as it was, and a
+//! retry is not told "already a dpclaims project".
 use super::templates::{FILES, SCHEMA};
-use std::path::{Path, PathBuf};
+use crate::spec::echo::escape_controls;
+use std::io;
+use std::path::{Component, Path, PathBuf};
 
-/// Why a project could not be created (the CLI exits 2 with this message).
+/// Why a project could not be created (the CLI exits 2 with this message). Paths are
+/// shown with their control characters escaped.
 #[derive(Debug, thiserror::Error)]
 pub enum InitError {
     #[error(
@@ -15,13 +37,25 @@ pub enum InitError {
     AlreadyAProject(String),
     #[error("{dir} holds {which} already: nothing written (init never replaces a file; choose an empty directory)")]
     WouldOverwrite { dir: String, which: String },
+    #[error(
+        "{0} is a symbolic link where init would write: nothing written (init never \
+         writes through a link, which may lead outside the project; remove the link)"
+    )]
+    Link(String),
     #[error("{0} is not a directory: nothing written")]
     NotADirectory(String),
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}: {source}; {left}")]
     Io {
         path: String,
-        source: std::io::Error,
+        source: io::Error,
+        /// What the failure left: "nothing written" once everything was removed again.
+        left: String,
     },
+}
+
+/// A path as shown in a message: its control characters escaped.
+fn shown(p: &Path) -> String {
+    escape_controls(&p.display().to_string()).into_owned()
 }
 
 /// The files written, relative to the project's root, in order.
@@ -35,64 +69,244 @@ pub fn files() -> Vec<&'static str> {
 
 /// Creates the project in `dir` (created when missing); returns the files written.
 pub fn init(dir: &Path) -> Result<Vec<PathBuf>, InitError> {
-    let shown = dir.display().to_string();
-    if dir.symlink_metadata().is_ok() && !dir.is_dir() {
-        return Err(InitError::NotADirectory(shown));
-    }
-    if dir.join(super::MARKER).symlink_metadata().is_ok() {
-        return Err(InitError::AlreadyAProject(shown));
-    }
-    let existing: Vec<&str> = files()
-        .into_iter()
-        .filter(|f| dir.join(f).symlink_metadata().is_ok())
-        .collect();
-    if !existing.is_empty() {
-        return Err(InitError::WouldOverwrite {
-            dir: shown,
-            which: existing.join(", "),
-        });
+    let (base, missing) = existing_base(dir)?;
+    if missing.is_empty() {
+        if dir.join(super::MARKER).symlink_metadata().is_ok() {
+            return Err(InitError::AlreadyAProject(shown(dir)));
+        }
+        check_paths(dir)?;
     }
     let name = project_name(dir);
     let schema = crate::spec::schema::claim_schema_json() + "\n";
-    let mut written = Vec::new();
-    let all = FILES
+    let all: Vec<(&str, String)> = FILES
         .iter()
         .map(|(p, t)| (*p, t.replace("{{name}}", &name)))
-        .chain(std::iter::once((SCHEMA, schema)));
-    for (rel, text) in all {
-        let path = dir.join(rel);
-        write_new(&path, &text)?;
-        written.push(path);
-    }
-    Ok(written)
-}
-
-/// The directory's name, as the project's name (`my-project` when it has none).
-fn project_name(dir: &Path) -> String {
-    let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-    abs.file_name()
-        .map(|n| n.to_string_lossy().replace(['"', '\\'], ""))
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| "my-project".into())
-}
-
-/// Writes a new file (its directory created), never replacing one, even one created
-/// since the check.
-fn write_new(path: &Path, text: &str) -> Result<(), InitError> {
-    use std::io::Write as _;
-    let io = |source| InitError::Io {
-        path: path.display().to_string(),
+        .chain(std::iter::once((SCHEMA, schema)))
+        .collect();
+    let io_err = |path: &Path, source| InitError::Io {
+        path: shown(path),
         source,
+        left: "nothing written".into(),
     };
+    // The staging directory: in `dir` when it exists, else beside the first missing
+    // component (in `base`); this thread its one owner.
+    let stage = base.join(format!(
+        ".dpclaims-init-{:016x}",
+        crate::fsio::write::random_u64()
+    ));
+    let owned = crate::fsio::temps::own(&stage).map_err(|e| io_err(&stage, e))?;
+    std::fs::create_dir(&stage).map_err(|e| io_err(&base, e))?;
+    let root: PathBuf = missing.iter().fold(stage.clone(), |p, c| p.join(c));
+    let result = write_all(&root, &all).and_then(|()| {
+        if let Some(first) = missing.first() {
+            step(&stage)?;
+            crate::fsio::write::rename_new(&stage.join(first), &base.join(first))
+                .map_err(|e| (base.join(first), e))
+        } else {
+            move_in(&stage, dir)
+        }
+    });
+    let cleaned = crate::fsio::remove::remove_tree(&stage);
+    drop(owned);
+    match (result, cleaned) {
+        (Ok(()), _) => Ok(all.iter().map(|(rel, _)| dir.join(rel)).collect()),
+        (Err((path, source)), cleaned) => Err(InitError::Io {
+            path: shown(&path),
+            source,
+            left: match cleaned {
+                Ok(()) => "nothing written".into(),
+                Err(e) => format!(
+                    "nothing written, but the staging directory {} could not be removed: {e}",
+                    shown(&stage)
+                ),
+            },
+        }),
+    }
+}
+
+/// `dir`'s nearest existing ancestor (itself when it exists) and the components below
+/// it that init creates. An existing `dir` (or ancestor) that is not a directory is
+/// refused; a link to a directory is followed (the user named it).
+fn existing_base(dir: &Path) -> Result<(PathBuf, Vec<std::ffi::OsString>), InitError> {
+    let mut base = dir.to_path_buf();
+    let mut missing = Vec::new();
+    loop {
+        if base.as_os_str().is_empty() {
+            base = PathBuf::from(".");
+        }
+        match base.symlink_metadata() {
+            Ok(_) if base.is_dir() => break,
+            Ok(_) => return Err(InitError::NotADirectory(shown(&base))),
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                return Err(InitError::Io {
+                    path: shown(&base),
+                    source: e,
+                    left: "nothing written".into(),
+                })
+            }
+            Err(e) => {
+                let last = base.components().next_back();
+                let (Some(Component::Normal(name)), Some(parent)) = (last, base.parent()) else {
+                    return Err(InitError::Io {
+                        path: shown(dir),
+                        source: e,
+                        left: "nothing written".into(),
+                    });
+                };
+                missing.push(name.to_os_string());
+                base = parent.to_path_buf();
+            }
+        }
+    }
+    missing.reverse();
+    Ok((base, missing))
+}
+
+/// Step 1 of the module docs for an existing `dir`: no link among the components below
+/// `dir` of a path init writes, none of those paths there already.
+fn check_paths(dir: &Path) -> Result<(), InitError> {
+    let mut links = std::collections::BTreeSet::new();
+    let mut taken = std::collections::BTreeSet::new();
+    for rel in files() {
+        let parts: Vec<Component> = Path::new(rel).components().collect();
+        let mut p = dir.to_path_buf();
+        for (i, c) in parts.iter().enumerate() {
+            p.push(c);
+            let rel_here: PathBuf = parts[..=i].iter().collect();
+            let m = match p.symlink_metadata() {
+                Ok(m) => m,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => break,
+                Err(e) => {
+                    return Err(InitError::Io {
+                        path: shown(&p),
+                        source: e,
+                        left: "nothing written".into(),
+                    })
+                }
+            };
+            if m.file_type().is_symlink() {
+                links.insert(p.clone());
+                break;
+            }
+            if i + 1 == parts.len() {
+                taken.insert(shown(&rel_here));
+            } else if !m.is_dir() {
+                taken.insert(format!(
+                    "{} ({}, where init makes a directory)",
+                    shown(&rel_here),
+                    crate::fsio::describe(m.file_type())
+                ));
+                break;
+            }
+        }
+    }
+    if !links.is_empty() {
+        let all: Vec<String> = links.iter().map(|p| shown(p)).collect();
+        return Err(InitError::Link(all.join(", ")));
+    }
+    if !taken.is_empty() {
+        return Err(InitError::WouldOverwrite {
+            dir: shown(dir),
+            which: taken.into_iter().collect::<Vec<_>>().join(", "),
+        });
+    }
+    Ok(())
+}
+
+/// A step boundary: a signal's stop abandons the init here.
+fn step(at: &Path) -> Result<(), (PathBuf, io::Error)> {
+    if crate::fsio::temps::stopping() {
+        return Err((at.to_path_buf(), crate::fsio::temps::stopped_error()));
+    }
+    Ok(())
+}
+
+/// Writes every file under `root` (the staging directory's copy of the project).
+fn write_all(root: &Path, all: &[(&str, String)]) -> Result<(), (PathBuf, io::Error)> {
+    for (rel, text) in all {
+        step(root)?;
+        let path = root.join(rel);
+        write_new(&path, text).map_err(|e| (path, e))?;
+    }
+    Ok(())
+}
+
+/// Writes a new file (its directory created), never replacing one.
+fn write_new(path: &Path, text: &str) -> io::Result<()> {
+    use std::io::Write as _;
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(io)?;
+        std::fs::create_dir_all(parent)?;
     }
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .open(path)
-        .map_err(io)?;
-    f.write_all(text.as_bytes()).map_err(io)
+        .open(path)?;
+    f.write_all(text.as_bytes())
+}
+
+/// Step 3 of the module docs into an existing `dir`; on a failure every entry moved in
+/// is removed again (`dir` as it was) and the failure returned.
+fn move_in(stage: &Path, dir: &Path) -> Result<(), (PathBuf, io::Error)> {
+    let mut moved = Vec::new();
+    let r = move_tree(stage, dir, Path::new(""), &mut moved);
+    if r.is_err() {
+        for p in moved.iter().rev() {
+            let _ = crate::fsio::remove::remove_tree(p);
+        }
+    }
+    r
+}
+
+/// Moves the entries of `stage/rel` to `dir/rel`: renamed whole where `dir` has none,
+/// merged into a directory `dir` has; the marker last. Records what it moved.
+fn move_tree(
+    stage: &Path,
+    dir: &Path,
+    rel: &Path,
+    moved: &mut Vec<PathBuf>,
+) -> Result<(), (PathBuf, io::Error)> {
+    let from_dir = stage.join(rel);
+    let read = |e| (from_dir.clone(), e);
+    let mut names: Vec<std::ffi::OsString> = std::fs::read_dir(&from_dir)
+        .map_err(read)?
+        .map(|e| e.map(|e| e.file_name()))
+        .collect::<io::Result<_>>()
+        .map_err(read)?;
+    names.sort();
+    names.sort_by_key(|n| n == super::MARKER);
+    for name in names {
+        let r = rel.join(&name);
+        let (from, to) = (stage.join(&r), dir.join(&r));
+        step(&to)?;
+        match to.symlink_metadata() {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                crate::fsio::write::rename_new(&from, &to).map_err(|e| (to.clone(), e))?;
+                moved.push(to);
+            }
+            Ok(m) if m.is_dir() && from.symlink_metadata().is_ok_and(|f| f.is_dir()) => {
+                move_tree(stage, dir, &r, moved)?;
+            }
+            Ok(_) => return Err((to, io::Error::from(io::ErrorKind::AlreadyExists))),
+            Err(e) => return Err((to, e)),
+        }
+    }
+    Ok(())
+}
+
+/// The directory's name, as the project's name (`my-project` when it has none),
+/// without the characters that would break out of the TOML string or the README's
+/// heading (quotes, backslashes, control characters, newlines included).
+fn project_name(dir: &Path) -> String {
+    let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    abs.file_name()
+        .map(|n| {
+            n.to_string_lossy()
+                .chars()
+                .filter(|c| !matches!(c, '"' | '\\') && !crate::spec::echo::is_terminal_control(*c))
+                .collect::<String>()
+        })
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| "my-project".into())
 }
 
 #[cfg(test)]
@@ -125,5 +339,81 @@ mod tests {
             "mine"
         );
         assert!(!other.join(crate::project::MARKER).exists());
+        // No staging directory is left anywhere.
+        for p in [d.path(), &dir, &other] {
+            let left: Vec<_> = std::fs::read_dir(p)
+                .unwrap()
+                .flatten()
+                .filter(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with(".dpclaims-init")
+                })
+                .collect();
+            assert!(left.is_empty(), "{left:?}");
+        }
+    }
+
+    #[test]
+    fn a_move_that_fails_midway_takes_back_what_it_moved() {
+        // The staging copy of a project, moved into a directory where `b` appeared
+        // after the check: `a` (moved first) is removed again, the marker never moved.
+        let d = tempfile::tempdir().unwrap();
+        let (stage, dir) = (d.path().join("stage"), d.path().join("dir"));
+        for rel in ["a/x", "b", "docs/s.json", crate::project::MARKER] {
+            write_new(&stage.join(rel), "new").unwrap();
+        }
+        std::fs::create_dir_all(dir.join("docs")).unwrap();
+        std::fs::write(dir.join("docs/mine"), "mine").unwrap();
+        std::fs::write(dir.join("b"), "mine").unwrap();
+        let (at, e) = move_in(&stage, &dir).unwrap_err();
+        assert_eq!(
+            (at, e.kind()),
+            (dir.join("b"), io::ErrorKind::AlreadyExists)
+        );
+        let mut left: Vec<String> = walk(&dir);
+        left.sort();
+        assert_eq!(left, ["b", "docs", "docs/mine"]);
+        assert_eq!(std::fs::read_to_string(dir.join("b")).unwrap(), "mine");
+        // Without the obstacle, everything is moved, the existing `docs/` merged into.
+        std::fs::remove_file(dir.join("b")).unwrap();
+        let stage2 = d.path().join("stage2");
+        for rel in ["a/x", "b", "docs/s.json", crate::project::MARKER] {
+            write_new(&stage2.join(rel), "new").unwrap();
+        }
+        move_in(&stage2, &dir).unwrap();
+        let mut all = walk(&dir);
+        all.sort();
+        assert_eq!(
+            all,
+            [
+                "a",
+                "a/x",
+                "b",
+                "docs",
+                "docs/mine",
+                "docs/s.json",
+                crate::project::MARKER
+            ]
+        );
+    }
+
+    fn walk(dir: &Path) -> Vec<String> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.file_type().unwrap().is_dir() {
+                out.extend(walk(&e.path()).into_iter().map(|s| format!("{name}/{s}")));
+            }
+            out.push(name);
+        }
+        out
+    }
+
+    #[test]
+    fn the_name_in_the_files_has_no_control_character() {
+        let n = project_name(Path::new("/tmp/a\nb\"c\\d\u{1b}[31m"));
+        assert_eq!(n, "abcd[31m");
+        assert_eq!(project_name(Path::new("/tmp/\n")), "my-project");
     }
 }

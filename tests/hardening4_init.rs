@@ -1,0 +1,236 @@
+//! Issue 58, item 5: `dpclaims init` all or nothing (src/project/init.rs). A project made
+//! in a subdirectory of a git repository rewrites its committed reports (its root is not
+//! the repository's: src/cli/alias.rs `tracked`); an init that fails midway — a plain
+//! file where it makes a directory, a full disk (a file-size limit, which holds for root
+//! too) — leaves the directory exactly as it was, and a retry is not told "already a
+//! dpclaims project"; a symbolic link where init writes is refused with nothing written;
+//! control characters in the name are escaped on output. Every case runs under a hang
+//! guard (`hardening3_util::wait`), checks the exit status and the message, and that
+//! nothing outside the target directory changed (for a failure: nothing at all).
+use super::hardening3_util::{cmd, digest, exit2, run, wait, Out, DEADLINE};
+use std::path::Path;
+use std::process::Command;
+
+/// A git command in `dir` under the tests' fixed identity; it must succeed.
+fn git(dir: &Path, args: &[&str]) {
+    let o = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git");
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn tools() -> bool {
+    let ok = |c: &str, a: &[&str]| {
+        Command::new(c)
+            .args(a)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    ok("git", &["--version"]) && ok("python3", &["-c", "import numpy"])
+}
+
+/// No staging directory of init left in `dir`.
+fn no_staging_left(dir: &Path) {
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            assert!(!n.starts_with(".dpclaims-init"), "left behind: {n}");
+        }
+    }
+}
+
+fn ok(o: &Out) {
+    assert_eq!(
+        o.code,
+        Some(0),
+        "stdout:\n{}\nstderr:\n{}",
+        o.stdout,
+        o.stderr
+    );
+}
+
+/// (a) `init sub/proj` in a repository, run, commit, run again: exit 0 and the committed
+/// reports rewritten (a tampered committed SUMMARY.md is the run's again); nothing outside
+/// the project changed.
+#[test]
+fn a_project_in_a_git_subdirectory_rewrites_its_committed_reports() {
+    if !tools() {
+        eprintln!("SKIPPED: git, or python3 with numpy (the example core), is not available");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path();
+    git(repo, &["init", "-q", "."]);
+    std::fs::write(repo.join("outside.txt"), "the repository's own file\n").unwrap();
+    ok(&run(repo, &["init", "sub/proj"]));
+    let proj = repo.join("sub/proj");
+    ok(&run(&proj, &["run"]));
+    let summary = proj.join("reports/SUMMARY.md");
+    let first = std::fs::read(&summary).unwrap();
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "first run"]);
+    // A committed report that is not the run's: the next run must replace it.
+    std::fs::write(&summary, "tampered\n").unwrap();
+    git(repo, &["commit", "-q", "-a", "-m", "tampered"]);
+    let outside = digest(repo, &["sub/proj", ".git"]);
+    let o = run(&proj, &["run"]);
+    ok(&o);
+    assert!(!o.stderr.contains("tracked file"), "{}", o.stderr);
+    assert_eq!(
+        std::fs::read(&summary).unwrap(),
+        first,
+        "reports not rewritten"
+    );
+    assert_eq!(digest(repo, &["sub/proj", ".git"]), outside);
+    // The guard still holds for the project's other tracked files: `--out core` (its
+    // committed core) is refused.
+    let o = run(&proj, &["run", "--out", "core"]);
+    exit2(&o, &["holds the tracked file", "sub/proj/core/"]);
+}
+
+/// (b) A failure midway, twice: a plain file named `core` (found before anything is
+/// written), and a full disk (`ulimit -f`: the fourth file of the project fails with
+/// EFBIG after three were written). Each time the directory tree and bytes are exactly
+/// as before, no staging directory is left, and the retry (obstacle gone) succeeds.
+#[test]
+fn an_init_that_fails_midway_leaves_the_directory_as_it_was() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("p");
+    std::fs::create_dir_all(p.join("docs")).unwrap();
+    std::fs::write(p.join("notes.txt"), "mine\n").unwrap();
+    std::fs::write(p.join("docs/mine.md"), "mine\n").unwrap();
+    std::fs::write(p.join("core"), "a plain file\n").unwrap();
+    let before = digest(d.path(), &[]);
+    let o = run(d.path(), &["init", "p"]);
+    exit2(
+        &o,
+        &[
+            "p holds core (a regular file, where init makes a directory)",
+            "nothing written",
+        ],
+    );
+    assert_eq!(digest(d.path(), &[]), before);
+    no_staging_left(&p);
+
+    // A full disk, into the existing directory (the obstacle gone) and into a new one.
+    std::fs::remove_file(p.join("core")).unwrap();
+    let before = digest(d.path(), &[]);
+    for target in ["p", "new/q"] {
+        let mut c = cmd(d.path(), &["init", target]);
+        // SAFETY: setrlimit is async-signal-safe; called in the child before exec.
+        unsafe {
+            use std::os::unix::process::CommandExt as _;
+            c.pre_exec(|| {
+                let lim = libc::rlimit {
+                    rlim_cur: 2048,
+                    rlim_max: 2048,
+                };
+                if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let o = wait(c.spawn().unwrap(), DEADLINE);
+        exit2(&o, &["cannot write", "nothing written"]);
+        assert!(o.stderr.contains("too large"), "{}", o.stderr);
+        assert_eq!(digest(d.path(), &[]), before, "{target}");
+        no_staging_left(&p);
+        no_staging_left(d.path());
+        assert!(!d.path().join("new").exists());
+    }
+    // The retry is not told "already a dpclaims project": it writes the project.
+    ok(&run(d.path(), &["init", "p"]));
+    assert!(p.join("dpclaims.toml").is_file() && p.join("docs/claim.schema.json").is_file());
+    assert_eq!(std::fs::read(p.join("docs/mine.md")).unwrap(), b"mine\n");
+    no_staging_left(&p);
+}
+
+/// (c) A symbolic link among the paths init writes (`claims` to a directory outside,
+/// `core/dpclaims_core` deeper down): exit 2 naming the links, nothing written anywhere,
+/// the directories they point at untouched.
+#[test]
+fn a_link_where_init_writes_is_refused_with_nothing_written() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("p");
+    std::fs::create_dir_all(p.join("core")).unwrap();
+    std::fs::create_dir_all(d.path().join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink("../elsewhere", p.join("claims")).unwrap();
+    std::os::unix::fs::symlink("../../elsewhere", p.join("core/dpclaims_core")).unwrap();
+    let before = digest(d.path(), &[]);
+    let o = run(d.path(), &["init", "p"]);
+    exit2(
+        &o,
+        &[
+            "p/claims",
+            "p/core/dpclaims_core",
+            "symbolic link",
+            "nothing written",
+        ],
+    );
+    assert_eq!(digest(d.path(), &[]), before);
+    assert_eq!(
+        std::fs::read_dir(d.path().join("elsewhere"))
+            .unwrap()
+            .count(),
+        0
+    );
+    no_staging_left(&p);
+}
+
+/// (d) A name with a newline, an escape sequence and a forged workflow command: printed
+/// escaped on stdout (success) and stderr (the refused second init), never raw; the
+/// name in the project's files has none of them; nothing written outside the target.
+#[test]
+fn control_characters_in_the_name_are_escaped_on_output() {
+    let d = tempfile::tempdir().unwrap();
+    let name = "a\n::warning file=x::forged\u{1b}[31m\r\u{202e}b";
+    let before = digest(d.path(), &[]);
+    let o = run(d.path(), &["init", name]);
+    ok(&o);
+    for (what, text) in [("stdout", &o.stdout), ("stderr", &o.stderr)] {
+        assert!(
+            !text
+                .chars()
+                .any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
+            "{what}: {text:?}"
+        );
+        assert!(!text.lines().any(|l| l.starts_with("::")), "{what}: {text}");
+    }
+    assert!(
+        o.stdout
+            .contains(r"a\x0a::warning file=x::forged\x1b[31m\x0d\u{202e}b"),
+        "{}",
+        o.stdout
+    );
+    let o = run(d.path(), &["init", name]);
+    exit2(&o, &[r"a\x0a::warning", "already a dpclaims project"]);
+    assert!(
+        !o.stderr.contains('\u{1b}') && !o.stderr.contains("\n::"),
+        "{:?}",
+        o.stderr
+    );
+    let target = d.path().join(name);
+    let toml = std::fs::read_to_string(target.join("dpclaims.toml")).unwrap();
+    let line = toml.lines().find(|l| l.starts_with("name = ")).unwrap();
+    assert_eq!(line, "name = \"a::warning file=x::forged[31mb\"");
+    // Only the target was added to the temporary directory.
+    let mut after = digest(d.path(), &[name]);
+    after.remove(Path::new(name));
+    assert_eq!(after, before);
+}
