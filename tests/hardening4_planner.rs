@@ -35,6 +35,10 @@ sweeps:
     full: {{axes: {{epsilon: [0.5, 0.9]}}, replicates: {replicates}}}
 variants:
   - name: main
+  - name: control
+    negative_control: true
+    caught_by: [audit-within-claim]
+    options: {{calibration: inverse_epsilon}}
 predictions:
   - kind: inequality
     evidence: consequence
@@ -64,12 +68,12 @@ fn audit_project(trials: &str, replicates: &str) -> tempfile::TempDir {
     dir
 }
 
-/// (a) 2 000 units of 2 x 2e7 core requests: priced by the requests (months of work),
+/// (a) 2 000 units (2 points x 500 replicates x 2 variants) of 2 x 1e7 core requests: priced by the requests (months of work),
 /// refused by `run` and `plan` before the core starts; a small audit of the same core
 /// is admitted and its cost basis counts the requests.
 #[test]
 fn a_spec_audit_is_priced_by_its_core_requests_and_refused_before_the_core_starts() {
-    let dir = audit_project("20000000", "1000");
+    let dir = audit_project("10000000", "500");
     let before = digest(dir.path(), &["cache"]);
     let cache = dir.path().join("cache");
     for args in [
@@ -77,7 +81,10 @@ fn a_spec_audit_is_priced_by_its_core_requests_and_refused_before_the_core_start
         vec!["plan", "claims/audit.yaml"],
     ] {
         let o = refused_before_work(dir.path(), &args, &cache);
-        exit2(&o, &["ext-audit-planner", "exceeds the limit", "(--max-"]);
+        exit2(
+            &o,
+            &["ext-audit-planner", "exceeds the limit", "(--max-", "external.audit.trials"],
+        );
         assert!(
             !dir.path().join("claims/started").exists(),
             "{args:?}: the core was started"
@@ -89,8 +96,8 @@ fn a_spec_audit_is_priced_by_its_core_requests_and_refused_before_the_core_start
             "{args:?}: files changed"
         );
     }
-    // The estimate counts the requests: 2 000 units x 4e7 requests at the nominal 1 ms is
-    // about 8e7 s, not the 2.4 s of one nominal millisecond per unit.
+    // The estimate counts the requests: 2 000 units x 2e7 requests at the nominal 1 ms is
+    // 4e7 s, not the 2.4 s of one nominal millisecond per unit.
     let o = run(
         dir.path(),
         &["plan", "--json", "claims/audit.yaml", "--max-hours", "1e9", "--max-memory-gb", "1e6"],
@@ -98,15 +105,23 @@ fn a_spec_audit_is_priced_by_its_core_requests_and_refused_before_the_core_start
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     let doc: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
     let cpu = doc["claims"][0]["cpu_seconds"].as_f64().unwrap();
-    assert!(cpu >= 2000.0 * 4e7 * 1e-3, "cpu {cpu}");
-    // `plan --calibrate` times one unit, and one unit of 2 x 1e9 requests is itself over
-    // the limit: the calibration unit passes the gate first, so the core never starts.
-    let huge = audit_project("1000000000", "1");
+    assert!(cpu >= 2000.0 * 2e7 * 1e-3, "cpu {cpu}");
+    // `plan --calibrate` times one unit, and one unit of 2e7 requests (5.6 h at the
+    // nominal 1 ms) is itself over a limit of 1 h: the calibration unit passes the gate
+    // first, so the core never starts.
+    let huge = audit_project("10000000", "1");
     let cache = huge.path().join("cache");
-    let o = refused_before_work(huge.path(), &["plan", "--calibrate", "claims/audit.yaml"], &cache);
-    exit2(&o, &["the calibration unit", "ext-audit-planner", "exceeds the limit"]);
+    let o = refused_before_work(
+        huge.path(),
+        &["plan", "--calibrate", "claims/audit.yaml", "--max-hours", "1"],
+        &cache,
+    );
+    exit2(
+        &o,
+        &["the calibration unit", "ext-audit-planner", "exceeds the limit", "--max-hours"],
+    );
     assert!(!huge.path().join("claims/started").exists(), "the core was started");
-    // A small audit (2 units of 2 x 2 000 requests) is admitted, and says how it is priced.
+    // A small audit (4 units of 2 x 2 000 requests) is admitted, and says how it is priced.
     let small = audit_project("2000", "1");
     let o = run(small.path(), &["plan", "claims/audit.yaml"]);
     assert_eq!(o.code, Some(0), "{}\n{}", o.stdout, o.stderr);

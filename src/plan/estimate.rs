@@ -319,9 +319,18 @@ pub fn estimate_claim(claim: &Claim, profile: Profile, threads: usize) -> ClaimE
                     variant.name
                 ),
             },
-            None => Driver {
-                field: format!("sweeps.{}.{profile}", g.sweep),
-                detail: format!("point {label}, variant `{}` ({what})", variant.name),
+            None => match claim.system.cost_field() {
+                Some((field, value)) => Driver {
+                    field,
+                    detail: format!(
+                        "{value}, at sweep `{}` {profile} point {label}, variant `{}` ({what})",
+                        g.sweep, variant.name
+                    ),
+                },
+                None => Driver {
+                    field: format!("sweeps.{}.{profile}", g.sweep),
+                    detail: format!("point {label}, variant `{}` ({what})", variant.name),
+                },
             },
         }
     };

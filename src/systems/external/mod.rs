@@ -424,6 +424,15 @@ impl System for ExternalSystem {
         }
     }
 
+    fn cost_field(&self) -> Option<(String, String)> {
+        self.audit.as_ref().map(|a| {
+            (
+                "external.audit.trials".to_string(),
+                format!("trials = {}: {} core requests a unit", a.trials, 2 * a.trials),
+            )
+        })
+    }
+
     fn wants_cost_measurement(&self) -> bool {
         self.cost_s.is_none()
     }
