@@ -53,6 +53,22 @@ impl Budget {
         budget::check_claims(claims, profile, &self.limits()?, repeat, share).map(|_| ())
     }
 
+    /// Estimates `claims` at `profile` and refuses them when over budget, claim `i` run
+    /// `runs[i]` times.
+    pub fn check_runs(
+        &self,
+        claims: &[Claim],
+        profile: Profile,
+        runs: &[f64],
+    ) -> Result<(), BudgetError> {
+        let limits = self.limits()?;
+        let est: Vec<_> = claims
+            .iter()
+            .map(|c| crate::plan::estimate::estimate_claim(c, profile, limits.threads))
+            .collect();
+        budget::check_runs(&est, runs, &limits)
+    }
+
     /// The gate every path passes before it computes ([`budget::admit`]).
     pub fn admit(&self, e: &Estimate) -> Result<(), BudgetError> {
         budget::admit(e, &self.limits()?)

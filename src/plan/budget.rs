@@ -278,42 +278,55 @@ impl ClaimEstimate {
 }
 
 /// The estimate of a set of claims run `repeat` times (e.g. the seeds of `stability`),
-/// `share` of it (e.g. one shard of N): the claims' wall times add up, memory is the
-/// largest claim's (claims run one after the other); the driver is the largest claim's.
+/// `share` of it (e.g. one shard of N): [`of_claim_runs`] with every claim run as often.
 pub fn of_claims(estimates: &[ClaimEstimate], repeat: f64, share: f64) -> Estimate {
-    let wall = |e: &ClaimEstimate| e.wall_seconds * repeat * share;
-    let total: f64 = estimates.iter().map(wall).sum();
-    let worst = estimates.iter().max_by(|a, b| wall(a).total_cmp(&wall(b)));
-    let largest = estimates
+    of_claim_runs(estimates, &vec![repeat * share; estimates.len()])
+}
+
+/// The estimate of claim `i` run `runs[i]` times (a float: counted, never listed): the
+/// claims' wall times add up, memory is the largest claim's that runs (claims run one
+/// after the other); the work driver is the claim with the most work.
+pub fn of_claim_runs(estimates: &[ClaimEstimate], runs: &[f64]) -> Estimate {
+    let pairs: Vec<(&ClaimEstimate, f64)> = estimates
         .iter()
-        .max_by(|a, b| a.memory_bytes.total_cmp(&b.memory_bytes));
+        .zip(runs.iter().copied())
+        .filter(|(_, r)| *r > 0.0)
+        .collect();
+    let wall = |(e, r): &(&ClaimEstimate, f64)| e.wall_seconds * r;
+    let total: f64 = pairs.iter().map(wall).sum();
+    let worst = pairs.iter().max_by(|a, b| wall(a).total_cmp(&wall(b)));
+    let largest = pairs
+        .iter()
+        .max_by(|a, b| a.0.memory_bytes.total_cmp(&b.0.memory_bytes));
     let none = || Driver {
         field: "(none)".into(),
         detail: "nothing to run".into(),
     };
+    let count: f64 = pairs.iter().map(|p| p.1).sum();
     Estimate {
         subject: format!(
-            "the run of {} claims{}",
-            estimates.len(),
-            if repeat == 1.0 {
-                String::new()
+            "the run of {} claim runs ({} claims)",
+            if count.is_finite() && count < 1e7 {
+                format!("{count}")
             } else {
-                format!(" x {repeat}")
-            }
+                format!("{count:e}")
+            },
+            pairs.len()
         ),
         wall_seconds: total,
-        bytes: largest.map_or(0.0, |e| e.memory_bytes),
-        threads: worst.map_or(1, |e| e.threads),
+        bytes: largest.map_or(0.0, |p| p.0.memory_bytes),
+        threads: worst.map_or(1, |p| p.0.threads),
         work_driver: worst.map_or_else(none, |w| Driver {
-            field: w.work_driver.field.clone(),
+            field: w.0.work_driver.field.clone(),
             detail: format!(
-                "the largest claim is `{}` ({}): {}",
-                w.claim,
+                "the largest claim is `{}` ({} over {} runs): {}",
+                w.0.claim,
                 hours(wall(w)),
-                w.work_driver.detail
+                w.1,
+                w.0.work_driver.detail
             ),
         }),
-        memory_driver: largest.map_or_else(none, |e| e.memory_driver.clone()),
+        memory_driver: largest.map_or_else(none, |p| p.0.memory_driver.clone()),
     }
 }
 
@@ -326,19 +339,30 @@ pub fn check(
     repeat: f64,
     share: f64,
 ) -> Result<(), BudgetError> {
-    for e in estimates {
+    check_runs(estimates, &vec![repeat * share; estimates.len()], limits)
+}
+
+/// [`check`] with claim `i` run `runs[i]` times (`stability`: only the seeds and claims
+/// its records do not hold).
+pub fn check_runs(
+    estimates: &[ClaimEstimate],
+    runs: &[f64],
+    limits: &Limits,
+) -> Result<(), BudgetError> {
+    let pairs = || estimates.iter().zip(runs.iter().copied()).filter(|p| p.1 > 0.0);
+    for (e, _) in pairs() {
         admit(
             &Estimate {
                 wall_seconds: 0.0,
-                ..e.admitted_as(repeat, share)
+                ..e.admitted_as(1.0, 1.0)
             },
             limits,
         )?;
     }
-    for e in estimates {
-        admit(&e.admitted_as(repeat, share), limits)?;
+    for (e, r) in pairs() {
+        admit(&e.admitted_as(r, 1.0), limits)?;
     }
-    admit(&of_claims(estimates, repeat, share), limits)
+    admit(&of_claim_runs(estimates, runs), limits)
 }
 
 /// Estimates every claim and checks them ([`check`]).
