@@ -106,10 +106,11 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
     let admitted = budget.admit(&estimate);
     if a.plan {
         let line = format!(
-            "{}: estimated work {} on {} threads (limit {}), memory {} (limit {}), at most; \
-             {}",
+            "{}: estimated work {} ({:.1} s) on {} threads (limit {}), memory {} (limit {}), \
+             at most; {}",
             estimate.subject,
             crate::pipeline::estimate::hours(estimate.wall_seconds),
+            estimate.wall_seconds,
             estimate.threads,
             crate::pipeline::estimate::hours(limits.max_seconds),
             crate::pipeline::estimate::gb(estimate.bytes),

@@ -35,6 +35,10 @@ pub struct PrivacyReportArgs {
     pub figures: Vec<crate::report::export::FigureFormat>,
     #[command(flatten)]
     pub budget: super::conclude::BudgetArgs,
+    /// Print the report's estimate against the limits and exit (0 admitted, 2 refused):
+    /// nothing runs, nothing is written.
+    #[arg(long)]
+    pub plan: bool,
 }
 
 /// Runs per data set of each audit of the null calibration.
@@ -339,9 +343,24 @@ pub fn run(a: &PrivacyReportArgs) -> anyhow::Result<ExitCode> {
     // Through the planner before anything runs or is written (each audit's runs are
     // parallel).
     let (cost, field, detail) = estimate(a);
-    a.budget
-        .budget()
-        .check_command("privacy-report", cost, f64::INFINITY, field, detail)?;
+    let budget = a.budget.budget();
+    let admitted = budget.check_command("privacy-report", cost, f64::INFINITY, field, detail);
+    if a.plan {
+        let limits = budget.limits()?;
+        println!(
+            "`dpclaims privacy-report`: estimated work {:.1} s of cpu, {:.1} s on {} threads, \
+             memory {}, at most; {}",
+            cost.seconds,
+            cost.seconds / limits.threads as f64,
+            limits.threads,
+            crate::pipeline::estimate::gb(cost.bytes),
+            if admitted.is_ok() { "admitted" } else { "refused" }
+        );
+    }
+    admitted?;
+    if a.plan {
+        return Ok(ExitCode::SUCCESS);
+    }
     crate::report::prepare_output_dir(&a.out)?;
     let mut o = String::new();
     writeln!(o, "# Privacy: accountants and audits\n")?;

@@ -138,11 +138,11 @@ pub fn machine_memory_bytes() -> f64 {
 
 /// What a command would do, estimated before it does anything: the one input of
 /// [`admit`], the gate every path that computes passes first (`run`, `run --unit`,
-/// `plan --calibrate`, `stability`, `faults`, `privacy-report`, `audit`, `train`,
-/// `demo`, `fig2`, `audit --system external`).
+/// `plan --calibrate`, `stability`, the matrix of injected errors, `privacy-report`,
+/// `audit`, `train`, `demo`, `fig2`, `audit --system external`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Estimate {
-    /// What is estimated: "claim `id`", "the run of 33 claims", "`dpclaims faults`".
+    /// What is estimated: "claim `id`", "the run of 33 claim runs (33 claims)", a command.
     pub subject: String,
     /// Wall-clock seconds on `threads` threads.
     pub wall_seconds: f64,
