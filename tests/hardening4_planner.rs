@@ -83,7 +83,12 @@ fn a_spec_audit_is_priced_by_its_core_requests_and_refused_before_the_core_start
         let o = refused_before_work(dir.path(), &args, &cache);
         exit2(
             &o,
-            &["ext-audit-planner", "exceeds the limit", "(--max-", "external.audit.trials"],
+            &[
+                "ext-audit-planner",
+                "exceeds the limit",
+                "(--max-",
+                "external.audit.trials",
+            ],
         );
         assert!(
             !dir.path().join("claims/started").exists(),
@@ -100,7 +105,15 @@ fn a_spec_audit_is_priced_by_its_core_requests_and_refused_before_the_core_start
     // 4e7 s, not the 2.4 s of one nominal millisecond per unit.
     let o = run(
         dir.path(),
-        &["plan", "--json", "claims/audit.yaml", "--max-hours", "1e9", "--max-memory-gb", "1e6"],
+        &[
+            "plan",
+            "--json",
+            "claims/audit.yaml",
+            "--max-hours",
+            "1e9",
+            "--max-memory-gb",
+            "1e6",
+        ],
     );
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     let doc: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
@@ -113,14 +126,28 @@ fn a_spec_audit_is_priced_by_its_core_requests_and_refused_before_the_core_start
     let cache = huge.path().join("cache");
     let o = refused_before_work(
         huge.path(),
-        &["plan", "--calibrate", "claims/audit.yaml", "--max-hours", "1"],
+        &[
+            "plan",
+            "--calibrate",
+            "claims/audit.yaml",
+            "--max-hours",
+            "1",
+        ],
         &cache,
     );
     exit2(
         &o,
-        &["the calibration unit", "ext-audit-planner", "exceeds the limit", "--max-hours"],
+        &[
+            "the calibration unit",
+            "ext-audit-planner",
+            "exceeds the limit",
+            "--max-hours",
+        ],
     );
-    assert!(!huge.path().join("claims/started").exists(), "the core was started");
+    assert!(
+        !huge.path().join("claims/started").exists(),
+        "the core was started"
+    );
     // A small audit (4 units of 2 x 2 000 requests) is admitted, and says how it is priced.
     let small = audit_project("2000", "1");
     let o = run(small.path(), &["plan", "claims/audit.yaml"]);
@@ -135,11 +162,23 @@ fn a_spec_audit_is_priced_by_its_core_requests_and_refused_before_the_core_start
 fn privacy_report_and_null_audits_of_absurd_size_are_refused_before_writing() {
     let cases: [(&[&str], &str); 3] = [
         (
-            &["privacy-report", "--trials", "1000000000000", "--out", "out"],
+            &[
+                "privacy-report",
+                "--trials",
+                "1000000000000",
+                "--out",
+                "out",
+            ],
             "--trials",
         ),
         (
-            &["privacy-report", "--null-audits", "1000000000", "--out", "out"],
+            &[
+                "privacy-report",
+                "--null-audits",
+                "1000000000",
+                "--out",
+                "out",
+            ],
             "--null-audits",
         ),
         (
@@ -196,7 +235,12 @@ fn run_unit_goes_through_the_planner_and_is_refused_before_listing_its_plan() {
     let o = refused_before_work(dir.path(), &args, &cache);
     exit2(
         &o,
-        &["`dpclaims run --unit`", "sigma-a-calibration", "exceeds the limit", "(--max-"],
+        &[
+            "`dpclaims run --unit`",
+            "sigma-a-calibration",
+            "exceeds the limit",
+            "(--max-",
+        ],
     );
     assert_eq!(computed_units(&cache), 0);
     assert_eq!(digest(dir.path(), &["cache"]), before, "files changed");
@@ -213,11 +257,25 @@ fn run_unit_goes_through_the_planner_and_is_refused_before_listing_its_plan() {
 fn stability_and_faults_are_refused_by_the_same_gate_before_writing() {
     let cases: [(&[&str], &[&str]); 3] = [
         (
-            &["stability", CALIBRATION, "--seeds", "100000000", "--out", "out"],
+            &[
+                "stability",
+                CALIBRATION,
+                "--seeds",
+                "100000000",
+                "--out",
+                "out",
+            ],
             &["claim `sigma-a-calibration`", "--max-hours"],
         ),
         (
-            &["faults", CALIBRATION, "--out", "out", "--max-hours", "0.000001"],
+            &[
+                "faults",
+                CALIBRATION,
+                "--out",
+                "out",
+                "--max-hours",
+                "0.000001",
+            ],
             &["`dpclaims faults`", "--max-hours"],
         ),
         (
@@ -267,14 +325,28 @@ fn make_faults_at_its_defaults_is_admitted_by_the_planner() {
     assert!(o.stdout.contains("admitted"), "{}", o.stdout);
     assert!(o.stdout.contains("`dpclaims faults`"), "{}", o.stdout);
     assert_eq!(computed_units(cache.path()), 0);
-    assert_eq!(digest(&root().join("reports"), &[]), reports, "reports/ changed");
+    assert_eq!(
+        digest(&root().join("reports"), &[]),
+        reports,
+        "reports/ changed"
+    );
     // The same planning step refuses under a limit the matrix exceeds: the gate is real.
     let o = refused_before_work(
         root(),
         &[
-            "faults", "--profile", "quick", "--out", "reports", "--plan", "--max-hours", "0.01",
+            "faults",
+            "--profile",
+            "quick",
+            "--out",
+            "reports",
+            "--plan",
+            "--max-hours",
+            "0.01",
         ],
         cache.path(),
     );
-    exit2(&o, &["`dpclaims faults`", "exceeds the limit", "--max-hours"]);
+    exit2(
+        &o,
+        &["`dpclaims faults`", "exceeds the limit", "--max-hours"],
+    );
 }

@@ -115,7 +115,11 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
             crate::pipeline::estimate::hours(limits.max_seconds),
             crate::pipeline::estimate::gb(estimate.bytes),
             crate::pipeline::estimate::gb(limits.max_bytes),
-            if admitted.is_ok() { "admitted" } else { "refused" }
+            if admitted.is_ok() {
+                "admitted"
+            } else {
+                "refused"
+            }
         );
         println!("{}", crate::spec::echo::clip_echoes(&line));
     }

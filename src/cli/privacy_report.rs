@@ -74,7 +74,10 @@ fn estimate(a: &PrivacyReportArgs) -> (crate::systems::Cost, &'static str, Strin
         (
             cost,
             "--null-audits",
-            format!("{} audits of {NULL_TRIALS} runs per data set", a.null_audits),
+            format!(
+                "{} audits of {NULL_TRIALS} runs per data set",
+                a.null_audits
+            ),
         )
     } else {
         (
@@ -354,7 +357,11 @@ pub fn run(a: &PrivacyReportArgs) -> anyhow::Result<ExitCode> {
             cost.seconds / limits.threads as f64,
             limits.threads,
             crate::pipeline::estimate::gb(cost.bytes),
-            if admitted.is_ok() { "admitted" } else { "refused" }
+            if admitted.is_ok() {
+                "admitted"
+            } else {
+                "refused"
+            }
         );
     }
     admitted?;

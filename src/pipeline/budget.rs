@@ -77,7 +77,12 @@ impl Budget {
     /// Refuses `dpclaims run --unit <id>` when its one unit, or listing its claim's plan
     /// to find it, is over budget ([`crate::plan::estimate::ClaimEstimate::one_unit`]);
     /// an id naming no claim passes (the replay says what is wrong with it).
-    pub fn check_unit(&self, claims: &[Claim], id: &str, profile: Profile) -> Result<(), BudgetError> {
+    pub fn check_unit(
+        &self,
+        claims: &[Claim],
+        id: &str,
+        profile: Profile,
+    ) -> Result<(), BudgetError> {
         let limits = self.limits()?;
         let cid = super::replay::claim_of(id);
         match claims.iter().find(|c| c.id == cid) {

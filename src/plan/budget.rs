@@ -349,7 +349,12 @@ pub fn check_runs(
     runs: &[f64],
     limits: &Limits,
 ) -> Result<(), BudgetError> {
-    let pairs = || estimates.iter().zip(runs.iter().copied()).filter(|p| p.1 > 0.0);
+    let pairs = || {
+        estimates
+            .iter()
+            .zip(runs.iter().copied())
+            .filter(|p| p.1 > 0.0)
+    };
     for (e, _) in pairs() {
         admit(
             &Estimate {

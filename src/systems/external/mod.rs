@@ -428,7 +428,11 @@ impl System for ExternalSystem {
         self.audit.as_ref().map(|a| {
             (
                 "external.audit.trials".to_string(),
-                format!("trials = {}: {} core requests a unit", a.trials, 2 * a.trials),
+                format!(
+                    "trials = {}: {} core requests a unit",
+                    a.trials,
+                    2 * a.trials
+                ),
             )
         })
     }
