@@ -440,4 +440,59 @@ mod tests {
         assert_eq!(parse_cgroup_limit("9223372036854771712\n"), None);
         assert_eq!(parse_cgroup_limit("garbage"), None);
     }
+
+    fn driver(field: &str) -> Driver {
+        Driver {
+            field: field.into(),
+            detail: "d".into(),
+        }
+    }
+
+    fn limits() -> Limits {
+        Limits {
+            max_seconds: 3600.0,
+            max_bytes: 1e9,
+            threads: 2,
+        }
+    }
+
+    /// One format for every refusal: the subject, the estimate, the limit with its flag
+    /// and the driving field; memory is checked before work, and NaN is never within.
+    #[test]
+    fn admit_names_the_limit_its_flag_and_the_driver() {
+        let e = Estimate {
+            subject: "`dpclaims x`".into(),
+            wall_seconds: 7200.0,
+            bytes: 2e9,
+            threads: 2,
+            work_driver: driver("--trials"),
+            memory_driver: driver("--null-audits"),
+        };
+        let m = admit(&e, &limits()).unwrap_err().to_string();
+        assert!(m.starts_with("`dpclaims x`: estimated memory 2.000 GB exceeds the limit 1.000 GB (--max-memory-gb"), "{m}");
+        assert!(m.contains("field --null-audits"), "{m}");
+        let w = admit(
+            &Estimate {
+                bytes: 1.0,
+                ..e.clone()
+            },
+            &limits(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(w.starts_with("`dpclaims x`: estimated work 2.000 h on 2 threads exceeds the limit 1.000 h (--max-hours)"), "{w}");
+        assert!(w.contains("field --trials"), "{w}");
+        let nan = Estimate {
+            wall_seconds: f64::NAN,
+            bytes: 1.0,
+            ..e.clone()
+        };
+        assert!(admit(&nan, &limits()).is_err());
+        let ok = Estimate {
+            wall_seconds: 3600.0,
+            bytes: 1e9,
+            ..e
+        };
+        assert!(admit(&ok, &limits()).is_ok());
+    }
 }
