@@ -41,6 +41,7 @@ mod hardening4_cache;
 mod hardening4_init;
 mod hardening4_markup;
 mod hardening4_outputs;
+mod hardening4_planner;
 mod hostile;
 mod hostile_external;
 mod hostile_names;

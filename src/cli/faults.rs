@@ -44,6 +44,10 @@ pub struct FaultsArgs {
     /// matrix, several times slower).
     #[arg(long)]
     pub all: bool,
+    /// Print the matrix's estimate against the limits and exit (0 admitted, 2 refused):
+    /// nothing runs, nothing is written.
+    #[arg(long)]
+    pub plan: bool,
     /// The fault-free baseline's units are cached under the papers' recipe (the same
     /// entries as `run`'s), each fault's under the fault's name.
     #[command(flatten)]
@@ -86,43 +90,6 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
             alias::run_inputs(&claims, None, None),
         )?;
     }
-    if !a.no_audit {
-        // Up to three direct-engine audits per row, each of 2 x audit_trials runs.
-        let d = crate::privacy::audit::AuditConfig::new(
-            crate::privacy::audit::AuditSystem::RfDpgd,
-            1.0,
-            0.5,
-        );
-        let one = crate::systems::audit::audit_cost(
-            "feature-learning-second-layer",
-            a.audit_trials as f64,
-            d.d as f64,
-            d.n as f64,
-            d.p as f64,
-            d.steps as f64,
-            1.0,
-            false,
-        );
-        let rows = 3.0 * (faults.len() + 1) as f64;
-        a.budget.budget().check_command(
-            "faults",
-            crate::systems::Cost {
-                seconds: one.seconds * rows,
-                bytes: one.bytes,
-            },
-            2.0,
-            "--audit-trials",
-            format!("{} runs per data set", a.audit_trials),
-        )?;
-    }
-    // The suite once without a fault, then once per fault (after the audits: an absurd
-    // `--audit-trials` is named as the cause even when the suite alone is large).
-    a.budget
-        .budget()
-        .check(&claims, a.profile, (faults.len() + 1) as f64, 1.0)?;
-    if !a.no_report {
-        crate::report::prepare_output_dir(&a.out)?;
-    }
     let cfg = MatrixConfig {
         profile: a.profile,
         seed: a.seed,
@@ -131,6 +98,38 @@ pub fn run(a: &FaultsArgs) -> anyhow::Result<ExitCode> {
         all: a.all,
         ..MatrixConfig::default()
     };
+    // Through the planner before anything runs or is written: every cell the matrix can
+    // run, the audit column included (crate::faults::matrix::budget).
+    let budget = a.budget.budget();
+    let limits = budget.limits()?;
+    let estimate = matrix::budget::estimate(&claims, &faults, &cfg, limits.threads);
+    let admitted = budget.admit(&estimate);
+    if a.plan {
+        let line = format!(
+            "{}: estimated work {} ({:.1} s) on {} threads (limit {}), memory {} (limit {}), \
+             at most; {}",
+            estimate.subject,
+            crate::pipeline::estimate::hours(estimate.wall_seconds),
+            estimate.wall_seconds,
+            estimate.threads,
+            crate::pipeline::estimate::hours(limits.max_seconds),
+            crate::pipeline::estimate::gb(estimate.bytes),
+            crate::pipeline::estimate::gb(limits.max_bytes),
+            if admitted.is_ok() {
+                "admitted"
+            } else {
+                "refused"
+            }
+        );
+        println!("{}", crate::spec::echo::clip_echoes(&line));
+    }
+    admitted?;
+    if a.plan {
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !a.no_report {
+        crate::report::prepare_output_dir(&a.out)?;
+    }
     let bar = super::progress::Progress::units(matrix::tick_count(&claims, &faults, &cfg))?;
     let progress = |p: Progress| {
         match p {

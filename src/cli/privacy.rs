@@ -274,24 +274,20 @@ pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
         }
         recipe.dpsgd.scores = crate::train::dpsgd::ScoreSource::PreNoise;
     }
-    let engine_direct = cfg.engine == audit::AuditEngine::Direct;
-    let cost = crate::systems::audit::audit_cost(
-        cfg.system.name(),
-        cfg.trials as f64,
-        cfg.d as f64,
-        cfg.n as f64,
-        cfg.p as f64,
-        cfg.steps as f64,
-        if engine_direct { 1.0 } else { cfg.ridge },
-        cfg.clip_rule == crate::train::dpgd::ClipRule::Divide && !engine_direct,
-    );
+    // A null calibration runs `--null-audits` audits, one after the other.
+    let audits = args.null_audits.unwrap_or(1).max(1) as f64;
+    let one = crate::systems::audit::config_cost(&cfg);
+    let cost = crate::systems::Cost {
+        seconds: one.seconds * audits,
+        bytes: one.bytes + 32.0 * audits,
+    };
     args.budget.budget().check_command(
         "audit",
         cost,
         cfg.trials as f64,
-        "--trials, --d, --n, --p, --steps",
+        "--trials, --d, --n, --p, --steps, --null-audits",
         format!(
-            "trials = {}, d = {}, n = {}, p = {}, steps = {}",
+            "trials = {}, d = {}, n = {}, p = {}, steps = {}, audits = {audits}",
             cfg.trials, cfg.d, cfg.n, cfg.p, cfg.steps
         ),
     )?;

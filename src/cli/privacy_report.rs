@@ -33,6 +33,59 @@ pub struct PrivacyReportArgs {
     /// `png` and `pdf` beside it on request.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "svg")]
     pub figures: Vec<crate::report::export::FigureFormat>,
+    #[command(flatten)]
+    pub budget: super::conclude::BudgetArgs,
+    /// Print the report's estimate against the limits and exit (0 admitted, 2 refused):
+    /// nothing runs, nothing is written.
+    #[arg(long)]
+    pub plan: bool,
+}
+
+/// Runs per data set of each audit of the null calibration.
+const NULL_TRIALS: usize = 2000;
+/// CPU seconds of the accountants' table: the PLD brackets of [`CASES`], three times each
+/// (about 1.5 s measured; counted twice).
+const ACCOUNTANTS_S: f64 = 3.0 * 3.0;
+
+/// The report's cost on one thread before it runs, with the flag that drives it: the
+/// audits of the table ([`settings`]), the ROC's two attacks (each audited, then its
+/// scores drawn again), the `--null-audits` audits of [`NULL_TRIALS`] runs, and the
+/// accountants.
+fn estimate(a: &PrivacyReportArgs) -> (crate::systems::Cost, &'static str, String) {
+    use crate::systems::audit::config_cost;
+    let table = settings(a.trials)
+        .iter()
+        .map(|(_, cfg, _)| config_cost(cfg))
+        .fold((0.0, 0.0f64), |(s, b), c| (s + c.seconds, b.max(c.bytes)));
+    let mut roc = AuditConfig::new(AuditSystem::RfDpgd, 2.0, 1e-5);
+    roc.trials = a.trials;
+    let roc = config_cost(&roc);
+    let mut null = AuditConfig::new(AuditSystem::RfDpgd, 2.0, 1e-5);
+    null.trials = NULL_TRIALS;
+    let null = config_cost(&null);
+    let trials_s = table.0 + 4.0 * roc.seconds;
+    let null_s = a.null_audits as f64 * null.seconds;
+    let cost = crate::systems::Cost {
+        seconds: trials_s + null_s + ACCOUNTANTS_S,
+        // The bounds of every null audit (three estimators and the joint one) are kept.
+        bytes: table.1.max(2.0 * roc.bytes).max(null.bytes) + 32.0 * a.null_audits as f64,
+    };
+    if null_s > trials_s {
+        (
+            cost,
+            "--null-audits",
+            format!(
+                "{} audits of {NULL_TRIALS} runs per data set",
+                a.null_audits
+            ),
+        )
+    } else {
+        (
+            cost,
+            "--trials",
+            format!("{} runs per data set of each of 10 audits", a.trials),
+        )
+    }
 }
 
 /// Standard cases of the accountant table: `(q, z, steps, delta)`.
@@ -290,6 +343,31 @@ fn roc_svg(seed: u64, trials: usize) -> anyhow::Result<(String, String)> {
 
 pub fn run(a: &PrivacyReportArgs) -> anyhow::Result<ExitCode> {
     super::alias::guard(&[super::alias::Output::Dir("--out", &a.out)], Vec::new())?;
+    // Through the planner before anything runs or is written (each audit's runs are
+    // parallel).
+    let (cost, field, detail) = estimate(a);
+    let budget = a.budget.budget();
+    let admitted = budget.check_command("privacy-report", cost, f64::INFINITY, field, detail);
+    if a.plan {
+        let limits = budget.limits()?;
+        println!(
+            "`dpclaims privacy-report`: estimated work {:.1} s of cpu, {:.1} s on {} threads, \
+             memory {}, at most; {}",
+            cost.seconds,
+            cost.seconds / limits.threads as f64,
+            limits.threads,
+            crate::pipeline::estimate::gb(cost.bytes),
+            if admitted.is_ok() {
+                "admitted"
+            } else {
+                "refused"
+            }
+        );
+    }
+    admitted?;
+    if a.plan {
+        return Ok(ExitCode::SUCCESS);
+    }
     crate::report::prepare_output_dir(&a.out)?;
     let mut o = String::new();
     writeln!(o, "# Privacy: accountants and audits\n")?;

@@ -258,6 +258,8 @@ fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
         super::ledger::attach(&mut claims, &a.baseline.baseline)?;
     }
     if let Some(id) = &a.unit {
+        // Through the planner like every path: the unit and the plan listed to find it.
+        a.budget.budget().check_unit(&claims, id, a.profile)?;
         return super::replay::replay(&claims, id, a.profile, a.seed, a.json);
     }
     if let (Some(shard), Some(dir)) = (a.shard, &a.partial_out) {

@@ -73,6 +73,43 @@ impl StabilityArgs {
     }
 }
 
+/// How many times each claim would run: once per seed of `a.first_seed..=last` whose
+/// usable record does not hold its rows (a seed without a record file: every claim).
+/// Only the record files present are read, so a billion seeds cost nothing here.
+fn claim_runs(a: &StabilityArgs, claims: &[spec::Claim], last: u64) -> Vec<f64> {
+    let mut runs = vec![a.seeds as f64; claims.len()];
+    let dir = match (a.no_records, &a.records) {
+        (true, _) => return runs,
+        (false, Some(d)) => d.clone(),
+        (false, None) => a.out_dir().join("stability"),
+    };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return runs;
+    };
+    for e in entries.flatten().take(100_000) {
+        let name = e.file_name().to_string_lossy().to_string();
+        let Some(seed) = name
+            .strip_prefix("seed-")
+            .and_then(|s| s.strip_suffix(".jsonl"))
+            .and_then(|s| s.parse::<u64>().ok())
+        else {
+            continue;
+        };
+        if seed < a.first_seed || seed > last || name != format!("seed-{seed}.jsonl") {
+            continue;
+        }
+        if let Lookup::Usable(reuse) = record::read(&dir, &Header::current(seed, a.profile, claims))
+        {
+            for (i, c) in claims.iter().enumerate() {
+                if reuse.kept.contains_key(&c.id) {
+                    runs[i] -= 1.0;
+                }
+            }
+        }
+    }
+    runs
+}
+
 fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
     if a.seeds == 0 {
         anyhow::bail!("--seeds must be at least 1");
@@ -101,11 +138,12 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
         }
         alias::guard(&outs, alias::run_inputs(&claims, None, None))?;
     }
-    // Refused on the estimate for every seed, before any record is looked at (a seed
-    // read from its record costs nothing, so this errs on the side of refusing).
+    // Through the planner before anything runs or is written, priced by what will run:
+    // each claim once per seed whose record does not hold it (records are only read
+    // here; a seed without a record file runs whole, counted without listing the seeds).
     a.budget
         .budget()
-        .check(&claims, a.profile, a.seeds as f64, 1.0)?;
+        .check_runs(&claims, a.profile, &claim_runs(a, &claims, last))?;
     crate::report::prepare_output_dir(&out)?;
     let records =
         (!a.no_records).then(|| a.records.clone().unwrap_or_else(|| out.join("stability")));

@@ -1,6 +1,6 @@
 //! The work and memory budget of a run: estimates above it are refused before anything
 //! runs ([`crate::plan::estimate`], [`crate::plan::budget`]).
-use crate::plan::budget::{self, BudgetError, Limits};
+use crate::plan::budget::{self, BudgetError, Estimate, Limits};
 use crate::plan::estimate::Driver;
 use crate::spec::{Claim, Profile};
 
@@ -51,5 +51,47 @@ impl Budget {
         share: f64,
     ) -> Result<(), BudgetError> {
         budget::check_claims(claims, profile, &self.limits()?, repeat, share).map(|_| ())
+    }
+
+    /// Estimates `claims` at `profile` and refuses them when over budget, claim `i` run
+    /// `runs[i]` times.
+    pub fn check_runs(
+        &self,
+        claims: &[Claim],
+        profile: Profile,
+        runs: &[f64],
+    ) -> Result<(), BudgetError> {
+        let limits = self.limits()?;
+        let est: Vec<_> = claims
+            .iter()
+            .map(|c| crate::plan::estimate::estimate_claim(c, profile, limits.threads))
+            .collect();
+        budget::check_runs(&est, runs, &limits)
+    }
+
+    /// The gate every path passes before it computes ([`budget::admit`]).
+    pub fn admit(&self, e: &Estimate) -> Result<(), BudgetError> {
+        budget::admit(e, &self.limits()?)
+    }
+
+    /// Refuses `dpclaims run --unit <id>` when its one unit, or listing its claim's plan
+    /// to find it, is over budget ([`crate::plan::estimate::ClaimEstimate::one_unit`]);
+    /// an id naming no claim passes (the replay says what is wrong with it).
+    pub fn check_unit(
+        &self,
+        claims: &[Claim],
+        id: &str,
+        profile: Profile,
+    ) -> Result<(), BudgetError> {
+        let limits = self.limits()?;
+        let cid = super::replay::claim_of(id);
+        match claims.iter().find(|c| c.id == cid) {
+            Some(c) => budget::admit(
+                &crate::plan::estimate::estimate_claim(c, profile, limits.threads)
+                    .one_unit("`dpclaims run --unit`"),
+                &limits,
+            ),
+            None => Ok(()),
+        }
     }
 }

@@ -28,6 +28,11 @@ pub fn estimate(
     let limits = budget.limits()?;
     if calibrate {
         for c in claims.iter().filter(|c| c.system.wants_cost_measurement()) {
+            // The calibration unit passes the gate at the uncalibrated estimate first.
+            budget::admit(
+                &estimate_claim(c, profile, limits.threads).one_unit("the calibration unit"),
+                &limits,
+            )?;
             let (s, unit) = crate::execute::measure_unit_cost(c, profile, seed)?;
             c.system.record_measured_cost(s, &unit);
         }
@@ -49,4 +54,9 @@ pub fn estimate(
 /// Gigabytes, as the estimates print them ("12.4 GB").
 pub fn gb(bytes: f64) -> String {
     crate::plan::estimate::gb(bytes)
+}
+
+/// Hours, as the estimates print them ("3.200 h").
+pub fn hours(seconds: f64) -> String {
+    crate::plan::estimate::hours(seconds)
 }

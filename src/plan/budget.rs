@@ -136,7 +136,27 @@ pub fn machine_memory_bytes() -> f64 {
         .unwrap_or(8e9)
 }
 
-/// A run refused before it starts, or a bad limit flag.
+/// What a command would do, estimated before it does anything: the one input of
+/// [`admit`], the gate every path that computes passes first (`run`, `run --unit`,
+/// `plan --calibrate`, `stability`, the matrix of injected errors, `privacy-report`,
+/// `audit`, `train`, `demo`, `fig2`, `audit --system external`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Estimate {
+    /// What is estimated: "claim `id`", "the run of 33 claim runs (33 claims)", a command.
+    pub subject: String,
+    /// Wall-clock seconds on `threads` threads.
+    pub wall_seconds: f64,
+    /// Bytes held at the peak.
+    pub bytes: f64,
+    pub threads: usize,
+    /// The field or flag that drives the work (with its value), and the memory.
+    pub work_driver: Driver,
+    pub memory_driver: Driver,
+}
+
+/// A run refused before it starts, or a bad limit flag. Every refusal has one format:
+/// the subject, the estimate, the limit with the flag that raises it, and the field or
+/// flag that drives the estimate.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum BudgetError {
     /// The estimated wall time exceeds `--max-hours`.
@@ -168,21 +188,6 @@ pub enum BudgetError {
         limit_bytes: f64,
         driver: Driver,
     },
-    /// The claims fit one by one, but not together.
-    #[error(
-        "estimated work of the run {} on {threads} threads exceeds the limit {} (--max-hours); \
-         the largest claim is `{claim}` ({}; field {}: {})",
-        hours(*.seconds), hours(*.limit_seconds), hours(*.claim_seconds),
-        crate::spec::echo::clip(&.driver.field), crate::spec::echo::clip_echoes(&.driver.detail)
-    )]
-    RunWork {
-        seconds: f64,
-        limit_seconds: f64,
-        threads: usize,
-        claim: String,
-        claim_seconds: f64,
-        driver: Driver,
-    },
     /// A limit flag out of range.
     #[error("{0}")]
     Flag(String),
@@ -196,52 +201,173 @@ fn within(estimate: f64, limit: f64) -> bool {
     )
 }
 
-/// Checks estimates against the limits: each claim's memory, then each claim's wall
-/// time and the whole run's (`repeat` times the claims, e.g. the seeds of `stability`;
-/// `share` of it, e.g. one shard of N). The first problem names its claim and field.
+/// The gate: `e` within `limits` (memory first, then wall time), or the refusal that
+/// names the limit, its flag, the estimate and what drives it.
+pub fn admit(e: &Estimate, limits: &Limits) -> Result<(), BudgetError> {
+    if !within(e.bytes, limits.max_bytes) {
+        return Err(BudgetError::Memory {
+            subject: e.subject.clone(),
+            bytes: e.bytes,
+            limit_bytes: limits.max_bytes,
+            driver: e.memory_driver.clone(),
+        });
+    }
+    if !within(e.wall_seconds, limits.max_seconds) {
+        return Err(BudgetError::Work {
+            subject: e.subject.clone(),
+            seconds: e.wall_seconds,
+            limit_seconds: limits.max_seconds,
+            threads: e.threads,
+            driver: e.work_driver.clone(),
+        });
+    }
+    Ok(())
+}
+
+impl ClaimEstimate {
+    /// This claim run `repeat` times (`share` of it: one shard of N), as [`admit`] reads it.
+    pub fn admitted_as(&self, repeat: f64, share: f64) -> Estimate {
+        Estimate {
+            subject: format!("claim `{}`", self.claim),
+            wall_seconds: self.wall_seconds * repeat * share,
+            bytes: self.memory_bytes,
+            threads: self.threads,
+            work_driver: self.work_driver.clone(),
+            memory_driver: self.memory_driver.clone(),
+        }
+    }
+}
+
+/// Seconds to list one planned unit (its key, label, resolved variables and seed path):
+/// a replay or a calibration lists the whole plan to find its one unit.
+pub const LIST_UNIT_S: f64 = 2e-6;
+
+impl ClaimEstimate {
+    /// One unit of this claim computed after its plan is listed (`run --unit`, `plan
+    /// --calibrate`): the costliest unit, and the bookkeeping of every planned unit.
+    pub fn one_unit(&self, what: &str) -> Estimate {
+        let list = Driver {
+            field: self.memory_driver.field.clone(),
+            detail: format!(
+                "{what} lists the claim's {} planned units to find its one",
+                if self.units.is_finite() && self.units < 1e7 {
+                    format!("{}", self.units)
+                } else {
+                    format!("{:e}", self.units)
+                }
+            ),
+        };
+        let listing = self.units * LIST_UNIT_S;
+        Estimate {
+            subject: format!("{what} of claim `{}`", self.claim),
+            wall_seconds: self.max_unit_seconds + listing,
+            bytes: self.max_unit_bytes + self.bookkeeping_bytes,
+            threads: 1,
+            work_driver: if listing > self.max_unit_seconds {
+                list.clone()
+            } else {
+                self.work_driver.clone()
+            },
+            memory_driver: if self.bookkeeping_bytes > self.max_unit_bytes {
+                list
+            } else {
+                self.memory_driver.clone()
+            },
+        }
+    }
+}
+
+/// The estimate of a set of claims run `repeat` times (e.g. the seeds of `stability`),
+/// `share` of it (e.g. one shard of N): [`of_claim_runs`] with every claim run as often.
+pub fn of_claims(estimates: &[ClaimEstimate], repeat: f64, share: f64) -> Estimate {
+    of_claim_runs(estimates, &vec![repeat * share; estimates.len()])
+}
+
+/// The estimate of claim `i` run `runs[i]` times (a float: counted, never listed): the
+/// claims' wall times add up, memory is the largest claim's that runs (claims run one
+/// after the other); the work driver is the claim with the most work.
+pub fn of_claim_runs(estimates: &[ClaimEstimate], runs: &[f64]) -> Estimate {
+    let pairs: Vec<(&ClaimEstimate, f64)> = estimates
+        .iter()
+        .zip(runs.iter().copied())
+        .filter(|(_, r)| *r > 0.0)
+        .collect();
+    let wall = |(e, r): &(&ClaimEstimate, f64)| e.wall_seconds * r;
+    let total: f64 = pairs.iter().map(wall).sum();
+    let worst = pairs.iter().max_by(|a, b| wall(a).total_cmp(&wall(b)));
+    let largest = pairs
+        .iter()
+        .max_by(|a, b| a.0.memory_bytes.total_cmp(&b.0.memory_bytes));
+    let none = || Driver {
+        field: "(none)".into(),
+        detail: "nothing to run".into(),
+    };
+    let count: f64 = pairs.iter().map(|p| p.1).sum();
+    Estimate {
+        subject: format!(
+            "the run of {} claim runs ({} claims)",
+            if count.is_finite() && count < 1e7 {
+                format!("{count}")
+            } else {
+                format!("{count:e}")
+            },
+            pairs.len()
+        ),
+        wall_seconds: total,
+        bytes: largest.map_or(0.0, |p| p.0.memory_bytes),
+        threads: worst.map_or(1, |p| p.0.threads),
+        work_driver: worst.map_or_else(none, |w| Driver {
+            field: w.0.work_driver.field.clone(),
+            detail: format!(
+                "the largest claim is `{}` ({} over {} runs): {}",
+                w.0.claim,
+                hours(wall(w)),
+                w.1,
+                w.0.work_driver.detail
+            ),
+        }),
+        memory_driver: largest.map_or_else(none, |p| p.0.memory_driver.clone()),
+    }
+}
+
+/// Checks estimates against the limits through [`admit`]: each claim (its memory first,
+/// then its wall time, so that the refusal names the claim), then the whole run's
+/// ([`of_claims`]).
 pub fn check(
     estimates: &[ClaimEstimate],
     limits: &Limits,
     repeat: f64,
     share: f64,
 ) -> Result<(), BudgetError> {
-    for e in estimates {
-        if !within(e.memory_bytes, limits.max_bytes) {
-            return Err(BudgetError::Memory {
-                subject: format!("claim `{}`", e.claim),
-                bytes: e.memory_bytes,
-                limit_bytes: limits.max_bytes,
-                driver: e.memory_driver.clone(),
-            });
-        }
-    }
-    let wall = |e: &ClaimEstimate| e.wall_seconds * repeat * share;
-    let total: f64 = estimates.iter().map(wall).sum();
-    if !within(total, limits.max_seconds) {
-        let worst = estimates
+    check_runs(estimates, &vec![repeat * share; estimates.len()], limits)
+}
+
+/// [`check`] with claim `i` run `runs[i]` times (`stability`: only the seeds and claims
+/// its records do not hold).
+pub fn check_runs(
+    estimates: &[ClaimEstimate],
+    runs: &[f64],
+    limits: &Limits,
+) -> Result<(), BudgetError> {
+    let pairs = || {
+        estimates
             .iter()
-            .max_by(|a, b| wall(a).total_cmp(&wall(b)))
-            .expect("a total above a positive limit has a claim");
-        return Err(if !within(wall(worst), limits.max_seconds) {
-            BudgetError::Work {
-                subject: format!("claim `{}`", worst.claim),
-                seconds: wall(worst),
-                limit_seconds: limits.max_seconds,
-                threads: worst.threads,
-                driver: worst.work_driver.clone(),
-            }
-        } else {
-            BudgetError::RunWork {
-                seconds: total,
-                limit_seconds: limits.max_seconds,
-                threads: worst.threads,
-                claim: worst.claim.clone(),
-                claim_seconds: wall(worst),
-                driver: worst.work_driver.clone(),
-            }
-        });
+            .zip(runs.iter().copied())
+            .filter(|p| p.1 > 0.0)
+    };
+    for (e, _) in pairs() {
+        admit(
+            &Estimate {
+                wall_seconds: 0.0,
+                ..e.admitted_as(1.0, 1.0)
+            },
+            limits,
+        )?;
     }
-    Ok(())
+    for (e, r) in pairs() {
+        admit(&e.admitted_as(r, 1.0), limits)?;
+    }
+    admit(&of_claim_runs(estimates, runs), limits)
 }
 
 /// Estimates every claim and checks them ([`check`]).
@@ -261,8 +387,8 @@ pub fn check_claims(
 }
 
 /// Checks the estimate of a command that is not a claim run (`dpclaims demo`, `audit`,
-/// `train`, `fig2`): `seconds` of wall time and `bytes` at its peak, with the flag that
-/// drives them.
+/// `train`, `fig2`, `privacy-report`): `seconds` of wall time and `bytes` at its peak,
+/// with the flag that drives them, through [`admit`].
 pub fn check_command(
     command: &str,
     seconds: f64,
@@ -270,24 +396,17 @@ pub fn check_command(
     driver: Driver,
     limits: &Limits,
 ) -> Result<(), BudgetError> {
-    if !within(bytes, limits.max_bytes) {
-        return Err(BudgetError::Memory {
+    admit(
+        &Estimate {
             subject: format!("`dpclaims {command}`"),
+            wall_seconds: seconds,
             bytes,
-            limit_bytes: limits.max_bytes,
-            driver,
-        });
-    }
-    if !within(seconds, limits.max_seconds) {
-        return Err(BudgetError::Work {
-            subject: format!("`dpclaims {command}`"),
-            seconds,
-            limit_seconds: limits.max_seconds,
             threads: limits.threads,
-            driver,
-        });
-    }
-    Ok(())
+            work_driver: driver.clone(),
+            memory_driver: driver,
+        },
+        limits,
+    )
 }
 
 #[cfg(test)]
@@ -320,5 +439,60 @@ mod tests {
         // cgroup v1 without a limit.
         assert_eq!(parse_cgroup_limit("9223372036854771712\n"), None);
         assert_eq!(parse_cgroup_limit("garbage"), None);
+    }
+
+    fn driver(field: &str) -> Driver {
+        Driver {
+            field: field.into(),
+            detail: "d".into(),
+        }
+    }
+
+    fn limits() -> Limits {
+        Limits {
+            max_seconds: 3600.0,
+            max_bytes: 1e9,
+            threads: 2,
+        }
+    }
+
+    /// One format for every refusal: the subject, the estimate, the limit with its flag
+    /// and the driving field; memory is checked before work, and NaN is never within.
+    #[test]
+    fn admit_names_the_limit_its_flag_and_the_driver() {
+        let e = Estimate {
+            subject: "`dpclaims x`".into(),
+            wall_seconds: 7200.0,
+            bytes: 2e9,
+            threads: 2,
+            work_driver: driver("--trials"),
+            memory_driver: driver("--null-audits"),
+        };
+        let m = admit(&e, &limits()).unwrap_err().to_string();
+        assert!(m.starts_with("`dpclaims x`: estimated memory 2.000 GB exceeds the limit 1.000 GB (--max-memory-gb"), "{m}");
+        assert!(m.contains("field --null-audits"), "{m}");
+        let w = admit(
+            &Estimate {
+                bytes: 1.0,
+                ..e.clone()
+            },
+            &limits(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(w.starts_with("`dpclaims x`: estimated work 2.000 h on 2 threads exceeds the limit 1.000 h (--max-hours)"), "{w}");
+        assert!(w.contains("field --trials"), "{w}");
+        let nan = Estimate {
+            wall_seconds: f64::NAN,
+            bytes: 1.0,
+            ..e.clone()
+        };
+        assert!(admit(&nan, &limits()).is_err());
+        let ok = Estimate {
+            wall_seconds: 3600.0,
+            bytes: 1e9,
+            ..e
+        };
+        assert!(admit(&ok, &limits()).is_ok());
     }
 }

@@ -52,6 +52,8 @@ pub struct ClaimEstimate {
     pub max_unit_bytes: f64,
     /// Bytes at the claim's peak: concurrent units, bookkeeping, bootstrap.
     pub memory_bytes: f64,
+    /// Of which the bookkeeping of every planned unit (what listing the plan holds).
+    pub bookkeeping_bytes: f64,
     pub threads: usize,
     /// Units and CPU seconds when every row decides at its first look (sequential
     /// sweeps draw `min`; the fields above are the worst case, every group at `max`).
@@ -317,9 +319,18 @@ pub fn estimate_claim(claim: &Claim, profile: Profile, threads: usize) -> ClaimE
                     variant.name
                 ),
             },
-            None => Driver {
-                field: format!("sweeps.{}.{profile}", g.sweep),
-                detail: format!("point {label}, variant `{}` ({what})", variant.name),
+            None => match claim.system.cost_field() {
+                Some((field, value)) => Driver {
+                    field,
+                    detail: format!(
+                        "{value}, at sweep `{}` {profile} point {label}, variant `{}` ({what})",
+                        g.sweep, variant.name
+                    ),
+                },
+                None => Driver {
+                    field: format!("sweeps.{}.{profile}", g.sweep),
+                    detail: format!("point {label}, variant `{}` ({what})", variant.name),
+                },
             },
         }
     };
@@ -424,6 +435,7 @@ pub fn estimate_claim(claim: &Claim, profile: Profile, threads: usize) -> ClaimE
         max_unit_seconds,
         max_unit_bytes,
         memory_bytes,
+        bookkeeping_bytes: bookkeeping,
         threads,
         work_driver,
         memory_driver,

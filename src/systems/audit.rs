@@ -384,3 +384,19 @@ pub fn audit_cost(
             + Cost::f64s(3.0 * d * p + 6.0 * p + 3.0 * steps),
     }
 }
+
+/// Cost of the audit `cfg` ([`audit_cost`] at its sizes, engine and clip rule): the
+/// estimate of `dpclaims audit` and of each audit of `dpclaims privacy-report`.
+pub fn config_cost(cfg: &AuditConfig) -> Cost {
+    let direct = cfg.engine == audit::AuditEngine::Direct;
+    audit_cost(
+        cfg.system.name(),
+        cfg.trials as f64,
+        cfg.d as f64,
+        cfg.n as f64,
+        cfg.p as f64,
+        cfg.steps as f64,
+        if direct { 1.0 } else { cfg.ridge },
+        cfg.clip_rule == crate::train::dpgd::ClipRule::Divide && !direct,
+    )
+}

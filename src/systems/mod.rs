@@ -266,6 +266,12 @@ pub trait System: Sync + Send + std::fmt::Debug {
     fn cost_basis(&self) -> Option<String> {
         None
     }
+    /// The spec field outside a unit's variables that sizes its cost, with its value (an
+    /// external core's `external.audit.trials`): what a refusal names when no variable
+    /// drives the estimate.
+    fn cost_field(&self) -> Option<(String, String)> {
+        None
+    }
     /// Whether `plan` should time one unit to know [`System::cost`] (an external core
     /// without a declared `cost_s`).
     fn wants_cost_measurement(&self) -> bool {

@@ -27,6 +27,7 @@
 //! [`markdown`] renders `reports/FAULTS.md`; this file holds the types they share.
 //!
 //! [`pipeline::run_claim`]: crate::pipeline::run_claim
+pub mod budget;
 pub mod cell;
 pub mod markdown;
 pub mod order;

@@ -44,7 +44,7 @@ pub fn tick_count(claims: &[Claim], faults: &[Fault], cfg: &MatrixConfig) -> usi
 }
 
 /// The audited mechanisms of a row (all three for the fault-free run).
-fn audit_mechanisms(f: Fault, cfg: &MatrixConfig) -> Vec<AuditSystem> {
+pub(super) fn audit_mechanisms(f: Fault, cfg: &MatrixConfig) -> Vec<AuditSystem> {
     if cfg.audit && f.affects(AUDIT_SYSTEM) {
         vec![
             AuditSystem::RfDpgd,

@@ -385,24 +385,56 @@ impl System for ExternalSystem {
             .lock()
             .ok()
             .and_then(|m| m.as_ref().map(|m| m.0));
-        Cost {
-            seconds: self.cost_s.or(measured).unwrap_or(NOMINAL_COST_S),
-            bytes: 1e5,
+        match &self.audit {
+            // Canary mode: a unit is 2 x trials requests, each a core's run (cost_s is
+            // one request's, docs/external-cores.md), and it holds the scores of both
+            // worlds with their sorted copies; a measured unit (a whole audit) is taken
+            // when it is larger.
+            Some(a) => {
+                let requests = 2.0 * a.trials as f64;
+                Cost {
+                    seconds: (requests * self.cost_s.unwrap_or(NOMINAL_COST_S))
+                        .max(measured.unwrap_or(0.0)),
+                    bytes: 1e5 + Cost::f64s(3.0 * requests),
+                }
+            }
+            None => Cost {
+                seconds: self.cost_s.or(measured).unwrap_or(NOMINAL_COST_S),
+                bytes: 1e5,
+            },
         }
     }
 
     fn cost_basis(&self) -> Option<String> {
+        let requests = self.audit.as_ref().map(|a| 2 * a.trials);
+        let per = match requests {
+            Some(r) => format!(" a request, {r} requests a unit (canary mode: 2 x trials)"),
+            None => " a unit".to_string(),
+        };
         if let Some(c) = self.cost_s {
-            return Some(format!("external core: declared cost_s = {c} s a unit"));
+            return Some(format!("external core: declared cost_s = {c} s{per}"));
         }
         match self.measured.lock().ok().and_then(|m| m.clone()) {
             Some((s, unit)) => Some(format!(
                 "external core: measured, one calibration unit ({unit}) took {s:.3} s; assumed for every unit"
             )),
             None => Some(format!(
-                "external core: not measured (no cost_s declared; `dpclaims plan --calibrate` times one unit): a nominal {NOMINAL_COST_S} s a unit"
+                "external core: not measured (no cost_s declared; `dpclaims plan --calibrate` times one unit): a nominal {NOMINAL_COST_S} s{per}"
             )),
         }
+    }
+
+    fn cost_field(&self) -> Option<(String, String)> {
+        self.audit.as_ref().map(|a| {
+            (
+                "external.audit.trials".to_string(),
+                format!(
+                    "trials = {}: {} core requests a unit",
+                    a.trials,
+                    2 * a.trials
+                ),
+            )
+        })
     }
 
     fn wants_cost_measurement(&self) -> bool {
