@@ -313,3 +313,36 @@ fn two_mistakes_of_one_prediction_are_both_reported() {
     let e = dpclaims::spec::claim_from_bytes(Path::new("bad.yaml"), spec.as_bytes()).unwrap_err();
     assert!(e.to_string().contains("unknown metric"), "{e}");
 }
+
+/// On a project (no paths given) `check` checks what `run` checks before computing: a
+/// scorecard naming a claim that does not exist makes `run` exit 2, so `check` says so
+/// (exit 2, the scorecard and entry named) without simulating anything.
+#[test]
+fn check_on_a_project_checks_its_scorecards_as_run_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("dpclaims.toml"), "[project]\nname = \"p\"\n").unwrap();
+    std::fs::create_dir_all(d.join("claims")).unwrap();
+    std::fs::create_dir_all(d.join("scorecards")).unwrap();
+    std::fs::write(d.join("claims/tiny.yaml"), GOOD).unwrap();
+    let (code, out, err) = check(d, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        out.trim(),
+        "ok: 1 claim checked, with the scorecards and the ledger"
+    );
+    std::fs::write(
+        d.join("scorecards/p.yaml"),
+        "paper: \"P\"\nresults:\n  - result: \"Eq. 1\"\n    title: \"t\"\n    quote: {text: \"q\", where: \"Eq. 1\"}\n    could_fail: data\n    checked_by:\n      - {claim: not-written-yet, prediction: eps-bound, variant: base}\n",
+    )
+    .unwrap();
+    let (code, out, err) = check(d, &[]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        out.contains("not-written-yet") && out.contains("p.yaml"),
+        "{out}"
+    );
+    let run = dpclaims_in(d, &["run", "--out", "out"]);
+    assert_eq!(run.status.code(), Some(2), "run refuses it too");
+    assert!(!d.join("out").exists(), "nothing computed or written");
+}

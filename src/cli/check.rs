@@ -1,5 +1,7 @@
 //! `dpclaims check [PATH|ID...]`: every error of every spec at once, each with its file,
-//! field and line:column (the library's [`crate::spec::check`]); exit 2 if any.
+//! field and line:column (the library's [`crate::spec::check`]); on the project's claims
+//! directory (no paths given) also what `run` checks before it computes: the scorecards
+//! against the claims, and the registration ledger. Exit 2 if any.
 use crate::spec::check::{check_paths, CheckReport};
 use clap::Args;
 use std::path::PathBuf;
@@ -11,7 +13,8 @@ pub struct CheckArgs {
     #[arg(value_name = "PATH|ID")]
     pub paths: Vec<PathBuf>,
     /// One JSON document on stdout: {ok, files, valid, errors: [{file, line, column, field,
-    /// message}]}.
+    /// message}], placeholders, beyond_specs: [message]} (beyond_specs: what `run` would
+    /// refuse in the scorecards or the ledger).
     #[arg(long)]
     pub json: bool,
 }
@@ -29,8 +32,15 @@ pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
         super::select::resolve(&a.paths)?
     };
     let report = check_paths(&paths);
+    // What `run` checks before it computes, beyond the specs: the project's scorecards
+    // against the claims, and the registration ledger (a judged change after results
+    // that no amendment records). Only when every spec loads.
+    let mut beyond: Vec<String> = Vec::new();
+    if report.ok() && a.paths.is_empty() {
+        beyond = run_checks();
+    }
     if a.json {
-        println!("{}", json(&report));
+        println!("{}", json(&report, &beyond));
     } else {
         for d in &report.errors {
             println!("{}", crate::report::terminal_text(&d.to_string()));
@@ -50,11 +60,25 @@ pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
                 }
             );
         }
-        if report.ok() {
+        for b in &beyond {
+            println!("{}", crate::report::terminal_text(b));
+        }
+        if report.ok() && beyond.is_empty() {
             println!(
-                "ok: {} claim{} checked",
+                "ok: {} claim{} checked{}",
                 report.files,
-                if report.files == 1 { "" } else { "s" }
+                if report.files == 1 { "" } else { "s" },
+                if a.paths.is_empty() {
+                    ", with the scorecards and the ledger"
+                } else {
+                    ""
+                }
+            );
+        } else if report.ok() {
+            println!(
+                "{} problem{} `run` would refuse (exit 2) beyond the specs",
+                beyond.len(),
+                if beyond.len() == 1 { "" } else { "s" }
             );
         } else {
             println!(
@@ -67,16 +91,41 @@ pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    Ok(if report.ok() {
+    Ok(if report.ok() && beyond.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)
     })
 }
 
-fn json(r: &CheckReport) -> String {
+/// The checks `run` makes before computing that are not a spec's own: the scorecards of
+/// the project against its claims, and the registration ledger of claims and scorecards.
+/// Each problem as one message.
+fn run_checks() -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(mut claims) = crate::spec::load_claims(&[crate::project::path("claims")]) else {
+        return out;
+    };
+    let baseline = crate::project::path("tests/snapshots");
+    if let Err(e) = super::ledger::attach(&mut claims, &baseline) {
+        out.push(format!("{e:#}"));
+    }
+    match crate::pipeline::conclude::load_scorecards(&crate::project::path("scorecards"), &claims) {
+        Ok(Some(mut sc)) => {
+            if let Err(e) = super::ledger::scorecards::attach(&mut sc.cards, &baseline) {
+                out.push(format!("{e:#}"));
+            }
+        }
+        Ok(None) => {}
+        Err(e) => out.push(format!("{e:#}")),
+    }
+    out
+}
+
+fn json(r: &CheckReport, beyond: &[String]) -> String {
     serde_json::json!({
-        "ok": r.ok(),
+        "ok": r.ok() && beyond.is_empty(),
+        "beyond_specs": beyond,
         "files": r.files,
         "valid": r.valid,
         "errors": r.errors,

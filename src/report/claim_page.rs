@@ -176,12 +176,8 @@ fn result_line_raw(r: &PredictionResult) -> String {
             let c = r
                 .detail
                 .implied_constant
-                .map(|(c, (lo, hi))| {
-                    let ci = if c > 0.0 {
-                        super::number::log_scale(c, lo, hi)
-                    } else {
-                        (lo, hi)
-                    };
+                .map(|(c, ci)| {
+                    // The interval the judge decided on (verdicts.json carries the same).
                     format!("implied constant {} (interval {})", fmt_num(c), fmt_ci(Some(ci)))
                 })
                 .unwrap_or_else(|| "implied constant —".into());

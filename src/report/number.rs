@@ -218,15 +218,6 @@ fn number_end(b: &[u8], mut i: usize) -> Option<usize> {
 
 /// Significant digits of a decimal token: its mantissa's digits without leading zeros
 /// and trailing zeros (`1.000000` has 1, `0.003459` has 4, `27019177.523451` 14).
-/// The interval `[lo, hi]` of a positive quantity `c` shown on a log scale: the same
-/// relative half-width `(hi - lo) / (2c)` taken as a factor, `[c / f, c * f]` with
-/// `f = exp((hi - lo) / (2c))` (the delta method for ln c), so a ratio's interval never
-/// reaches below 0. Only for display: the judge decides on the interval it computed.
-pub fn log_scale(c: f64, lo: f64, hi: f64) -> (f64, f64) {
-    let f = ((hi - lo).abs() / 2.0 / c).exp();
-    (c / f, c * f)
-}
-
 pub fn significant_digits(tok: &str) -> usize {
     let mantissa = tok.split(['e', 'E']).next().unwrap_or("");
     let d: String = mantissa.chars().filter(char::is_ascii_digit).collect();

@@ -441,9 +441,10 @@ impl Claim {
             .expect("validated sweep name")
     }
 
-    /// Resolves every variable of one sweep point for one variant: parameters (with the
-    /// variant's overrides), axis values and coupled variables, evaluated in dependency
-    /// order.
+    /// Resolves every variable of one sweep point for one variant: parameters, coupled
+    /// variables, the variant's overrides of either (a control may fix a variable the
+    /// sweep couples, e.g. `p: "4"` along `p = d`), and axis values, evaluated in
+    /// dependency order.
     pub fn resolve(
         &self,
         variant: &Variant,
@@ -454,10 +455,10 @@ impl Claim {
         for (k, e) in &self.params {
             defs.insert(k.clone(), e);
         }
-        for (k, e) in &variant.params {
+        for (k, e) in &profile.coupled {
             defs.insert(k.clone(), e);
         }
-        for (k, e) in &profile.coupled {
+        for (k, e) in &variant.params {
             defs.insert(k.clone(), e);
         }
         let mut values: BTreeMap<String, f64> = BTreeMap::new();

@@ -129,8 +129,7 @@ pub(super) fn measured(r: &Value) -> String {
                 .map(|a| {
                     let f = |i: usize| a.get(i).and_then(Value::as_f64);
                     match (f(0), f(1), f(2)) {
-                        (Some(c), Some(lo), Some(hi)) if c > 0.0 => {
-                            let (lo, hi) = crate::report::number::log_scale(c, lo, hi);
+                        (Some(c), Some(lo), Some(hi)) => {
                             format!("{} [{}, {}]", fmt_num(c), fmt_num(lo), fmt_num(hi))
                         }
                         _ => format!(
