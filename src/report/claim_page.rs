@@ -8,7 +8,9 @@ mod layout;
 mod quotes;
 
 pub use layout::claim_markdown;
-pub(crate) use layout::{amendments_table, control_cell, points_cell, CONTROLS, VERDICTS};
+pub(crate) use layout::{
+    amendments_table, changes_since, control_cell, points_cell, CONTROLS, VERDICTS,
+};
 pub(crate) use quotes::DETAILS;
 
 use super::{fmt_ci, fmt_num, fmt_opt};

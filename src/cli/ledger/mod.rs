@@ -68,6 +68,35 @@ fn uncommitted() -> String {
     }
 }
 
+/// Records `changes` (the judged fields of `e` that differ from `now`) as one amendment
+/// with its reason, printed a line per field, and saves the entry.
+fn record(
+    baseline: &Path,
+    e: &mut Entry,
+    now: BTreeMap<String, String>,
+    changes: Vec<judged::FieldChange>,
+    reason: &str,
+    verdicts_note: &str,
+) -> anyhow::Result<()> {
+    for ch in &changes {
+        println!(
+            "amendment of {}: {}",
+            e.claim,
+            Change::from(ch.clone()).line(70)
+        );
+    }
+    e.amendments.push(Amendment {
+        date: ledger::today(),
+        commit: uncommitted(),
+        reason: reason.to_string(),
+        changes: changes.into_iter().map(Change::from).collect(),
+        moved: None,
+        verdicts_note: verdicts_note.into(),
+    });
+    e.judged = now;
+    save(baseline, e)
+}
+
 /// `accept --amend "why" [CLAIM...]`: records the unrecorded judged changes of the named
 /// claims (default: every claim that has any) as amendments with `reason`.
 pub fn amend(reason: &str, ids: &[String], baseline: &Path) -> anyhow::Result<()> {
@@ -110,20 +139,15 @@ pub fn amend(reason: &str, ids: &[String], baseline: &Path) -> anyhow::Result<()
             }
             continue;
         }
-        for ch in &changes {
-            println!("amendment of {id}: {}", Change::from(ch.clone()).line(70));
-        }
-        e.amendments.push(Amendment {
-            date: ledger::today(),
-            // Starts with "uncommitted": `accept` fills in its verdicts (on_accept).
-            commit: uncommitted(),
-            reason: reason.to_string(),
-            changes: changes.into_iter().map(Change::from).collect(),
-            moved: None,
-            verdicts_note: "set when the amended claim's next results are accepted".into(),
-        });
-        e.judged = now;
-        save(baseline, &e)?;
+        // Its commit starts with "uncommitted": `accept` fills in its verdicts (on_accept).
+        record(
+            baseline,
+            &mut e,
+            now,
+            changes,
+            reason,
+            "set when the amended claim's next results are accepted",
+        )?;
         recorded += 1;
     }
     if recorded == 0 {

@@ -140,19 +140,7 @@ pub fn amend(reason: &str, ids: &[String], all: bool, baseline: &Path) -> anyhow
             }
             continue;
         }
-        for ch in &changes {
-            println!("amendment of {id}: {}", Change::from(ch.clone()).line(70));
-        }
-        e.amendments.push(Amendment {
-            date: ledger::today(),
-            commit: uncommitted(),
-            reason: reason.to_string(),
-            changes: changes.into_iter().map(Change::from).collect(),
-            moved: None,
-            verdicts_note: NOTE.into(),
-        });
-        e.judged = now;
-        save(baseline, &e)?;
+        super::record(baseline, &mut e, now, changes, reason, NOTE)?;
         recorded += 1;
     }
     Ok(recorded)

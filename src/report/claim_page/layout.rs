@@ -310,11 +310,7 @@ fn amendments(o: &ClaimOutcome, s: &mut String) {
          reason; {} moved a verdict.\n",
         cell(&e.registered.date),
         cell(&e.registered.commit),
-        match e.amendments.len() {
-            0 => "No change".to_string(),
-            1 => "1 change".to_string(),
-            n => format!("{n} changes"),
-        },
+        changes_since(e),
         o.claim.id,
         match moved {
             0 => "none".to_string(),
@@ -323,6 +319,15 @@ fn amendments(o: &ClaimOutcome, s: &mut String) {
         }
     );
     amendments_table(e, s);
+}
+
+/// "No change", "1 change" or "n changes": how many amendments a ledger entry has.
+pub(crate) fn changes_since(e: &crate::spec::ledger::Entry) -> String {
+    match e.amendments.len() {
+        0 => "No change".to_string(),
+        1 => "1 change".to_string(),
+        n => format!("{n} changes"),
+    }
 }
 
 /// The table of a ledger entry's amendments (when, fields old → new, reason, verdicts);

@@ -109,11 +109,7 @@ fn scorecard_amendments(card: &Scorecard, s: &mut String) {
          claims' own amendments are on their pages.\n",
         cell(&e.registered.date),
         cell(&e.registered.commit),
-        match e.amendments.len() {
-            0 => "No change".to_string(),
-            1 => "1 change".to_string(),
-            n => format!("{n} changes"),
-        },
+        crate::report::claim_page::changes_since(e),
         card.page
     );
     crate::report::claim_page::amendments_table(e, s);
