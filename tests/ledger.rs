@@ -228,7 +228,7 @@ fn a_scorecard_change_after_results_is_refused_until_amended_and_then_shown() {
     );
     let short = read(&d.join("out/scorecard-tiny-paper.md"));
     assert!(
-        short.contains("this page's counting changed 1 times (details page)"),
+        short.contains("its counting changed 1 times (details)"),
         "{short}"
     );
     assert_eq!(dpclaims_in(d, &["ledger", "show"]).status.code(), Some(0));

@@ -266,7 +266,7 @@ fn page(
          after results (†; amendments on each claim page){}.\n",
         match card.ledger.as_ref().map_or(0, |e| e.amendments.len()) {
             0 => String::new(),
-            n => format!("; this page's counting changed {n} times (details page)"),
+            n => format!("; its counting changed {n} times (details)"),
         }
     );
     let _ = writeln!(
