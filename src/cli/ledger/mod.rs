@@ -97,6 +97,51 @@ fn record(
     save(baseline, e)
 }
 
+/// `ledger show`'s lines for one claim or scorecard: its registration, one line per
+/// amendment (with whether a verdict moved when `verdicts`), and the judged changes
+/// `now` has that the entry does not record. True when there are such changes.
+fn show_entry(
+    id: &str,
+    entry: Option<&Entry>,
+    now: Option<&BTreeMap<String, String>>,
+    verdicts: bool,
+) -> bool {
+    let (Some(e), Some(now)) = (entry, now) else {
+        println!("{id}: no accepted results (not registered)");
+        return false;
+    };
+    println!(
+        "{id}: registered {} ({}), {} amendment(s)",
+        e.registered.date,
+        e.registered.commit,
+        e.amendments.len()
+    );
+    for am in &e.amendments {
+        let moved = match (verdicts, am.verdict_moved()) {
+            (false, _) => String::new(),
+            (true, Some(true)) => ", a verdict moved".into(),
+            (true, Some(false)) => ", no verdict moved".into(),
+            (true, None) => ", verdicts not known".into(),
+        };
+        println!(
+            "  {} {}: {} field(s){moved}: {}",
+            am.date,
+            am.commit,
+            am.changes.len(),
+            crate::report::terminal_text(&am.reason)
+        );
+    }
+    let changes = judged::diff(&e.judged, now);
+    if changes.is_empty() {
+        return false;
+    }
+    println!("  NOT RECORDED:");
+    for ch in changes {
+        println!("    {}", Change::from(ch).line(70));
+    }
+    true
+}
+
 /// `accept --amend "why" [CLAIM...]`: records the unrecorded judged changes of the named
 /// claims (default: every claim that has any) as amendments with `reason`.
 pub fn amend(reason: &str, ids: &[String], baseline: &Path) -> anyhow::Result<()> {
@@ -290,40 +335,12 @@ fn show(baseline: &Path) -> anyhow::Result<ExitCode> {
     let claims = claims_by_id()?;
     let mut open = 0;
     for (id, c) in &claims {
-        match ledger::load(baseline, id).map_err(|e| anyhow::anyhow!(e))? {
-            None => println!("{id}: no accepted results (not registered)"),
-            Some(e) => {
-                println!(
-                    "{id}: registered {} ({}), {} amendment(s)",
-                    e.registered.date,
-                    e.registered.commit,
-                    e.amendments.len()
-                );
-                for am in &e.amendments {
-                    let moved = match am.verdict_moved() {
-                        Some(true) => "a verdict moved",
-                        Some(false) => "no verdict moved",
-                        None => "verdicts not known",
-                    };
-                    println!(
-                        "  {} {}: {} field(s), {moved}: {}",
-                        am.date,
-                        am.commit,
-                        am.changes.len(),
-                        crate::report::terminal_text(&am.reason)
-                    );
-                }
-                let now = ledger::fields(c).map_err(|e| anyhow::anyhow!(e))?;
-                let changes = judged::diff(&e.judged, &now);
-                if !changes.is_empty() {
-                    open += 1;
-                    println!("  NOT RECORDED:");
-                    for ch in changes {
-                        println!("    {}", Change::from(ch).line(70));
-                    }
-                }
-            }
-        }
+        let entry = ledger::load(baseline, id).map_err(|e| anyhow::anyhow!(e))?;
+        let now = match &entry {
+            Some(_) => Some(ledger::fields(c).map_err(|e| anyhow::anyhow!(e))?),
+            None => None,
+        };
+        open += usize::from(show_entry(id, entry.as_ref(), now.as_ref(), true));
     }
     open += scorecards::show(baseline)?;
     Ok(if open == 0 {

@@ -155,34 +155,12 @@ const NOTE: &str = "a change to how the paper's results are counted (no claim's 
 pub fn show(baseline: &Path) -> anyhow::Result<usize> {
     let mut open = 0;
     for (id, file) in project()? {
-        match ledger::load(baseline, &id).map_err(|e| anyhow::anyhow!(e))? {
-            None => println!("{id}: no accepted results (not registered)"),
-            Some(e) => {
-                println!(
-                    "{id}: registered {} ({}), {} amendment(s)",
-                    e.registered.date,
-                    e.registered.commit,
-                    e.amendments.len()
-                );
-                for am in &e.amendments {
-                    println!(
-                        "  {} {}: {} field(s): {}",
-                        am.date,
-                        am.commit,
-                        am.changes.len(),
-                        crate::report::terminal_text(&am.reason)
-                    );
-                }
-                let changes = judged::diff(&e.judged, &fields(&file)?);
-                if !changes.is_empty() {
-                    open += 1;
-                    println!("  NOT RECORDED:");
-                    for ch in changes {
-                        println!("    {}", Change::from(ch).line(70));
-                    }
-                }
-            }
-        }
+        let entry = ledger::load(baseline, &id).map_err(|e| anyhow::anyhow!(e))?;
+        let now = match &entry {
+            Some(_) => Some(fields(&file)?),
+            None => None,
+        };
+        open += usize::from(super::show_entry(&id, entry.as_ref(), now.as_ref(), false));
     }
     Ok(open)
 }
