@@ -30,10 +30,12 @@ const ENGINE_EXCLUDED: &[&str] = &["src/faults/matrix"];
 /// What decides a verdict row beyond the engine: how units become points (`execute`,
 /// `plan`), the spec's parsing and expressions, the fits and the verdict rules. Reports
 /// and the CLI are not in it. Stored verdict rows of `dpclaims stability` (one record per
-/// seed) are reused only by a build with the same hash. The shipped scorecards hold the
-/// papers' hypothesis registries (compiled in by `spec::registry`), which decide regimes.
+/// seed) are reused only by a build with the same hash. The scorecards are not in it:
+/// the part of a scorecard that decides verdict rows is its hypothesis registry, and a
+/// claim's `judged_hash` (src/spec/read.rs) covers the registry it is judged under, so an
+/// edit of a scorecard's counting or prose keeps the stored rows, and an edit of a
+/// hypothesis reruns only the claims of that paper.
 const VERDICT: &[&str] = &[
-    "scorecards",
     "src/judge",
     "src/fit",
     "src/spec",

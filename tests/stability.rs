@@ -131,3 +131,39 @@ fn a_seed_read_from_its_record_gives_the_same_bytes_as_the_seed_run_again() {
     let (fresh, _) = stability(d, &["--no-records"]);
     assert_eq!(both, fresh);
 }
+
+/// A claim's stored rows depend on its spec and on the hypotheses of its paper's registry,
+/// not on the rest of the scorecard: an edit of a scorecard's prose or counting keeps the
+/// claim's `judged_hash` (so its stability records stay usable), an edit of a hypothesis
+/// changes it (the claim runs again).
+#[test]
+fn a_scorecard_edit_keeps_the_records_and_a_hypothesis_edit_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("claims")).unwrap();
+    std::fs::create_dir_all(d.join("scorecards")).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let spec = d.join("claims/tp-topk-digits.yaml");
+    std::fs::copy(root.join("claims/tp-topk-digits.yaml"), &spec).unwrap();
+    let card = d.join("scorecards/tp-topk.yaml");
+    let text = std::fs::read_to_string(root.join("scorecards/tp-topk.yaml")).unwrap();
+    let hash = |card_text: &str| {
+        std::fs::write(&card, card_text).unwrap();
+        dpclaims::spec::load_claim(&spec).unwrap().judged_hash
+    };
+    let base = hash(&text);
+    let prose = text.replacen("intro: >\n", "intro: >\n  An edited introduction.\n", 1);
+    assert_ne!(prose, text);
+    assert_eq!(
+        hash(&prose),
+        base,
+        "a prose edit of the scorecard moved the hash"
+    );
+    let hyp = text.replacen(
+        "require: \"clip_order_term <= 1.0e-12\"",
+        "require: \"clip_order_term <= 1.0e-11\"",
+        1,
+    );
+    assert_ne!(hyp, text);
+    assert_ne!(hash(&hyp), base, "a hypothesis edit kept the hash");
+}

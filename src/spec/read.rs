@@ -135,6 +135,16 @@ pub fn claim_from_bytes(path: &Path, bytes: &[u8]) -> Result<Claim, SpecError> {
         judged.push_str("\n# external protocol ");
         judged.push_str(crate::build_id::EXTERNAL_HASH);
     }
+    // The paper's registry decides the claim's regimes: its hypotheses are part of what
+    // the claim is judged by, so an edit of them changes the claim's judged hash, while an
+    // edit of the rest of the scorecard (its counting and prose) does not (build.rs keeps
+    // `scorecards/` out of the verdict hash for that reason).
+    if !claim.paper.is_empty() {
+        if let Ok(reg) = super::registry::find(&claim.file, &claim.paper) {
+            judged.push_str("\n# registry hypotheses\n");
+            judged.push_str(&format!("{:?}", reg.hypotheses));
+        }
+    }
     claim.judged_hash = sha(judged.as_bytes());
     claim.key_hash = super::judged::key_hash(text);
     Ok(claim)

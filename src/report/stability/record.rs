@@ -7,7 +7,8 @@
 //! build that judges them the same way: the header holds the verdict hash of the build
 //! ([`crate::build_id::VERDICT_HASH`]: the engine and everything between a unit's numbers
 //! and a verdict) and every claim's [`crate::spec::Claim::judged_hash`] (the spec without
-//! its discussion). A record of another build is stale and the seed runs again; of the
+//! its discussion, and the hypotheses of its paper's registry: a scorecard's counting and
+//! prose decide no row, so editing them keeps every record). A record of another build is stale and the seed runs again; of the
 //! same build, the rows of every claim whose spec is unchanged stand and only the new or
 //! changed claims run (a claim's verdicts depend on its spec and the build alone: the
 //! family-wise level is a fixed budget of rows, not the suite's size). Seeds are
