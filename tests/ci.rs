@@ -745,3 +745,101 @@ fn off_a_terminal_progress_is_plain_lines_on_stderr_that_change_no_output() {
     assert_eq!(code(&bad), 2, "{}", text(&bad.stderr));
     assert!(text(&bad.stderr).contains("DPCLAIMS_PROGRESS_SECONDS"));
 }
+
+/// `dpclaims ci`: the workflow's steps (check, run --require-baseline --junit, diff against
+/// the committed verdicts) into a scratch directory; the committed reports stay the same
+/// bytes; the exit status is the run's (1 with a failing claim), check's when a spec is
+/// bad (the run skipped), and 2 for a scratch directory inside the committed set.
+#[test]
+fn ci_runs_the_workflow_steps_into_a_scratch_directory() {
+    use dpclaims::report::snapshot::snapshot;
+    let w = workdir(&[("tiny-ci.yaml", CALIBRATION)]);
+    let dir = w.path();
+    let snaps = dir.join("tests/snapshots");
+    std::fs::create_dir_all(&snaps).unwrap();
+    let claim = dpclaims::spec::load_claim(&dir.join("claims/tiny-ci.yaml")).unwrap();
+    let o = dpclaims::pipeline::run_claim(
+        &claim,
+        dpclaims::spec::Profile::Quick,
+        0,
+        &dpclaims::train::Recipe::PAPER,
+        &|| {},
+    )
+    .unwrap();
+    let header =
+        "---\nsource: tests/claims.rs\nexpression: snap\ninfo:\n  profile: quick\n  seed: 0\n---\n";
+    std::fs::write(
+        snaps.join("tests__claims__every_claim_at_the_quick_profile@tiny-ci.yaml.snap"),
+        format!("{header}{}", serde_yaml::to_string(&snapshot(&o)).unwrap()),
+    )
+    .unwrap();
+    let committed = run_env(dir, &["run", "--out", "reports"], &[]);
+    assert_eq!(code(&committed), 0, "{}", text(&committed.stderr));
+    let before = std::fs::read(dir.join("reports/verdicts.json")).unwrap();
+    let listing = |d: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let files_before = listing(&dir.join("reports"));
+
+    let ci = run_env(dir, &["ci", "--github"], &[]);
+    let err = text(&ci.stderr);
+    assert_eq!(code(&ci), 0, "{err}");
+    for step in [
+        "ci: dpclaims check",
+        "ci: dpclaims run --require-baseline --junit",
+        "ci: run exit 0",
+    ] {
+        assert!(err.contains(step), "{step} not in {err}");
+    }
+    let out = dir.join("target/dpclaims-ci");
+    for f in [
+        "reports/verdicts.json",
+        "junit.xml",
+        "diff.md",
+        "step-summary.md",
+    ] {
+        assert!(out.join(f).is_file(), "{f} missing; {err}");
+    }
+    assert!(
+        text(&std::fs::read(out.join("diff.md")).unwrap()).contains("o change"),
+        "{}",
+        text(&std::fs::read(out.join("diff.md")).unwrap())
+    );
+    assert_eq!(
+        std::fs::read(dir.join("reports/verdicts.json")).unwrap(),
+        before
+    );
+    assert_eq!(listing(&dir.join("reports")), files_before);
+
+    // A scratch directory inside the committed set: refused before any step.
+    let inside = run_env(dir, &["ci", "--out", "reports/ci"], &[]);
+    assert_eq!(code(&inside), 2, "{}", text(&inside.stderr));
+    assert!(text(&inside.stderr).contains("committed report set"));
+    assert!(!dir.join("reports/ci").exists());
+
+    // A claim whose control cannot be caught: the run's exit 1 is ci's.
+    std::fs::write(dir.join("claims/tiny-fail.yaml"), failing()).unwrap();
+    let red = run_env(
+        dir,
+        &["ci", "claims/tiny-fail.yaml", "--out", "scratch"],
+        &[],
+    );
+    assert_eq!(code(&red), 1, "{}", text(&red.stderr));
+    assert!(dir.join("scratch/junit.xml").is_file());
+
+    // A bad spec: check's exit 2, the run skipped (no reports written).
+    std::fs::write(dir.join("claims/bad.yaml"), "id: bad\n").unwrap();
+    let bad = run_env(dir, &["ci", "--out", "scratch2"], &[]);
+    assert_eq!(code(&bad), 2, "{}", text(&bad.stderr));
+    assert!(text(&bad.stderr).contains("the run is skipped"));
+    assert!(!dir.join("scratch2/reports").exists());
+    assert_eq!(
+        std::fs::read(dir.join("reports/verdicts.json")).unwrap(),
+        before
+    );
+}

@@ -539,3 +539,55 @@ fn key_numbers_and_the_box_come_from_the_run_and_the_limits_are_enforced() {
         assert!(err.contains(entry), "{entry}: {err}");
     }
 }
+
+/// A result whose checks are another result's (`could_fail: follows`) takes that result's
+/// verdict, named beside it, in its own section and count; the measurement counts once.
+/// Without `follows` the same check listed twice is refused, and a `follows` result whose
+/// check no other result lists is refused (exit 2, naming the entry).
+#[test]
+fn a_verdict_that_follows_from_another_result_is_named_and_counted_once() {
+    let two = |second_could_fail: &str, second_check: &str| {
+        format!(
+            "paper: \"p\"\nresults:\n  - result: \"Eq. 20\"\n    title: \"t\"\n    quote: {{text: \"t\", where: \"Eq. 20\"}}\n    could_fail: data\n    checked_by:\n      - {{claim: tiny-sc, prediction: vs-n, variant: prop22}}\n  - result: \"Headline\"\n    title: \"h\"\n    quote: {{text: \"h\", where: \"Abstract\"}}\n    could_fail: {second_could_fail}\n    checked_by:\n      - {second_check}\n"
+        )
+    };
+    let same = "{claim: tiny-sc, prediction: vs-n, variant: prop22}";
+    let other = "{claim: tiny-sc, prediction: finite, variant: prop22}";
+    let dir = workdir(&two("follows", same));
+    let o = dpclaims_in(
+        dir.path(),
+        &["run", "--no-baseline", "--out", "out", "--json"],
+    );
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let short = read(&dir.path().join("out/scorecard-tiny-paper.md"));
+    let row = short
+        .lines()
+        .find(|l| l.starts_with("| Headline |"))
+        .expect("a row for the headline");
+    assert!(row.contains("(follows from Eq. 20)**"), "{row}");
+    assert!(short.contains("1 follows from another result"), "{short}");
+    let page = read(&dir.path().join("out/scorecard-tiny-paper-details.md"));
+    assert!(
+        page.contains("## Verdicts that follow from another result"),
+        "{page}"
+    );
+    for (card, want) in [
+        (two("data", same), "the same check is listed twice"),
+        (
+            two("follows", other),
+            "must also be listed by exactly one result",
+        ),
+    ] {
+        let dir = workdir(&card);
+        let o = dpclaims_in(dir.path(), &["run", "--no-baseline", "--out", "out"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("results[1] (Headline)"), "{err}");
+        assert!(err.contains(want), "{err}");
+        assert!(!dir.path().join("out").exists(), "{err}");
+    }
+}

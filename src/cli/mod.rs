@@ -15,6 +15,7 @@ mod audit_null;
 mod audit_white_box;
 mod cache;
 mod check;
+mod ci;
 mod completions;
 mod conclude;
 mod demo;
@@ -80,6 +81,10 @@ enum Command {
     /// Merge the partial files of a sharded run (`run --shard`): the same reports,
     /// summary and exit status as the unsharded run.
     Merge(shard::MergeArgs),
+    /// The CI workflow's steps here, into a scratch directory (default target/dpclaims-ci):
+    /// `check`, `run --require-baseline --junit`, `diff` against the committed verdicts;
+    /// the committed reports are not touched (exit: check's when it fails, else the run's).
+    Ci(ci::CiArgs),
     /// What changed between two runs (report directories or `run --json` documents):
     /// verdicts, estimates moved beyond their CIs, claims added or removed (exit 1 if any).
     Diff(diff::DiffArgs),
@@ -189,6 +194,7 @@ fn dispatch() -> ExitCode {
         Command::Faults(a) => faults::run(a),
         Command::InternalPanic => panic!("deliberate panic (internal-panic)\nsecond line"),
         Command::Diff(a) => diff::run(a),
+        Command::Ci(a) => ci::run(a),
         Command::Cache(a) => cache::run(a),
         Command::Completions(a) => completions::completions(a),
         Command::Man(a) => completions::man(a),

@@ -37,6 +37,10 @@ pub(super) const FILES: &[(&str, &str)] = &[
         include_str!("skeleton/github/dpclaims.yml"),
     ),
     (".gitlab-ci.yml", include_str!("skeleton/gitlab-ci.yml")),
+    (
+        "requirements.txt",
+        include_str!("skeleton/requirements.txt"),
+    ),
 ];
 
 /// Where the spec's JSON Schema goes (the example claim's first line points at it).

@@ -8,7 +8,7 @@
 use super::found::{first_sentence, FoundMap};
 use super::keynum::{fill, resolve};
 use super::render::{add, scorecard_markdown};
-use super::sections::{place, self_check_rows, Section};
+use super::sections::{place_all, self_check_rows, Section};
 use super::{Catalogue, PaperResult, Scorecard};
 use crate::judge::ClaimOutcome;
 use crate::report::claim_page::cell;
@@ -232,7 +232,7 @@ fn page(
             .map(|f| f.to_string_lossy())
             .unwrap_or_default()
     );
-    let placed: Vec<_> = card.results.iter().map(|r| place(r, found)).collect();
+    let placed: Vec<_> = place_all(card, found);
     if !card.summary.is_empty() {
         let _ = writeln!(s, "> **In brief.**");
         for l in &card.summary {

@@ -1,7 +1,7 @@
 //! A scorecard page in Markdown: one row per numbered result of the paper with its
 //! combined verdict ([`super::combine`]), then every check behind it.
 use super::found::{lookup, measured, text, Found, FoundMap};
-use super::sections::{place, section_detail, self_check_rows, Placed, Section};
+use super::sections::{place_all, section_detail, self_check_rows, Placed, Section};
 use super::{Catalogue, Check, PaperResult, Scorecard};
 use crate::judge::ClaimOutcome;
 use crate::report::claim_page::cell;
@@ -72,7 +72,7 @@ pub fn scorecard_markdown(
     if !card.intro.is_empty() {
         let _ = writeln!(s, "{}\n", card.intro.trim());
     }
-    let placed: Vec<Placed> = card.results.iter().map(|r| place(r, &found)).collect();
+    let placed: Vec<Placed> = place_all(card, &found);
     let count = |sec: Section| placed.iter().filter(|p| p.section == sec).count();
     let tally: Vec<String> = Section::ALL
         .iter()

@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Section {
     Errata,
+    FollowsFrom,
     Holds,
     NotDiscriminating,
     Inconclusive,
@@ -24,8 +25,9 @@ pub(super) enum Section {
 }
 
 impl Section {
-    pub(super) const ALL: [Section; 11] = [
+    pub(super) const ALL: [Section; 12] = [
         Section::Errata,
+        Section::FollowsFrom,
         Section::Holds,
         Section::NotDiscriminating,
         Section::Inconclusive,
@@ -40,6 +42,7 @@ impl Section {
     pub(super) fn title(self) -> &'static str {
         match self {
             Section::Errata => "Errata",
+            Section::FollowsFrom => "Verdicts that follow from another result",
             Section::Holds => "Statements that hold",
             Section::NotDiscriminating => "Holds, not discriminating",
             Section::Inconclusive => "Inconclusive",
@@ -58,6 +61,8 @@ impl Section {
             Section::Errata if n == 1 => "erratum",
             Section::Consequences if n == 1 => "consequence",
             Section::Errata => "errata",
+            Section::FollowsFrom if n == 1 => "follows from another result",
+            Section::FollowsFrom => "follow from other results",
             Section::Holds => "hold",
             Section::NotDiscriminating => "hold but not discriminating",
             Section::Inconclusive => "inconclusive",
@@ -74,6 +79,7 @@ impl Section {
     pub(super) fn explain(self) -> &'static str {
         match self {
             Section::Errata => "A statement of the paper refuted inside its hypotheses, with the counterexample and an independent confirmation.",
+            Section::FollowsFrom => "Statements decided by another result's checks (a statement one of whose parts is that result): the verdict is that result's, named beside it, and counted once, there.",
             Section::Holds => "Statements tested literally inside their hypotheses; each could have failed: the control it caught is named.",
             Section::NotDiscriminating => "Statements whose checks hold but catch no negative control of their own that breaks the statement: consistent, not counted as holding.",
             Section::Inconclusive => "Statements the run could not decide (or whose holds no control could move), with what the row could detect and what would resolve it.",
@@ -82,7 +88,7 @@ impl Section {
             Section::Consequences => "Quantities the tool derives from the paper (exact finite-size forms, proof steps): consistent / inconsistent.",
             Section::Printed => "Statements about the paper's own tables, checked on its printed numbers: consistent or inconsistent with them, never a holds (no data of ours could have said no).",
             Section::Identity => "Identities and inequalities true by construction (one line of algebra, the triangle inequality): their Monte Carlo checks the tool, not the paper; listed, never counted.",
-            Section::NotCheckable => "Results with nothing a simulation can judge.",
+            Section::NotCheckable => "Results with nothing a simulation here can measure: a definition, a procedure or a choice; an assumption met by construction or a conclusion that follows by algebra; a statement with no finite quantity (an unstated constant, a conjecture, a figure without a stated number); or an experiment on data the harness does not have. Each says which.",
             Section::NotYet => "Results whose checks are still to be written or were not run here.",
         }
     }
@@ -111,10 +117,41 @@ fn nondiscriminating(f: &Found) -> bool {
     f.r["verdict"] == "holds" && f.r["discriminating"] == Value::Bool(false)
 }
 
+/// Every result of `card` placed ([`place`]); a result whose verdict follows from another's
+/// (`could_fail: follows`) names that result beside its word.
+pub(super) fn place_all(card: &Scorecard, found: &FoundMap) -> Vec<Placed> {
+    use super::CouldFail;
+    card.results
+        .iter()
+        .map(|r| {
+            let mut p = place(r, found);
+            if r.could_fail == Some(CouldFail::Follows) {
+                let from = card.results.iter().find(|q| {
+                    q.could_fail != Some(CouldFail::Follows)
+                        && q.checked_by.iter().any(|c| r.checked_by.contains(c))
+                });
+                if let Some(q) = from {
+                    // The verdict word alone (its qualifiers belong to the other result).
+                    let verdict = p.word.split(" (").next().unwrap_or("").to_string();
+                    p.word = format!("{verdict} (follows from {})", q.result);
+                }
+            }
+            p
+        })
+        .collect()
+}
+
 pub(super) fn place(r: &PaperResult, found: &FoundMap) -> Placed {
     use super::CouldFail;
     let placed = place_by_checks_declared(r, found);
     match r.could_fail {
+        Some(CouldFail::Follows) => {
+            return Placed {
+                section: Section::FollowsFrom,
+                word: placed.word,
+                decisive: placed.decisive,
+            }
+        }
         Some(CouldFail::Construction) => {
             return Placed {
                 section: Section::Identity,

@@ -3,7 +3,7 @@
 //! `could_fail: construction`, hypotheses are inherited, and every number of the page
 //! names a check.
 
-use super::{keynum, Catalogue, CouldFail, Scorecard, ScorecardError};
+use super::{keynum, Catalogue, CouldFail, PaperResult, Scorecard, ScorecardError};
 use crate::spec::Evidence;
 
 impl Scorecard {
@@ -119,15 +119,27 @@ impl Scorecard {
                         c.prediction
                     )));
                 }
-                let dup = self.results[..i]
-                    .iter()
-                    .chain(std::iter::once(r))
-                    .flat_map(|q| q.checked_by.iter())
-                    .filter(|x| *x == c)
-                    .count();
-                if dup > 1 {
+                // A check counts once: listed by one result, and besides only by results
+                // whose verdict follows from that one's (`could_fail: follows`).
+                let follows = |q: &PaperResult| q.could_fail == Some(CouldFail::Follows);
+                let counted = |upto: usize| {
+                    self.results[..upto]
+                        .iter()
+                        .filter(|q| !follows(q))
+                        .map(|q| q.checked_by.iter().filter(|x| *x == c).count())
+                        .sum::<usize>()
+                };
+                let twice_here = r.checked_by.iter().filter(|x| *x == c).count() > 1;
+                if twice_here || counted(i + 1) > 1 {
                     return Err(bad(
                         "the same check is listed twice: one measurement counts once".into(),
+                    ));
+                }
+                if follows(r) && counted(self.results.len()) != 1 {
+                    return Err(bad(
+                        "`could_fail: follows`: each check must also be listed by exactly one \
+                         result that does not follow (the result its verdict follows from)"
+                            .into(),
                     ));
                 }
             }
