@@ -143,7 +143,8 @@ fn a_regression_leads_the_ci_failures_with_its_controls_grouped_under_it() {
         first,
         "**Regression of the core**: 1 main row that held on the baseline no longer does: \
          `tiny-reg` `eps-bound/base` (consistent -> inconsistent); 2 negative controls moved \
-         with it. The core or the spec changed since the baseline.",
+         with the main rows that changed (under them in the failures). The core or the spec \
+         changed since the baseline.",
         "{md}"
     );
 
@@ -243,4 +244,29 @@ fn a_regression_leads_the_ci_failures_with_its_controls_grouped_under_it() {
             "{xml}"
         );
     }
+}
+
+/// Controls are grouped only under a main row that changed: a control that moved alone
+/// (its own spec edited, no main row changed) stays a failure of its own, and nothing
+/// says the core regressed.
+#[test]
+fn a_control_that_moved_alone_stays_a_failure_of_its_own() {
+    let moved = CORRECT.replace("params: {epsilon: \"2\"}", "params: {epsilon: \"3\"}");
+    assert_ne!(moved, CORRECT);
+    let d = project(&moved);
+    let o = ci_run(d.path());
+    assert_eq!(o.code, Some(1), "{}\n{}", o.stdout, o.stderr);
+    let md = std::fs::read_to_string(d.path().join("summary.md")).unwrap();
+    assert!(!md.contains("Regression of the core"), "{md}");
+    assert!(!md.contains("regressed against the baseline"), "{md}");
+    let (n, lines) = failures_section(&md);
+    assert_eq!((n, lines.len()), (1, 1), "{md}");
+    assert!(
+        lines[0].starts_with("* `tiny-reg` `eps-bound/broken-eps2`: changed against the baseline"),
+        "{md}"
+    );
+    assert!(!o.stderr.contains("REGRESSION"), "{}", o.stderr);
+    let xml = std::fs::read_to_string(d.path().join("j.xml")).unwrap();
+    let doc = roxmltree::Document::parse(&xml).expect("well-formed");
+    assert_eq!(doc.root_element().attribute("failures"), Some("1"), "{xml}");
 }

@@ -347,39 +347,46 @@ pub fn cases<'a>(
 }
 
 /// The negative controls of one claim's cases whose only reason is a baseline change,
-/// when a main row of the claim changed too: grouped under the claim's first regression
-/// (its [`Case::consequences`]) and no failure of their own.
+/// when a main row of the claim changed too: each grouped under the changed main row of
+/// its prediction, else under the claim's first main row that held on the baseline and
+/// no longer does, else its first changed main row (as [`Case::consequences`]); no
+/// failure of their own.
 fn group_consequences(claim: &mut [Case], change: Option<&super::baseline::ClaimChange>) {
-    let Some(lead) = claim.iter().position(|c| c.regression.is_some()) else {
+    let Some(lead) = claim
+        .iter()
+        .position(Case::regressed)
+        .or_else(|| claim.iter().position(|c| c.regression.is_some()))
+    else {
         return;
     };
-    let lead_name = claim[lead].name.clone();
-    let mut moved = Vec::new();
-    for c in claim.iter_mut() {
-        let control = c.result.is_some_and(|r| r.negative_control);
+    for i in 0..claim.len() {
+        let c = &claim[i];
+        let Some(r) = c.result.filter(|r| r.negative_control) else {
+            continue;
+        };
         let only_moved = !c.failures.is_empty()
             && c.failures.iter().all(|f| f.kind == "baseline_changed");
-        if !(control && only_moved) {
+        if !only_moved {
             continue;
         }
+        let under = claim
+            .iter()
+            .position(|m| m.regression.is_some() && m.prediction == c.prediction)
+            .unwrap_or(lead);
         let what = change
             .and_then(|ch| {
                 ch.results.iter().find(|x| {
-                    x.in_run && c.result.is_some_and(|r| {
-                        x.prediction == r.prediction_name && x.variant == r.variant
-                    })
+                    x.in_run && x.prediction == r.prediction_name && x.variant == r.variant
                 })
             })
             .map(|x| x.what.clone())
             .unwrap_or_default();
-        c.failures.clear();
-        c.moved_with = Some(lead_name.clone());
-        moved.push(Consequence {
-            name: c.name.clone(),
-            what,
-        });
+        let name = c.name.clone();
+        let lead_name = claim[under].name.clone();
+        claim[i].failures.clear();
+        claim[i].moved_with = Some(lead_name);
+        claim[under].consequences.push(Consequence { name, what });
     }
-    claim[lead].consequences = moved;
 }
 
 /// The failed cases, regressions first — the main rows that held on the baseline and

@@ -143,8 +143,8 @@ pub fn annotations(cases: &[Case], spec_texts: &BTreeMap<String, String>) -> Vec
 }
 
 /// The first line of a job summary whose run regressed: the main rows that held on the
-/// baseline and no longer do, and how many negative controls moved with them (None when
-/// no such row).
+/// baseline and no longer do, and how many negative controls moved with the main rows
+/// that changed (None when no row held and no longer does).
 pub fn regression_line(cases: &[Case]) -> Option<String> {
     let rows: Vec<&Case> = cases.iter().filter(|c| c.regressed()).collect();
     if rows.is_empty() {
@@ -176,7 +176,10 @@ pub fn regression_line(cases: &[Case]) -> Option<String> {
         if n == 1 { "does" } else { "do" },
         names.join(", "),
         if moved > 0 {
-            format!("; {} moved with {}", controls(moved), if n == 1 { "it" } else { "them" })
+            format!(
+                "; {} moved with the main rows that changed (under them in the failures)",
+                controls(moved)
+            )
         } else {
             String::new()
         }
