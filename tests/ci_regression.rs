@@ -151,17 +151,28 @@ fn a_regression_leads_the_ci_failures_with_its_controls_grouped_under_it() {
     // One bullet per failing case, the count in the heading; no case twice; the
     // regression first, its controls as sub-bullets under it.
     let (n, lines) = failures_section(&md);
-    let bullets: Vec<&str> = lines.iter().copied().filter(|l| l.starts_with("* ")).collect();
+    let bullets: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("* "))
+        .collect();
     assert_eq!(n, bullets.len(), "{md}");
     assert_eq!(n, 1, "{md}");
     assert!(
         bullets[0].starts_with("* `tiny-reg` `eps-bound/base`: regression of the core"),
         "{md}"
     );
-    let subs: Vec<&str> = lines.iter().copied().filter(|l| l.starts_with("  * ")).collect();
+    let subs: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("  * "))
+        .collect();
     assert_eq!(lines.len(), bullets.len() + subs.len(), "{md}");
     assert_eq!(subs.len(), 2, "{md}");
-    for (sub, name) in subs.iter().zip(["eps-bound/broken", "eps-bound/broken-eps2"]) {
+    for (sub, name) in subs
+        .iter()
+        .zip(["eps-bound/broken", "eps-bound/broken-eps2"])
+    {
         assert!(
             sub.starts_with(&format!(
                 "  * moved with it, no failure of its own: `{name}` (negative control): "
@@ -190,7 +201,11 @@ fn a_regression_leads_the_ci_failures_with_its_controls_grouped_under_it() {
         "{}",
         errors[0]
     );
-    assert!(errors[0].contains("2 negative controls moved with it"), "{}", errors[0]);
+    assert!(
+        errors[0].contains("2 negative controls moved with it"),
+        "{}",
+        errors[0]
+    );
     assert!(!errors[0].contains("finding"), "{}", errors[0]);
     // The claim's row of the table says it regressed, before its words.
     assert!(

@@ -274,9 +274,11 @@ pub fn cases<'a>(
             });
             if let Some(rc) = moved.filter(|_| !r.negative_control) {
                 let held = held_word(o, r);
-                let held_before = rc.before.as_deref().is_some_and(|b| {
-                    b.trim_end_matches(" (not discriminating)") == held
-                }) && r.verdict != Verdict::Holds;
+                let held_before = rc
+                    .before
+                    .as_deref()
+                    .is_some_and(|b| b.trim_end_matches(" (not discriminating)") == held)
+                    && r.verdict != Verdict::Holds;
                 case.regression = Some(Regression {
                     before: rc.before.clone(),
                     after: r.word.clone(),
@@ -364,8 +366,8 @@ fn group_consequences(claim: &mut [Case], change: Option<&super::baseline::Claim
         let Some(r) = c.result.filter(|r| r.negative_control) else {
             continue;
         };
-        let only_moved = !c.failures.is_empty()
-            && c.failures.iter().all(|f| f.kind == "baseline_changed");
+        let only_moved =
+            !c.failures.is_empty() && c.failures.iter().all(|f| f.kind == "baseline_changed");
         if !only_moved {
             continue;
         }
