@@ -413,8 +413,8 @@ pub fn regression_notes(cases: &[Case]) -> Vec<String> {
     cases
         .iter()
         .filter(|c| c.regressed())
-        .map(|c| {
-            let g = c.regression.as_ref().expect("regressed");
+        .filter_map(|c| {
+            let g = c.regression.as_ref()?;
             let moved = if c.consequences.is_empty() {
                 String::new()
             } else {
@@ -428,7 +428,7 @@ pub fn regression_notes(cases: &[Case]) -> Vec<String> {
                         .join(", ")
                 )
             };
-            format!(
+            Some(format!(
                 "REGRESSION of the core: {} {} was {} on the baseline and is {} now{moved}. The \
                  core or the spec changed since the baseline; the advice to explain the row by \
                  a `finding` is for what the paper explains, not for this",
@@ -436,7 +436,7 @@ pub fn regression_notes(cases: &[Case]) -> Vec<String> {
                 c.name,
                 g.before.as_deref().unwrap_or_default(),
                 g.after,
-            )
+            ))
         })
         .collect()
 }

@@ -157,15 +157,15 @@ pub fn regression_line(cases: &[Case]) -> Option<String> {
         .sum();
     let names: Vec<String> = rows
         .iter()
-        .map(|c| {
-            let g = c.regression.as_ref().expect("regressed");
-            format!(
+        .filter_map(|c| {
+            let g = c.regression.as_ref()?;
+            Some(format!(
                 "`{}` `{}` ({} -> {})",
                 one_line(&c.outcome.claim.id),
                 one_line(&c.name),
                 one_line(g.before.as_deref().unwrap_or("")),
                 one_line(&g.after)
-            )
+            ))
         })
         .collect();
     let n = rows.len();
