@@ -158,6 +158,15 @@ fn a_regression_leads_the_ci_failures_with_its_controls_grouped_under_it() {
         .collect();
     assert_eq!(n, bullets.len(), "{md}");
     assert_eq!(n, 1, "{md}");
+    // A bullet's case: its "`claim` `prediction/variant`"; a sub-bullet's: its control.
+    let named: std::collections::BTreeSet<&str> = lines
+        .iter()
+        .filter_map(|l| match l.strip_prefix("  * ") {
+            Some(sub) => sub.split('`').nth(1),
+            None => l.split(": ").next(),
+        })
+        .collect();
+    assert_eq!(named.len(), lines.len(), "a case listed twice: {md}");
     assert!(
         bullets[0].starts_with("* `tiny-reg` `eps-bound/base`: regression of the core"),
         "{md}"
