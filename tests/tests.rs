@@ -12,6 +12,7 @@ mod check;
 mod ci;
 mod ci_errors;
 mod ci_exit_reasons;
+mod ci_regression;
 mod claim_pages;
 mod claims;
 mod cli_shell;

@@ -75,3 +75,24 @@ pub struct CiArgs {
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
 }
+
+/// After a run's conclusion, on stderr (not with `--json`): each main row that held on
+/// the baseline and no longer does ([`crate::report::ci::regression_notes`]), so that
+/// the plain failure list ends with the regression, not with the judge's advice to add
+/// a `finding`. The baseline is compared again (the snapshots are read only).
+pub fn regression_notes(
+    outcomes: &[crate::pipeline::ClaimOutcome],
+    profile: crate::spec::Profile,
+    seed: u64,
+    base: &Baseline,
+    json: bool,
+) {
+    if json || base.no_baseline {
+        return;
+    }
+    let baseline = crate::report::baseline::compare(&base.baseline, outcomes, profile, seed);
+    let cases = crate::report::ci::cases(outcomes, &baseline, None);
+    for line in crate::report::ci::regression_notes(&cases) {
+        crate::report::eprint_line(&line);
+    }
+}

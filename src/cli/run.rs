@@ -320,7 +320,9 @@ fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
         scorecards: scorecards.as_ref(),
         figures: &a.figures,
     };
-    conclude(&ran.outcomes, a.profile, a.seed, &outputs, &ran.times)
+    let code = conclude(&ran.outcomes, a.profile, a.seed, &outputs, &ran.times)?;
+    super::conclude::regression_notes(&ran.outcomes, a.profile, a.seed, &baseline, a.json);
+    Ok(code)
 }
 
 /// The run as the terminal shows it: the progress bar, each claim's verdict lines (not

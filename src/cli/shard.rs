@@ -160,13 +160,15 @@ pub fn merge(a: &MergeArgs) -> anyhow::Result<ExitCode> {
         figures: &a.figures,
     };
     // The shards' wall times are not in the partial files: JUnit times are 0.
-    conclude(
+    let code = conclude(
         &outcomes,
         merged.profile,
         merged.seed,
         &outputs,
         &Default::default(),
-    )
+    )?;
+    super::conclude::regression_notes(&outcomes, merged.profile, merged.seed, &baseline, a.json);
+    Ok(code)
 }
 
 /// Before anything is written: no output of the merge is or holds an input — a partial

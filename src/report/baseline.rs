@@ -52,6 +52,9 @@ pub struct ResultChange {
     pub what: String,
     /// False when the result is in the baseline only (no verdict of this run).
     pub in_run: bool,
+    /// The row's verdict word on the baseline (None: not in the baseline, or no verdict
+    /// recorded), so that CI outputs can tell a row that held there and no longer does.
+    pub before: Option<String>,
 }
 
 impl ClaimChange {
@@ -160,6 +163,7 @@ pub fn text_changes(old: &str, new: &str) -> Vec<ResultChange> {
             variant: "-".into(),
             what: "unreadable snapshot".into(),
             in_run: false,
+            before: None,
         }],
     }
 }
@@ -245,7 +249,8 @@ fn result_changes(old: &serde_yaml::Value, new: &serde_yaml::Value) -> Vec<Resul
     let mut out = Vec::new();
     for n in &new {
         let (prediction, variant) = key(n);
-        let what = match old.iter().find(|o| key(o) == key(n)) {
+        let before = old.iter().find(|o| key(o) == key(n));
+        let what = match before {
             None => "not in the baseline".to_string(),
             Some(o) if o == n => continue,
             Some(o) => field_changes(o, n),
@@ -255,6 +260,10 @@ fn result_changes(old: &serde_yaml::Value, new: &serde_yaml::Value) -> Vec<Resul
             variant,
             what,
             in_run: true,
+            before: before
+                .and_then(|o| o.get("verdict"))
+                .and_then(Value::as_str)
+                .map(str::to_string),
         });
     }
     for o in old.iter().filter(|o| !new.iter().any(|n| key(n) == key(o))) {
@@ -264,6 +273,7 @@ fn result_changes(old: &serde_yaml::Value, new: &serde_yaml::Value) -> Vec<Resul
             variant,
             what: "in the baseline, no longer produced".into(),
             in_run: false,
+            before: o.get("verdict").and_then(Value::as_str).map(str::to_string),
         });
     }
     out
@@ -319,6 +329,8 @@ mod tests {
             "  - {prediction: q, variant: v, verdict: holds, estimate: 0.1}\n"
         ));
         let ch = result_changes(&old, &new);
+        let befores: Vec<Option<&str>> = ch.iter().map(|c| c.before.as_deref()).collect();
+        assert_eq!(befores, vec![Some("holds"), None, Some("holds")]);
         let lines: Vec<(String, String, String, bool)> = ch
             .into_iter()
             .map(|c| (c.prediction, c.variant, c.what, c.in_run))

@@ -2,8 +2,8 @@
 //! annotations pointing at the prediction's line in the spec (`::error` for every case
 //! that fails the run, `::warning` for inconclusive and out-of-regime verdicts), and the
 //! job summary (Markdown appended to `$GITHUB_STEP_SUMMARY`).
-use super::ci::{prediction_line, Case};
-use super::summary::{claims_table, verdicts_table};
+use super::ci::{controls, failed_in_order, prediction_line, Case};
+use super::summary::{claims_table_marked, verdicts_table};
 use crate::judge::ClaimOutcome;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -113,12 +113,12 @@ pub fn relative_to(p: &std::path::Path, workspace: Option<&std::path::Path>) -> 
     }
 }
 
-/// The annotations of a run's cases, in case order: `::error` for each failed case,
-/// `::warning` for each undecided one (`spec_texts`: the spec files' text by claim id;
-/// a claim without text, or a prediction whose line is not found, points at line 1).
+/// The annotations of a run's cases: `::error` for each failed case, regressions first
+/// ([`super::ci::failed_in_order`]), then `::warning` for each undecided one in case
+/// order (`spec_texts`: the spec files' text by claim id; a claim without text, or a
+/// prediction whose line is not found, points at line 1).
 pub fn annotations(cases: &[Case], spec_texts: &BTreeMap<String, String>) -> Vec<String> {
-    let mut out = Vec::new();
-    for c in cases {
+    let at = |c: &Case| {
         let id = &c.outcome.claim.id;
         let file = workspace_path(&c.outcome.claim.file);
         let line = c
@@ -126,18 +126,69 @@ pub fn annotations(cases: &[Case], spec_texts: &BTreeMap<String, String>) -> Vec
             .as_deref()
             .and_then(|p| spec_texts.get(id).map(|t| prediction_line(t, p)))
             .unwrap_or(1);
-        let title = format!("dpclaims: {id} {}", c.name);
-        if !c.failures.is_empty() {
-            let msg: Vec<&str> = c.failures.iter().map(|f| f.message.as_str()).collect();
-            out.push(command("error", &file, line, &title, &msg.join("\n")));
-        } else if let Some(why) = c.undecided() {
+        (file, line, format!("dpclaims: {id} {}", c.name))
+    };
+    let mut out = Vec::new();
+    for c in failed_in_order(cases) {
+        let (file, line, title) = at(c);
+        out.push(command("error", &file, line, &title, &c.message()));
+    }
+    for c in cases {
+        if let Some(why) = c.undecided() {
+            let (file, line, title) = at(c);
             out.push(command("warning", &file, line, &title, &why));
         }
     }
     out
 }
 
-/// The job summary: the run's conclusion, the failures, the claims in plain words and,
+/// The first line of a job summary whose run regressed: the main rows that held on the
+/// baseline and no longer do, and how many negative controls moved with the main rows
+/// that changed (None when no row held and no longer does).
+pub fn regression_line(cases: &[Case]) -> Option<String> {
+    let rows: Vec<&Case> = cases.iter().filter(|c| c.regressed()).collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let moved: usize = cases
+        .iter()
+        .filter(|c| c.regression.is_some())
+        .map(|c| c.consequences.len())
+        .sum();
+    let names: Vec<String> = rows
+        .iter()
+        .filter_map(|c| {
+            let g = c.regression.as_ref()?;
+            Some(format!(
+                "`{}` `{}` ({} -> {})",
+                one_line(&c.outcome.claim.id),
+                one_line(&c.name),
+                one_line(g.before.as_deref().unwrap_or("")),
+                one_line(&g.after)
+            ))
+        })
+        .collect();
+    let n = rows.len();
+    Some(format!(
+        "**Regression of the core**: {n} main row{} that held on the baseline no longer {}: \
+         {}{}. The core or the spec changed since the baseline.",
+        if n == 1 { "" } else { "s" },
+        if n == 1 { "does" } else { "do" },
+        names.join(", "),
+        if moved > 0 {
+            format!(
+                "; {} moved with the main rows that changed (under them in the failures)",
+                controls(moved)
+            )
+        } else {
+            String::new()
+        }
+    ))
+}
+
+/// The job summary: the regression when there is one, the run's conclusion, the
+/// failures (one bullet per failed case, its reasons joined, regressions first with the
+/// negative controls that moved with them under them), the claims in plain words and,
 /// folded, every verdict (Markdown; ids are not links: the pages are artifacts).
 pub fn step_summary(
     outcomes: &[ClaimOutcome],
@@ -155,26 +206,57 @@ pub fn step_summary(
         "## dpclaims: {} claims, profile `{profile}`, seed {seed}\n",
         outcomes.len()
     );
+    if let Some(line) = regression_line(cases) {
+        let _ = writeln!(s, "{line}\n");
+    }
     let _ = writeln!(s, "{tally_line}; {baseline_line}\n");
-    let failed: Vec<&Case> = cases.iter().filter(|c| !c.failures.is_empty()).collect();
+    let failed = failed_in_order(cases);
     if !failed.is_empty() {
         let _ = writeln!(s, "**Failures** ({}):\n", failed.len());
         for c in failed {
-            for f in &c.failures {
-                // Each user value on its line (issue 58: a newline or carriage return in
-                // `--out`, in the report path of the message, forged a summary line).
+            // Each user value on its line (issue 58: a newline or carriage return in
+            // `--out`, in the report path of the message, forged a summary line).
+            let _ = writeln!(
+                s,
+                "* `{}` `{}`: {}",
+                one_line(&c.outcome.claim.id),
+                one_line(&c.name),
+                one_line(&c.reasons())
+            );
+            for q in &c.consequences {
                 let _ = writeln!(
                     s,
-                    "* `{}` `{}`: {}",
-                    one_line(&c.outcome.claim.id),
-                    one_line(&c.name),
-                    one_line(&f.message)
+                    "  * moved with it, no failure of its own: `{}` (negative control): {}",
+                    one_line(&q.name),
+                    one_line(&q.what)
                 );
             }
         }
         s.push('\n');
     }
-    s.push_str(&claims_table(outcomes, false));
+    // A claim with a main row that held on the baseline and no longer does says so
+    // first in its row of the table.
+    let regressed: BTreeMap<String, String> = cases
+        .iter()
+        .filter(|c| c.regressed())
+        .fold(BTreeMap::new(), |mut m, c| {
+            m.entry(c.outcome.claim.id.clone())
+                .or_insert_with(Vec::new)
+                .push(format!("`{}`", one_line(&c.name)));
+            m
+        })
+        .into_iter()
+        .map(|(id, rows)| {
+            (
+                id,
+                format!(
+                    "**regressed against the baseline** ({} held there, not now); ",
+                    rows.join(", ")
+                ),
+            )
+        })
+        .collect();
+    s.push_str(&claims_table_marked(outcomes, false, &regressed));
     let _ = writeln!(
         s,
         "\n<details><summary>Every verdict</summary>\n\n{}\n</details>\n",

@@ -4,7 +4,10 @@
 //! One `<testsuite>` per claim, one `<testcase>` per verdict ([`super::ci::cases`]):
 //! `classname` the claim id, `name` "prediction/variant", `file` and `line` the spec and
 //! the line naming the prediction. A case fails (one `<failure>`, its reasons joined)
-//! exactly when the run exits 1 because of it; inconclusive and out-of-regime verdicts
+//! exactly when the run exits 1 because of it — except a negative control whose numbers
+//! only moved with a regression of its claim's main rows: it is named in the
+//! regression's failure and passes, saying so in `<system-out>` ([`super::ci`]);
+//! inconclusive and out-of-regime verdicts
 //! are `<skipped>` (neither confirmed nor refuted, and no reason to fail the build);
 //! every other verdict passes, its measurement in `<system-out>`.
 //!
@@ -146,14 +149,16 @@ pub fn junit_xml(
                 attr(&file),
             );
             if !c.failures.is_empty() {
+                // One failure, its reasons joined (and, for a regression, the negative
+                // controls that moved with it).
                 let kinds: Vec<&str> = c.failures.iter().map(|f| f.kind).collect();
-                let messages: Vec<&str> = c.failures.iter().map(|f| f.message.as_str()).collect();
+                let message = c.message();
                 let _ = write!(
                     s,
                     "\n      <failure message=\"{}\" type=\"{}\">{}</failure>",
-                    attr(&messages.join(" | ")),
+                    attr(&message),
                     attr(&kinds.join(",")),
-                    escape(&messages.join("\n"), false)
+                    escape(&message, false)
                 );
             } else if let Some(why) = c.undecided() {
                 let _ = write!(s, "\n      <skipped message=\"{}\"/>", attr(&why));

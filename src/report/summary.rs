@@ -175,7 +175,7 @@ pub fn summary_markdown_listed(outcomes: &[ClaimOutcome], listed: &[Listed]) -> 
     }
     let _ = writeln!(s, "{}\n", Tally::of(outcomes).line());
     s.push_str(&spent_paragraph(outcomes));
-    s.push_str(&listed_claims_table(listed, true));
+    s.push_str(&listed_claims_table(listed, true, &Default::default()));
     let _ = writeln!(s, "\n## Every verdict\n");
     s.push_str(&super::margin::once_above(&listed_verdicts_table(
         listed, true,
@@ -218,8 +218,18 @@ fn claim_cell(id: &str, links: bool) -> String {
 
 /// The table of claims in plain words (Markdown).
 pub fn claims_table(outcomes: &[ClaimOutcome], links: bool) -> String {
+    claims_table_marked(outcomes, links, &Default::default())
+}
+
+/// [`claims_table`] with `marks` (Markdown, by claim id) in front of a claim's words:
+/// the job summary's "regressed against the baseline".
+pub fn claims_table_marked(
+    outcomes: &[ClaimOutcome],
+    links: bool,
+    marks: &std::collections::BTreeMap<String, String>,
+) -> String {
     let listed: Vec<Listed> = outcomes.iter().map(Listed::Run).collect();
-    listed_claims_table(&listed, links)
+    listed_claims_table(&listed, links, marks)
 }
 
 /// The table of every verdict (Markdown).
@@ -236,7 +246,11 @@ fn rows_of(l: &Listed) -> (SummaryRows, Option<String>) {
     }
 }
 
-fn listed_claims_table(listed: &[Listed], links: bool) -> String {
+fn listed_claims_table(
+    listed: &[Listed],
+    links: bool,
+    marks: &std::collections::BTreeMap<String, String>,
+) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "| claim | source | in plain words |");
     let _ = writeln!(s, "|---|---|---|");
@@ -244,10 +258,11 @@ fn listed_claims_table(listed: &[Listed], links: bool) -> String {
         let (rows, from) = rows_of(l);
         let _ = writeln!(
             s,
-            "| {}{} | {} | {}{} |",
+            "| {}{} | {} | {}{}{} |",
             claim_cell(l.id(), links),
             if from.is_some() { " (kept)" } else { "" },
             super::escape_controls(&rows.source),
+            super::escape_controls(marks.get(l.id()).map_or("", String::as_str)),
             super::escape_controls(&rows.words),
             from.map(|f| format!(" — *kept from an earlier run: {f}*"))
                 .unwrap_or_default()
