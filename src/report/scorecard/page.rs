@@ -363,9 +363,8 @@ fn page(
     );
     let _ = writeln!(
         s,
-        "## Method\n\nA verdict tests a statement of the paper inside its hypotheses; a holds \
-         counts only if its check catches a negative control; proxies reproduce or not, \
-         never refute. Setting, hypotheses, every check: [details]({details}.md)."
+        "## Method\n\nVerdicts test the paper's statements inside its hypotheses; a holds counts \
+         only with a caught control; proxies never refute. Every check: [details]({details}.md)."
     );
     s
 }
