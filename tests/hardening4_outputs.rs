@@ -115,7 +115,14 @@ fn gated_signalled(dir: &Path, k: Option<usize>, sig: i32) -> (Vec<String>, Out)
         dir,
         &["run", "--seed", "2", "--no-baseline", "--out", "reports"],
     );
-    c.env("DPCLAIMS_REPORT_GATE", "1").stdin(Stdio::piped());
+    // No periodic progress lines (src/cli/progress.rs): off a terminal one is printed
+    // whenever 30 s pass between two units, so a run slowed by a loaded machine printed
+    // one more line than the reference run, and every step after it was counted one
+    // line late (the run held at the wrong gate, or past the last one: this test's
+    // flake). The lines counted are then the run's own, the same at every run.
+    c.env("DPCLAIMS_REPORT_GATE", "1")
+        .env("DPCLAIMS_PROGRESS_SECONDS", "0")
+        .stdin(Stdio::piped());
     let mut child = c.spawn().unwrap();
     let pid = child.id() as i32;
     let mut stdin = Some(child.stdin.take().unwrap());
