@@ -13,10 +13,25 @@ pub struct InitArgs {
 }
 
 pub fn run(a: &InitArgs) -> anyhow::Result<ExitCode> {
-    let written = crate::project::init::init(&a.dir)?;
     // Every path through `shown_path`: a name with a newline or an escape sequence stays
     // on its line and does not drive the terminal (issue 58).
     let shown = crate::report::shown_path;
+    let written = crate::project::init::init_with(&a.dir, &mut |l| {
+        use crate::project::stale::Outcome;
+        let what = format!(
+            "{}, the staging directory of an init (process {}) that no longer runs",
+            shown(&l.path),
+            l.pid
+        );
+        match l.outcome {
+            Outcome::Removed => eprintln!("init: removed {what}"),
+            Outcome::Kept(why) => eprintln!("init: left {what}: {why}"),
+            Outcome::Failed(e) => eprintln!(
+                "init: could not remove {what}: {}",
+                crate::spec::echo::escape_controls(&e.to_string())
+            ),
+        }
+    })?;
     println!(
         "created a dpclaims project in {} ({} files):",
         shown(&a.dir),
