@@ -7,7 +7,9 @@ use std::process::ExitCode;
 pub struct InitArgs {
     /// The project's directory (created when missing; default: the current one). A
     /// directory that is already a project, holds a file init would write, or a symbolic
-    /// link where init would write, is refused; a failure midway leaves it as it was.
+    /// link where init would write, is refused; a failure midway leaves it as it was. The
+    /// staging directory a killed init left there (`.dpclaims-init-<pid>-<random>`, its
+    /// process gone, only init's files in it) is removed, and named on stderr.
     #[arg(default_value = ".")]
     pub dir: PathBuf,
 }
