@@ -4,7 +4,9 @@
 //! file where it makes a directory, a full disk (a file-size limit, which holds for root
 //! too) — leaves the directory exactly as it was, and a retry is not told "already a
 //! dpclaims project"; a symbolic link where init writes is refused with nothing written;
-//! control characters in the name are escaped on output. Every case runs under a hang
+//! control characters in the name are escaped on output; the staging directory a
+//! `kill -9` leaves is removed by the next init there, and nothing else is (issue 58,
+//! src/project/stale.rs). Every case runs under a hang
 //! guard (`hardening3_util::wait`), checks the exit status and the message, and that
 //! nothing outside the target directory changed (for a failure: nothing at all).
 use super::hardening3_util::{cmd, digest, exit2, run, wait, Out, DEADLINE};

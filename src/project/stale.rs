@@ -6,7 +6,7 @@
 //!
 //! * its name is exactly the pattern init gives its own ([`parse_name`]: the process id
 //!   in decimal, then 16 lowercase hex digits), and it is a directory itself, not a
-//!   link to one;
+//!   link to one, owned by this user (another user's is left alone, silently);
 //! * the process that made it is gone (`kill(pid, 0)` fails with `ESRCH`; a process
 //!   that exists but is another user's counts as alive, and so does this process);
 //! * it holds only what init writes ([`only_init_files`]): directories and regular
@@ -94,8 +94,14 @@ pub fn sweep(dir: &Path, report: &mut dyn FnMut(Leftover)) {
         })
         .collect();
     found.sort();
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
     for (path, pid) in found {
-        if !owner_gone(pid) {
+        // Another user's (a shared directory): not this user's init, left alone.
+        let theirs = path
+            .symlink_metadata()
+            .is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) != me);
+        if theirs || !owner_gone(pid) {
             continue;
         }
         let outcome = match only_init_files(&path) {
