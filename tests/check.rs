@@ -346,3 +346,104 @@ fn check_on_a_project_checks_its_scorecards_as_run_does() {
     assert_eq!(run.status.code(), Some(2), "run refuses it too");
     assert!(!d.join("out").exists(), "nothing computed or written");
 }
+
+/// Issue 59, (b): a metric an external core no longer offers is found by `run` only once
+/// it starts the core. Plain `check` starts no core and says ok; `check --start-cores`
+/// starts and greets it, sends no unit, reports what `run` reports (exit 2: the claim's
+/// file and id, the core, the metric, what it offers), and leaves no core running and
+/// nothing changed but what the core itself writes; with the metric offered again it
+/// says ok and counts the cores (JSON: `cores_started`).
+#[test]
+fn check_start_cores_finds_a_metric_the_core_no_longer_offers() {
+    use super::hardening3_util::{digest, none_alive, project, run};
+    let dir = project(&["ext-a"]);
+    let d = dir.path();
+    std::fs::write(d.join("dpclaims.toml"), "[project]\nname = \"p\"\n").unwrap();
+    let core = d.join("claims/core.py");
+    let offers_m = std::fs::read_to_string(&core).unwrap().replacen(
+        "first = True\n",
+        "first = True\nopen(\"pids\", \"a\").write(\"%d \" % os.getpid())\n",
+        1,
+    );
+    // Every request that is not the handshake is a unit: recorded, so "no unit sent" is
+    // shown by a file that does not appear.
+    let offers_m = offers_m.replacen(
+        "    p, u = msg[\"params\"], msg[\"unit\"]\n",
+        "    open(\"units\", \"a\").close()\n    p, u = msg[\"params\"], msg[\"unit\"]\n",
+        1,
+    );
+    let offers_n = offers_m.replace(r#""metrics": ["m"]"#, r#""metrics": ["n"]"#);
+    assert_ne!(offers_m, offers_n);
+    std::fs::write(&core, &offers_n).unwrap();
+    let written_by_core = ["claims/started", "claims/pids"];
+    let before = digest(d, &written_by_core);
+
+    let o = run(d, &["check"]);
+    assert_eq!(o.code, Some(0), "{}{}", o.stdout, o.stderr);
+    assert_eq!(
+        o.stdout.trim(),
+        "ok: 1 claim checked, with the scorecards and the ledger"
+    );
+    assert!(
+        !d.join("claims/started").exists(),
+        "plain check started a core"
+    );
+
+    let o = run(d, &["check", "--start-cores"]);
+    assert_eq!(o.code, Some(2), "{}{}", o.stdout, o.stderr);
+    assert!(
+        o.stdout.contains(
+            "claims/ext-a.yaml: claim `ext-a`: core `python3 core.py` does not compute the \
+             metric(s) `m` the spec asks for (it offers: n)"
+        ) && o
+            .stdout
+            .contains("1 problem `run` would refuse (exit 2) beyond the specs"),
+        "{}",
+        o.stdout
+    );
+    assert!(!o.stderr.contains("internal error"), "{}", o.stderr);
+    assert!(d.join("claims/started").exists(), "no core was started");
+    assert!(!d.join("claims/units").exists(), "check sent a unit");
+    let pids: Vec<i32> = std::fs::read_to_string(d.join("claims/pids"))
+        .unwrap()
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    none_alive(&pids);
+    assert_eq!(digest(d, &written_by_core), before);
+    // `run` refuses the same claim for the same reason.
+    let r = run(d, &["run", "--out", "out", "--no-baseline"]);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("does not compute the metric(s) `m` the spec asks for (it offers: n)"),
+        "{}",
+        r.stderr
+    );
+
+    // The metric offered again: ok, the cores counted, still no unit sent.
+    std::fs::write(&core, &offers_m).unwrap();
+    let o = run(d, &["check", "--start-cores"]);
+    assert_eq!(o.code, Some(0), "{}{}", o.stdout, o.stderr);
+    assert_eq!(
+        o.stdout.trim(),
+        "ok: 1 claim checked, with the scorecards and the ledger; the cores of 1 external \
+         claim started, every metric asked offered"
+    );
+    let o = run(d, &["check", "--start-cores", "--json"]);
+    assert_eq!(o.code, Some(0), "{}{}", o.stdout, o.stderr);
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(
+        (v["ok"].as_bool(), v["cores_started"].as_u64()),
+        (Some(true), Some(1))
+    );
+    assert!(!d.join("claims/units").exists(), "check sent a unit");
+    none_alive(
+        &std::fs::read_to_string(d.join("claims/pids"))
+            .unwrap()
+            .split_whitespace()
+            .map(|p| p.parse().unwrap())
+            .collect::<Vec<i32>>(),
+    );
+}

@@ -1,7 +1,10 @@
 //! `dpclaims check [PATH|ID...]`: every error of every spec at once, each with its file,
 //! field and line:column (the library's [`crate::spec::check`]); on the project's claims
 //! directory (no paths given) also what `run` checks before it computes: the scorecards
-//! against the claims, and the registration ledger. Exit 2 if any.
+//! against the claims, and the registration ledger. Exit 2 if any. With
+//! `--start-cores`, also what `run` finds only when it starts the cores: every external
+//! core is started and greeted (its handshake's metrics against those the spec asks),
+//! then stopped; no unit is sent.
 use crate::spec::check::{check_paths, CheckReport};
 use clap::Args;
 use std::path::PathBuf;
@@ -17,6 +20,12 @@ pub struct CheckArgs {
     /// refuse in the scorecards or the ledger).
     #[arg(long)]
     pub json: bool,
+    /// Also start every external core of the claims (this runs their commands), read its
+    /// handshake and stop it, without sending a unit: a core that does not start, speaks
+    /// another protocol, or no longer offers a metric the spec asks is reported as `run`
+    /// would report it (in JSON under beyond_specs, with cores_started).
+    #[arg(long)]
+    pub start_cores: bool,
 }
 
 pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
@@ -39,8 +48,14 @@ pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
     if report.ok() && a.paths.is_empty() {
         beyond = run_checks();
     }
+    let mut started = None;
+    if report.ok() && a.start_cores {
+        let (n, problems) = start_cores(&paths);
+        started = Some(n);
+        beyond.extend(problems);
+    }
     if a.json {
-        println!("{}", json(&report, &beyond));
+        println!("{}", json(&report, &beyond, started));
     } else {
         for d in &report.errors {
             println!("{}", crate::report::terminal_text(&d.to_string()));
@@ -65,13 +80,20 @@ pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
         }
         if report.ok() && beyond.is_empty() {
             println!(
-                "ok: {} claim{} checked{}",
+                "ok: {} claim{} checked{}{}",
                 report.files,
                 if report.files == 1 { "" } else { "s" },
                 if a.paths.is_empty() {
                     ", with the scorecards and the ledger"
                 } else {
                     ""
+                },
+                match started {
+                    None => String::new(),
+                    Some(n) => format!(
+                        "; the cores of {n} external claim{} started, every metric asked offered",
+                        if n == 1 { "" } else { "s" }
+                    ),
                 }
             );
         } else if report.ok() {
@@ -122,10 +144,41 @@ fn run_checks() -> Vec<String> {
     out
 }
 
-fn json(r: &CheckReport, beyond: &[String]) -> String {
+/// `--start-cores`: starts and greets every core of every external claim in `paths` as
+/// `run` does before its first unit ([`crate::systems::System::prepare`]: the declared
+/// files read, each command started, its handshake's metrics against the spec's), then
+/// stops them. Returns the number of external claims and each failure, as `run` words
+/// it, prefixed by the claim's file and id.
+fn start_cores(paths: &[PathBuf]) -> (usize, Vec<String>) {
+    let claims = match crate::spec::load_claims(paths) {
+        Ok(c) => c,
+        Err(e) => return (0, vec![format!("{e:#}")]),
+    };
+    let mut n = 0;
+    let mut problems = Vec::new();
+    for c in claims
+        .iter()
+        .filter(|c| c.system.info().name == crate::systems::external::NAME)
+    {
+        n += 1;
+        let greeted = c.system.prepare();
+        c.system.release();
+        if let Err(e) = greeted {
+            problems.push(format!(
+                "{}: claim `{}`: {e}",
+                crate::report::shown_path(&c.file),
+                c.id
+            ));
+        }
+    }
+    (n, problems)
+}
+
+fn json(r: &CheckReport, beyond: &[String], started: Option<usize>) -> String {
     serde_json::json!({
         "ok": r.ok() && beyond.is_empty(),
         "beyond_specs": beyond,
+        "cores_started": started,
         "files": r.files,
         "valid": r.valid,
         "errors": r.errors,

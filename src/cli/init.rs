@@ -7,16 +7,33 @@ use std::process::ExitCode;
 pub struct InitArgs {
     /// The project's directory (created when missing; default: the current one). A
     /// directory that is already a project, holds a file init would write, or a symbolic
-    /// link where init would write, is refused; a failure midway leaves it as it was.
+    /// link where init would write, is refused; a failure midway leaves it as it was. The
+    /// staging directory a killed init left there (`.dpclaims-init-<pid>-<random>`, its
+    /// process gone, only init's files in it) is removed, and named on stderr.
     #[arg(default_value = ".")]
     pub dir: PathBuf,
 }
 
 pub fn run(a: &InitArgs) -> anyhow::Result<ExitCode> {
-    let written = crate::project::init::init(&a.dir)?;
     // Every path through `shown_path`: a name with a newline or an escape sequence stays
     // on its line and does not drive the terminal (issue 58).
     let shown = crate::report::shown_path;
+    let written = crate::project::init::init_with(&a.dir, &mut |l| {
+        use crate::project::stale::Outcome;
+        let what = format!(
+            "{}, the staging directory of an init (process {}) that no longer runs",
+            shown(&l.path),
+            l.pid
+        );
+        match l.outcome {
+            Outcome::Removed => eprintln!("init: removed {what}"),
+            Outcome::Kept(why) => eprintln!("init: left {what}: {why}"),
+            Outcome::Failed(e) => eprintln!(
+                "init: could not remove {what}: {}",
+                crate::spec::echo::escape_controls(&e.to_string())
+            ),
+        }
+    })?;
     println!(
         "created a dpclaims project in {} ({} files):",
         shown(&a.dir),

@@ -143,8 +143,17 @@ fn stop(sig: i32) -> ! {
     exit_once(128 + sig)
 }
 
-/// Exits the process; a second caller (the main thread finishing while the signal
-/// thread stops the run) waits for the first instead of racing it in `exit`.
+/// Exits the process after a stop; a second caller (the main thread finishing while the
+/// signal thread stops the run) waits for the first instead of racing it.
+///
+/// `_exit`, not `std::process::exit`: `exit` runs the C library's exit handlers, among
+/// them OpenBLAS's destructor, which frees the buffers that a worker thread still
+/// computing a unit is using (`cblas_ddot` under `rf_dpgd`): that worker then died of
+/// SIGSEGV and the run ended by that signal instead of 128 + the stop's (7 of 100
+/// signals while units ran, on a loaded machine). Everything a stop owes is done by now
+/// (cores killed, temporaries removed, the set swapped or abandoned); stderr is
+/// unbuffered, and stdout (line-buffered) holds at most a partial line, which a stopped
+/// run does not owe.
 fn exit_once(code: i32) -> ! {
     static EXITING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if EXITING.swap(true, Ordering::SeqCst) {
@@ -152,7 +161,8 @@ fn exit_once(code: i32) -> ! {
             std::thread::park();
         }
     }
-    std::process::exit(code)
+    // SAFETY: _exit(2) ends the process at once; it has no preconditions.
+    unsafe { libc::_exit(code) }
 }
 
 /// The cleanup of every exit: kills what is left of the cores and their children.

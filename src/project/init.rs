@@ -8,10 +8,12 @@
 //!    linked elsewhere would be written through, outside the project). Each is exit 2
 //!    naming the paths, with nothing written.
 //! 2. **Written aside.** The whole project is written into a staging directory
-//!    `.dpclaims-init-<random>` on the same file system: in `DIR` when it exists (its
-//!    parent may not be writable, or be another file system), else in its nearest
+//!    `.dpclaims-init-<pid>-<random>` on the same file system: in `DIR` when it exists
+//!    (its parent may not be writable, or be another file system), else in its nearest
 //!    existing ancestor. This thread owns it ([`crate::fsio::temps::own`]): a signal
-//!    waits for it, and it stops at the next file.
+//!    waits for it, and it stops at the next file. A `kill -9` cannot be waited for:
+//!    the staging directory it leaves is removed by the next init there, once its
+//!    process is gone ([`super::stale`]).
 //! 3. **Moved into place.** A `DIR` that did not exist appears in one rename, whole. Into
 //!    an existing `DIR` each new entry is renamed in ([`crate::fsio::write::rename_new`]:
 //!    never over a file created meanwhile), into the directories already there (`docs/`)
@@ -59,16 +61,20 @@ fn shown(p: &Path) -> String {
 }
 
 /// The files written, relative to the project's root, in order.
-pub fn files() -> Vec<&'static str> {
-    FILES
-        .iter()
-        .map(|(p, _)| *p)
-        .chain(std::iter::once(SCHEMA))
-        .collect()
-}
+pub use super::templates::files;
 
 /// Creates the project in `dir` (created when missing); returns the files written.
 pub fn init(dir: &Path) -> Result<Vec<PathBuf>, InitError> {
+    init_with(dir, &mut |_| {})
+}
+
+/// [`init`], telling `leftover` of each staging directory of a killed init that it found
+/// where it stages (removed, or kept and why: [`super::stale`]). The sweep comes after
+/// the checks: a refused init changes nothing.
+pub fn init_with(
+    dir: &Path,
+    leftover: &mut dyn FnMut(super::stale::Leftover),
+) -> Result<Vec<PathBuf>, InitError> {
     let (base, missing) = existing_base(dir)?;
     if missing.is_empty() {
         if dir.join(super::MARKER).symlink_metadata().is_ok() {
@@ -76,6 +82,7 @@ pub fn init(dir: &Path) -> Result<Vec<PathBuf>, InitError> {
         }
         check_paths(dir)?;
     }
+    super::stale::sweep(&base, leftover);
     let name = project_name(dir);
     let schema = crate::spec::schema::claim_schema_json() + "\n";
     let all: Vec<(&str, String)> = FILES
@@ -90,14 +97,11 @@ pub fn init(dir: &Path) -> Result<Vec<PathBuf>, InitError> {
     };
     // The staging directory: in `dir` when it exists, else beside the first missing
     // component (in `base`); this thread its one owner.
-    let stage = base.join(format!(
-        ".dpclaims-init-{:016x}",
-        crate::fsio::write::random_u64()
-    ));
+    let stage = base.join(super::stale::stage_name(crate::fsio::write::random_u64()));
     let owned = crate::fsio::temps::own(&stage).map_err(|e| io_err(&stage, e))?;
     std::fs::create_dir(&stage).map_err(|e| io_err(&base, e))?;
     let root: PathBuf = missing.iter().fold(stage.clone(), |p, c| p.join(c));
-    let result = write_all(&root, &all).and_then(|()| {
+    let result = write_all(&stage, &root, &all).and_then(|()| {
         if let Some(first) = missing.first() {
             step(&stage)?;
             crate::fsio::write::rename_new(&stage.join(first), &base.join(first))
@@ -221,21 +225,48 @@ fn step(at: &Path) -> Result<(), (PathBuf, io::Error)> {
     Ok(())
 }
 
-/// Writes every file under `root` (the staging directory's copy of the project).
-fn write_all(root: &Path, all: &[(&str, String)]) -> Result<(), (PathBuf, io::Error)> {
+/// Writes every file under `root` (the staging directory's copy of the project, `stage`
+/// or below it), then checks that each is still there whole: a staging directory removed
+/// under init (by another machine's init sweeping a shared directory, [`super::stale`])
+/// fails the init instead of moving half a project into place.
+fn write_all(
+    stage: &Path,
+    root: &Path,
+    all: &[(&str, String)],
+) -> Result<(), (PathBuf, io::Error)> {
     for (rel, text) in all {
         step(root)?;
         let path = root.join(rel);
-        write_new(&path, text).map_err(|e| (path, e))?;
+        write_new(stage, &path, text).map_err(|e| (path, e))?;
+    }
+    for (rel, text) in all {
+        let path = root.join(rel);
+        match path.symlink_metadata() {
+            Ok(m) if m.is_file() && m.len() == text.len() as u64 => {}
+            Ok(_) => return Err((path, io::Error::other("changed under init"))),
+            Err(e) => return Err((path, e)),
+        }
     }
     Ok(())
 }
 
-/// Writes a new file (its directory created), never replacing one.
-fn write_new(path: &Path, text: &str) -> io::Result<()> {
+/// Writes a new file below `stage` (its directories created, never `stage` itself: a
+/// staging directory removed meanwhile is an error, not made again), never replacing
+/// one.
+fn write_new(stage: &Path, path: &Path, text: &str) -> io::Result<()> {
     use std::io::Write as _;
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
+    if let Some(parent) = path.parent() {
+        let mut below: Vec<&Path> = parent
+            .ancestors()
+            .take_while(|a| a.starts_with(stage) && *a != stage)
+            .collect();
+        below.reverse();
+        for d in below {
+            match std::fs::create_dir(d) {
+                Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+                _ => {}
+            }
+        }
     }
     let mut f = std::fs::OpenOptions::new()
         .write(true)
@@ -360,8 +391,9 @@ mod tests {
         // after the check: `a` (moved first) is removed again, the marker never moved.
         let d = tempfile::tempdir().unwrap();
         let (stage, dir) = (d.path().join("stage"), d.path().join("dir"));
+        std::fs::create_dir(&stage).unwrap();
         for rel in ["a/x", "b", "docs/s.json", crate::project::MARKER] {
-            write_new(&stage.join(rel), "new").unwrap();
+            write_new(&stage, &stage.join(rel), "new").unwrap();
         }
         std::fs::create_dir_all(dir.join("docs")).unwrap();
         std::fs::write(dir.join("docs/mine"), "mine").unwrap();
@@ -378,8 +410,9 @@ mod tests {
         // Without the obstacle, everything is moved, the existing `docs/` merged into.
         std::fs::remove_file(dir.join("b")).unwrap();
         let stage2 = d.path().join("stage2");
+        std::fs::create_dir(&stage2).unwrap();
         for rel in ["a/x", "b", "docs/s.json", crate::project::MARKER] {
-            write_new(&stage2.join(rel), "new").unwrap();
+            write_new(&stage2, &stage2.join(rel), "new").unwrap();
         }
         move_in(&stage2, &dir).unwrap();
         let mut all = walk(&dir);

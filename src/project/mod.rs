@@ -6,6 +6,7 @@
 //! never from the tool's own checkout. Outside any project the root is the working
 //! directory, as before there were projects.
 pub mod init;
+pub mod stale;
 mod templates;
 
 use std::path::{Path, PathBuf};

@@ -45,3 +45,12 @@ pub(super) const FILES: &[(&str, &str)] = &[
 
 /// Where the spec's JSON Schema goes (the example claim's first line points at it).
 pub(super) const SCHEMA: &str = "docs/claim.schema.json";
+
+/// The files init writes, relative to the project's root, in order.
+pub fn files() -> Vec<&'static str> {
+    FILES
+        .iter()
+        .map(|(p, _)| *p)
+        .chain(std::iter::once(SCHEMA))
+        .collect()
+}
