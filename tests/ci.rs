@@ -282,7 +282,6 @@ fn junit_names_the_verdict_that_changed_against_the_baseline() {
 /// fails the run, as insta fails a missing snapshot; recorded, the same run passes.
 #[test]
 fn require_baseline_fails_a_claim_without_a_snapshot() {
-    use dpclaims::report::snapshot::snapshot;
     let w = workdir(&[("tiny-ci.yaml", CALIBRATION)]);
     let dir = w.path();
     let snaps = dir.join("tests/snapshots");
@@ -297,22 +296,7 @@ fn require_baseline_fails_a_claim_without_a_snapshot() {
         "{}",
         text(&strict.stderr)
     );
-    let claim = dpclaims::spec::load_claim(&dir.join("claims/tiny-ci.yaml")).unwrap();
-    let o = dpclaims::pipeline::run_claim(
-        &claim,
-        dpclaims::spec::Profile::Quick,
-        0,
-        &dpclaims::train::Recipe::PAPER,
-        &|| {},
-    )
-    .unwrap();
-    let header =
-        "---\nsource: tests/claims.rs\nexpression: snap\ninfo:\n  profile: quick\n  seed: 0\n---\n";
-    std::fs::write(
-        snaps.join("tests__claims__every_claim_at_the_quick_profile@tiny-ci.yaml.snap"),
-        format!("{header}{}", serde_yaml::to_string(&snapshot(&o)).unwrap()),
-    )
-    .unwrap();
+    crate::util::record_baseline(dir, &dir.join("claims/tiny-ci.yaml"));
     let recorded = run_env(dir, &["run", "--no-reports", "--require-baseline"], &[]);
     assert_eq!(code(&recorded), 0, "{}", text(&recorded.stderr));
     // Another seed is not compared with the seed-0 baseline: not checked, so it fails.
@@ -752,27 +736,9 @@ fn off_a_terminal_progress_is_plain_lines_on_stderr_that_change_no_output() {
 /// bad (the run skipped), and 2 for a scratch directory inside the committed set.
 #[test]
 fn ci_runs_the_workflow_steps_into_a_scratch_directory() {
-    use dpclaims::report::snapshot::snapshot;
     let w = workdir(&[("tiny-ci.yaml", CALIBRATION)]);
     let dir = w.path();
-    let snaps = dir.join("tests/snapshots");
-    std::fs::create_dir_all(&snaps).unwrap();
-    let claim = dpclaims::spec::load_claim(&dir.join("claims/tiny-ci.yaml")).unwrap();
-    let o = dpclaims::pipeline::run_claim(
-        &claim,
-        dpclaims::spec::Profile::Quick,
-        0,
-        &dpclaims::train::Recipe::PAPER,
-        &|| {},
-    )
-    .unwrap();
-    let header =
-        "---\nsource: tests/claims.rs\nexpression: snap\ninfo:\n  profile: quick\n  seed: 0\n---\n";
-    std::fs::write(
-        snaps.join("tests__claims__every_claim_at_the_quick_profile@tiny-ci.yaml.snap"),
-        format!("{header}{}", serde_yaml::to_string(&snapshot(&o)).unwrap()),
-    )
-    .unwrap();
+    crate::util::record_baseline(dir, &dir.join("claims/tiny-ci.yaml"));
     let committed = run_env(dir, &["run", "--out", "reports"], &[]);
     assert_eq!(code(&committed), 0, "{}", text(&committed.stderr));
     let before = std::fs::read(dir.join("reports/verdicts.json")).unwrap();

@@ -60,31 +60,11 @@ fn halved() -> String {
 /// A project whose baseline is the snapshot of [`CORRECT`] and whose claim file is
 /// `spec`.
 fn project(spec: &str) -> tempfile::TempDir {
-    use dpclaims::report::snapshot::snapshot;
     let d = tempfile::tempdir().unwrap();
     let claims = d.path().join("claims");
     std::fs::create_dir_all(&claims).unwrap();
     std::fs::write(claims.join("tiny-reg.yaml"), CORRECT).unwrap();
-    let claim = dpclaims::spec::load_claim(&claims.join("tiny-reg.yaml")).unwrap();
-    let o = dpclaims::pipeline::run_claim(
-        &claim,
-        dpclaims::spec::Profile::Quick,
-        0,
-        &dpclaims::train::Recipe::PAPER,
-        &|| {},
-    )
-    .unwrap();
-    let snaps = d.path().join("tests/snapshots");
-    std::fs::create_dir_all(&snaps).unwrap();
-    std::fs::write(
-        snaps.join("tests__claims__every_claim_at_the_quick_profile@tiny-reg.yaml.snap"),
-        format!(
-            "---\nsource: tests/claims.rs\nexpression: snap\ninfo:\n  profile: quick\n  seed: \
-             0\n---\n{}",
-            serde_yaml::to_string(&snapshot(&o)).unwrap()
-        ),
-    )
-    .unwrap();
+    crate::util::record_baseline(d.path(), &claims.join("tiny-reg.yaml"));
     std::fs::write(claims.join("tiny-reg.yaml"), spec).unwrap();
     d
 }

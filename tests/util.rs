@@ -187,3 +187,31 @@ pub fn run_tiny_project(files: Vec<(&str, &str, String)>) -> tempfile::TempDir {
     );
     dir
 }
+
+/// Records the quick-profile, seed-0 snapshot of the claim at `spec` as its regression
+/// baseline in `dir/tests/snapshots` (what `dpclaims accept` writes), for tests that need
+/// a project with a baseline.
+pub fn record_baseline(dir: &std::path::Path, spec: &std::path::Path) {
+    use dpclaims::report::snapshot::snapshot;
+    let claim = dpclaims::spec::load_claim(spec).unwrap();
+    let o = dpclaims::pipeline::run_claim(
+        &claim,
+        dpclaims::spec::Profile::Quick,
+        0,
+        &dpclaims::train::Recipe::PAPER,
+        &|| {},
+    )
+    .unwrap();
+    let snaps = dir.join("tests/snapshots");
+    std::fs::create_dir_all(&snaps).unwrap();
+    let header =
+        "---\nsource: tests/claims.rs\nexpression: snap\ninfo:\n  profile: quick\n  seed: 0\n---\n";
+    std::fs::write(
+        snaps.join(format!(
+            "tests__claims__every_claim_at_the_quick_profile@{}.snap",
+            spec.file_name().unwrap().to_string_lossy()
+        )),
+        format!("{header}{}", serde_yaml::to_string(&snapshot(&o)).unwrap()),
+    )
+    .unwrap();
+}
