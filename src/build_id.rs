@@ -2,7 +2,7 @@
 //! (never their times or paths): what a stored result must match to be reused.
 //!
 //! * [`ENGINE_HASH`] covers the code that decides a unit's numbers (the core, the
-//!   systems, the fault recipes, `Cargo.lock`): results of two builds with the same
+//!   systems, the fault recipes, the statistics of `src/fit` that units use, `Cargo.lock`): results of two builds with the same
 //!   engine hash are interchangeable, so shard merges and the result cache compare it.
 //! * [`SOURCE_HASH`] covers every source file; [`GIT_COMMIT`] is the commit the build
 //!   was made from (informational: an uncommitted change keeps its base's commit).

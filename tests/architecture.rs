@@ -427,3 +427,82 @@ fn the_command_line_calls_no_stage() {
         "the rule sees no call of the driver into a stage: it cannot see one of the CLI"
     );
 }
+
+/// A quoted list `const NAME: &[&str] = &[ ... ];` of build.rs.
+fn build_rs_list(name: &str) -> Vec<String> {
+    let text = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("build.rs")).unwrap();
+    let start = text
+        .find(&format!("const {name}: &[&str] = &["))
+        .unwrap_or_else(|| panic!("build.rs has no list {name}"));
+    let body = &text[start..start + text[start..].find("];").unwrap()];
+    body.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .flat_map(|l| l.split('"').skip(1).step_by(2).map(str::to_string))
+        .collect()
+}
+
+/// Imports out of the engine that cannot change a unit's numbers, with why.
+const ENGINE_IMPORTS_ALLOWED: &[(&str, &str, &str)] = &[
+    (
+        "src/figures",
+        "src/report",
+        "figure pages: drawing, number formatting and the swap of the figure files, after the units",
+    ),
+    (
+        "src/figures",
+        "src/spec/mod.rs",
+        "`spec::Profile`, the quick/full switch of a figure's sizes: a type, no computation",
+    ),
+    (
+        "src/systems/external",
+        "src/fsio",
+        "reads the core's declared files (their bytes are in the unit's cache key)",
+    ),
+];
+
+/// The result cache reuses a unit's numbers under [`dpclaims::build_id::ENGINE_HASH`],
+/// computed by build.rs over its `ENGINE` list: every file of the engine must import only
+/// files of the engine (or an import listed with its reason), or a change of an imported
+/// file would be served stale from the cache. Found this way: the systems' two-sample
+/// tests and the audit's Clopper-Pearson bounds come from `src/fit`, which was not in the
+/// list. A negative control: without `src/fit` in the list, the rule finds those imports.
+#[test]
+fn every_file_the_engine_imports_is_in_the_engine_hash() {
+    let engine = build_rs_list("ENGINE");
+    let excluded = build_rs_list("ENGINE_EXCLUDED");
+    assert!(engine.iter().any(|e| e == "src/train"), "{engine:?}");
+    let g = import_graph();
+    let offenders = |engine: &[String]| -> Vec<String> {
+        let inside = |p: &str| {
+            engine
+                .iter()
+                .any(|e| p == e || p.starts_with(&format!("{e}/")))
+                && !excluded.iter().any(|x| p.starts_with(x.as_str()))
+        };
+        g.edges
+            .iter()
+            .filter_map(|((from, to), site)| {
+                let (a, b) = (&g.files[*from].path, &g.files[*to].path);
+                let allowed = ENGINE_IMPORTS_ALLOWED
+                    .iter()
+                    .any(|(f, t, _)| a.starts_with(f) && b.starts_with(t));
+                (inside(a) && !inside(b) && !allowed).then(|| format!("{a} -> {b} ({site})"))
+            })
+            .collect()
+    };
+    let found = offenders(&engine);
+    assert!(
+        found.is_empty(),
+        "files of the engine import files outside build.rs's ENGINE (the cache would serve their changes stale):\n{}",
+        found.join("\n")
+    );
+    let without_fit: Vec<String> = engine.into_iter().filter(|e| e != "src/fit").collect();
+    let control = offenders(&without_fit);
+    assert!(
+        control
+            .iter()
+            .any(|o| o.starts_with("src/systems/engines.rs -> src/fit/"))
+            && control.iter().any(|o| o.starts_with("src/privacy/audit/")),
+        "{control:?}"
+    );
+}

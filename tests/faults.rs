@@ -412,7 +412,9 @@ const SENTINELS: &[(&str, &str, CellStatus)] = &[
     ("ridge-left-out", "final-risk-bound-blog", Verdict),
     ("first-layer-not-normalised", "first-layer-audit", Verdict),
     ("shared-rng", "first-layer-audit", Verdict),
-    ("topk-mask-after-clip", "tp-topk-digits", Snapshot),
+    // A verdict change since tp-topk-digits judges L155's online contrast (ON-TopK -
+    // ON-Rand): clipping before masking moves it from refuted to inconclusive.
+    ("topk-mask-after-clip", "tp-topk-digits", Verdict),
     ("topk-noise-on-inactive", "tp-topk-digits", Verdict),
     ("topk-scores-pre-noise", "tp-topk-digits", Snapshot),
     ("rdp-poisson-at-q1", "tp-topk-digits", Verdict),

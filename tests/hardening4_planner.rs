@@ -350,3 +350,43 @@ fn make_faults_at_its_defaults_is_admitted_by_the_planner() {
         &["`dpclaims faults`", "exceeds the limit", "--max-hours"],
     );
 }
+
+/// (f) The documented `make stability` (`stability --seeds 20 --profile quick --out
+/// reports`) is admitted at its defaults even when no record holds a seed (after a change
+/// of the verdict hash every seed runs): the planning step only (`--plan`), which runs
+/// nothing and writes nothing. Under a limit it exceeds, the same step refuses.
+#[test]
+fn make_stability_at_its_defaults_is_admitted_by_the_planner_when_every_seed_runs() {
+    let reports = digest(&root().join("reports"), &[]);
+    let cache = tempfile::tempdir().unwrap();
+    let args = [
+        "stability",
+        "--seeds",
+        "20",
+        "--profile",
+        "quick",
+        "--out",
+        "reports",
+        "--no-records",
+        "--plan",
+    ];
+    let o = refused_before_work(root(), &args, cache.path());
+    assert_eq!(o.code, Some(0), "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("admitted"), "{}", o.stdout);
+    assert!(
+        o.stdout.contains("`dpclaims stability` (20 seeds"),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(computed_units(cache.path()), 0);
+    let mut tight = args.to_vec();
+    tight.extend(["--max-hours", "0.01"]);
+    let o = refused_before_work(root(), &tight, cache.path());
+    exit2(&o, &["exceeds the limit", "--max-hours"]);
+    assert_eq!(computed_units(cache.path()), 0);
+    assert_eq!(
+        digest(&root().join("reports"), &[]),
+        reports,
+        "reports/ changed"
+    );
+}

@@ -16,6 +16,7 @@ mod ci_regression;
 mod claim_pages;
 mod claims;
 mod cli_shell;
+mod contrast;
 mod core;
 mod dpgd_pass;
 mod dpsgd;

@@ -15,7 +15,7 @@
 //! boundary): no number of replicates resolves it. Events (Clopper-Pearson on a
 //! frequency) are listed without advice.
 use crate::fit::Verdict;
-use crate::report::stability::record::Row;
+use crate::report::stability::record::{self, Header, Row};
 use crate::report::stability::Edges;
 use crate::spec::Profile;
 use clap::Args;
@@ -44,45 +44,77 @@ pub fn run(a: &AdviseArgs) -> anyhow::Result<ExitCode> {
     let [claim] = claims.as_slice() else {
         anyhow::bail!("advise takes one claim; {} were given", claims.len());
     };
-    // Every row of this claim in every readable record (the profile the records say).
+    // Every row of this claim in every record judged by this build with the claim's
+    // current spec (the rule `dpclaims stability` reuses rows by: a record of another
+    // build, or of an older spec of the claim, says nothing about this one's spread).
     let mut rows: BTreeMap<(String, String), Vec<Row>> = BTreeMap::new();
     let mut profile = Profile::Quick;
     let mut seeds = 0;
+    let mut stale: Vec<String> = Vec::new();
     let entries = std::fs::read_dir(&a.records).map_err(|e| {
         anyhow::anyhow!("{}: {e} (run `make stability` first)", a.records.display())
     })?;
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if !(name.starts_with("seed-") && name.ends_with(".jsonl")) {
+    let mut names: Vec<(std::path::PathBuf, String)> = entries
+        .flatten()
+        .map(|e| (e.path(), e.file_name().to_string_lossy().into_owned()))
+        .filter(|(_, n)| n.starts_with("seed-") && n.ends_with(".jsonl"))
+        .collect();
+    names.sort_by(|x, y| x.1.cmp(&y.1));
+    for (path, name) in names {
+        let text = crate::fsio::read_string(&path, crate::fsio::InputKind::Record)?;
+        let Some(header) = text
+            .lines()
+            .next()
+            .and_then(|l| serde_json::from_str::<Header>(l).ok())
+        else {
+            stale.push(format!("{name} (no readable header)"));
+            continue;
+        };
+        let prof = match header.profile.as_str() {
+            "quick" => Profile::Quick,
+            "full" => Profile::Full,
+            other => {
+                stale.push(format!("{name} (profile `{other}`)"));
+                continue;
+            }
+        };
+        let want = Header::current(header.seed, prof, std::slice::from_ref(claim));
+        let reuse = match record::parse(&text, &want) {
+            Ok(r) => r,
+            Err(why) => {
+                stale.push(format!("{name} ({why})"));
+                continue;
+            }
+        };
+        if let Some(why) = reuse.rerun.get(&claim.id) {
+            if *why != "not in the record" {
+                stale.push(format!("{name} ({why})"));
+            }
             continue;
         }
-        let text = crate::fsio::read_string(&e.path(), crate::fsio::InputKind::Record)?;
-        let mut lines = text.lines();
-        if let Some(h) = lines
-            .next()
-            .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        {
-            if h["profile"] == "full" {
-                profile = Profile::Full;
-            }
+        let Some(kept) = reuse.kept.get(&claim.id) else {
+            continue;
+        };
+        profile = prof;
+        seeds += 1;
+        for r in kept {
+            rows.entry((r.prediction.clone(), r.variant.clone()))
+                .or_default()
+                .push(r.clone());
         }
-        let mut any = false;
-        for l in lines {
-            let Ok(r) = serde_json::from_str::<Row>(l) else {
-                continue;
-            };
-            if r.claim == claim.id {
-                any = true;
-                rows.entry((r.prediction.clone(), r.variant.clone()))
-                    .or_default()
-                    .push(r);
-            }
-        }
-        seeds += usize::from(any);
+    }
+    if !stale.is_empty() {
+        eprintln!(
+            "advise: {} record(s) of {} not used for `{}`: {}",
+            stale.len(),
+            a.records.display(),
+            claim.id,
+            stale.join("; ")
+        );
     }
     if seeds < 2 {
         anyhow::bail!(
-            "claim `{}` has rows in {seeds} record(s) of {}: the advice needs the spread over at least 2 seeds (`dpclaims stability --seeds K`)",
+            "claim `{}` has rows in {seeds} record(s) of {} judged by this build with its current spec: the advice needs the spread over at least 2 seeds (`dpclaims stability --seeds K`)",
             claim.id,
             a.records.display()
         );

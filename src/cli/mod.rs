@@ -148,11 +148,13 @@ pub fn main() -> ExitCode {
             }
             signals::finish();
             crate::report::eprint_line(&format!("error: cannot write to standard output: {why}"));
-            std::process::exit(2);
+            signals::exit_once(2);
         }
         signals::finish();
         eprintln!("{}", internal_error_line(info));
-        std::process::exit(3);
+        // `_exit`, as a stop does: a panic in one worker while another still computes a
+        // unit must not run OpenBLAS's destructor under it (signals::exit_once).
+        signals::exit_once(3);
     }));
     let code = dispatch();
     signals::finish();

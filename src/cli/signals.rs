@@ -154,7 +154,7 @@ fn stop(sig: i32) -> ! {
 /// (cores killed, temporaries removed, the set swapped or abandoned); stderr is
 /// unbuffered, and stdout (line-buffered) holds at most a partial line, which a stopped
 /// run does not owe.
-fn exit_once(code: i32) -> ! {
+pub(super) fn exit_once(code: i32) -> ! {
     static EXITING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if EXITING.swap(true, Ordering::SeqCst) {
         loop {

@@ -44,6 +44,10 @@ pub struct StabilityArgs {
     pub no_records: bool,
     #[command(flatten)]
     pub budget: super::conclude::BudgetArgs,
+    /// Print the estimate of what would run (the seeds the records do not hold) against
+    /// the limits and exit (0 admitted, 2 refused): nothing runs, nothing is written.
+    #[arg(long)]
+    pub plan: bool,
     /// Each seed's units are cached under their own keys (the seed is in the key).
     #[command(flatten)]
     pub cache: super::cache::CacheArgs,
@@ -141,9 +145,30 @@ fn run_seeds(a: &StabilityArgs) -> anyhow::Result<ExitCode> {
     // Through the planner before anything runs or is written, priced by what will run:
     // each claim once per seed whose record does not hold it (records are only read
     // here; a seed without a record file runs whole, counted without listing the seeds).
-    a.budget
-        .budget()
-        .check_runs(&claims, a.profile, &claim_runs(a, &claims, last))?;
+    let runs = claim_runs(a, &claims, last);
+    let budget = a.budget.budget();
+    let admitted = budget.check_runs(&claims, a.profile, &runs);
+    if a.plan {
+        let limits = budget.limits()?;
+        let e = budget.runs_estimate(&claims, a.profile, &runs)?;
+        let line = format!(
+            "`dpclaims stability` ({} seeds, {} claim runs the records do not hold): estimated wall {} ({:.1} s) on {} threads (limit {}), memory {} (limit {}), at most; {}",
+            a.seeds,
+            runs.iter().sum::<f64>(),
+            crate::pipeline::estimate::hours(e.wall_seconds),
+            e.wall_seconds,
+            e.threads,
+            crate::pipeline::estimate::hours(limits.max_seconds),
+            crate::pipeline::estimate::gb(e.bytes),
+            crate::pipeline::estimate::gb(limits.max_bytes),
+            if admitted.is_ok() { "admitted" } else { "refused" }
+        );
+        println!("{}", crate::spec::echo::clip_echoes(&line));
+    }
+    admitted?;
+    if a.plan {
+        return Ok(ExitCode::SUCCESS);
+    }
     crate::report::prepare_output_dir(&out)?;
     let records =
         (!a.no_records).then(|| a.records.clone().unwrap_or_else(|| out.join("stability")));

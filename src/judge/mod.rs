@@ -18,6 +18,7 @@
 //! 4. a negative control must be *caught* (refuted); inconclusive or out of regime is not
 //!    caught, and a control identical to a main variant on the sweep cannot be caught;
 //! 5. a refuted main variant needs a `finding` in the spec, else the run fails.
+mod contrast;
 pub mod evidence;
 pub mod kinds;
 pub mod power;
@@ -259,7 +260,7 @@ pub fn judge(
     let mut results = Vec::new();
     for (pi, p) in claim.predictions.iter().enumerate() {
         for variant in claim.variants.iter().filter(|v| p.judges(v)) {
-            let recs: Vec<&PointRecord> = all
+            let own: Vec<&PointRecord> = all
                 .iter()
                 .copied()
                 .filter(|r| r.sweep == p.sweep && r.variant == variant.name)
@@ -269,6 +270,14 @@ pub fn judge(
                     "prediction `{}` ({}), variant `{}`: {m}",
                     p.name, p.metric, variant.name
                 )
+            };
+            let paired = match &p.minus {
+                Some(m) => Some(contrast::records(&own, &all, &p.metric, m).map_err(err)?),
+                None => None,
+            };
+            let recs: Vec<&PointRecord> = match &paired {
+                Some(d) => d.iter().collect(),
+                None => own,
             };
             if variant.negative_control {
                 if let Some(m) =

@@ -69,6 +69,22 @@ impl Budget {
         budget::check_runs(&est, runs, &limits)
     }
 
+    /// What [`Budget::check_runs`] admits or refuses: the estimate of `runs[i]` runs of
+    /// each claim (for a `--plan` line).
+    pub fn runs_estimate(
+        &self,
+        claims: &[Claim],
+        profile: Profile,
+        runs: &[f64],
+    ) -> Result<Estimate, BudgetError> {
+        let limits = self.limits()?;
+        let est: Vec<_> = claims
+            .iter()
+            .map(|c| crate::plan::estimate::estimate_claim(c, profile, limits.threads))
+            .collect();
+        Ok(budget::of_claim_runs(&est, &runs))
+    }
+
     /// The gate every path passes before it computes ([`budget::admit`]).
     pub fn admit(&self, e: &Estimate) -> Result<(), BudgetError> {
         budget::admit(e, &self.limits()?)

@@ -130,6 +130,10 @@ fn looks(
                 }
                 Some(g) => {
                     grow.insert(g.clone());
+                    // A contrast's pairs need the subtracted variant's replicates too.
+                    if let Some(mi) = p.minus.as_deref().and_then(variant_index) {
+                        grow.insert((r.sweep.clone(), mi));
+                    }
                 }
                 None => *slot = Some(r.clone()),
             }

@@ -76,7 +76,8 @@ pub fn unit_count(claim: &Claim, profile: Profile) -> usize {
         .fold(0usize, usize::saturating_add)
 }
 
-/// (sweep, variant index) pairs that some prediction judges, with the metrics needed.
+/// (sweep, variant index) pairs that some prediction judges or subtracts (`minus`), with
+/// the metrics needed.
 /// A negative control identical to a main variant on a sweep is not run there
 /// ([`crate::spec::identical_main`]).
 fn needs(claim: &Claim, profile: Profile) -> BTreeMap<(String, usize), BTreeSet<String>> {
@@ -90,6 +91,16 @@ fn needs(claim: &Claim, profile: Profile) -> BTreeMap<(String, usize), BTreeSet<
                 continue;
             }
             let e = m.entry((p.sweep.clone(), vi)).or_default();
+            e.extend(p.metrics_needed(claim.system));
+            e.extend(claim.report_metrics.iter().cloned());
+        }
+        // A contrast reads the variant it subtracts at the same points.
+        if let Some(mi) = p
+            .minus
+            .as_ref()
+            .and_then(|name| claim.variants.iter().position(|v| &v.name == name))
+        {
+            let e = m.entry((p.sweep.clone(), mi)).or_default();
             e.extend(p.metrics_needed(claim.system));
             e.extend(claim.report_metrics.iter().cloned());
         }

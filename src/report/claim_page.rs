@@ -89,14 +89,20 @@ pub fn prediction_text(p: &Prediction, r: &PredictionResult) -> String {
             op,
             rhs,
             over: InequalityOver::Means { confidence },
-        } => {
-            format!(
+        } => match &p.minus {
+            Some(m) => format!(
+                "mean paired difference {metric}(variant) - {metric}(`{m}`) {} {rhs} at every point (same seeds, replicate by replicate; simultaneous {} t intervals)",
+                op.symbol(),
+                fmt_num(*confidence),
+                metric = p.metric,
+            ),
+            None => format!(
                 "mean {} {} {rhs} at every point (simultaneous {} t intervals)",
                 p.metric,
                 op.symbol(),
                 fmt_num(*confidence)
-            )
-        }
+            ),
+        },
     }
 }
 

@@ -337,13 +337,26 @@ pub struct Prediction {
     pub under: Vec<String>,
     /// Metrics read by measured hypotheses, errata checks and quoted numbers.
     pub extra_metrics: BTreeSet<String>,
+    /// A paired contrast (`minus:` of an inequality over means): the variant whose metric
+    /// is subtracted, replicate by replicate at each point, from each judged variant's.
+    /// The variants share their seed paths ([`crate::plan`]), so a pair sees the same
+    /// data and streams: the difference is the methods', not the draws'.
+    pub minus: Option<String>,
+    /// The one main variant judged (`variant:` of an inequality); `None`: every one.
+    pub only: Option<String>,
 }
 
 impl Prediction {
     /// Whether this prediction judges `variant`: every main variant, and the negative
     /// controls that name it in `caught_by`.
+    /// A contrast does not judge the variant it subtracts; `variant:` restricts the main
+    /// variants to one.
     pub fn judges(&self, variant: &Variant) -> bool {
-        !variant.negative_control || variant.caught_by.contains(&self.name)
+        if variant.negative_control {
+            return variant.caught_by.contains(&self.name);
+        }
+        self.minus.as_deref() != Some(variant.name.as_str())
+            && self.only.as_ref().is_none_or(|o| o == &variant.name)
     }
 
     /// Metrics a judged unit must compute: the metric and those `predicted_value_of` names.

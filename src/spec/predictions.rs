@@ -171,6 +171,10 @@ pub(super) fn prediction(
             tolerance_reason,
         })
     };
+    // `minus` of an inequality (a paired contrast); checked against the variants in
+    // [`check_roles`].
+    let mut minus: Option<String> = None;
+    let mut only: Option<String> = None;
     let kind = match &p {
         RawPrediction::Exponent(f) => PredictionKind::Exponent(fit_spec(f)?),
         RawPrediction::RateAtMost(f) => PredictionKind::RateAtMost(fit_spec(f)?),
@@ -268,6 +272,8 @@ pub(super) fn prediction(
             rhs,
             over,
             confidence,
+            minus: m,
+            variant: only_v,
             ..
         }) => {
             let op = match op.as_str() {
@@ -304,6 +310,14 @@ pub(super) fn prediction(
                     )))
                 }
             };
+            if m.is_some() && !matches!(over, InequalityOver::Means { .. }) {
+                note(ctx.err(
+                    format!("{field}.minus"),
+                    "a contrast is judged on the mean paired difference at each point: set `over: means`",
+                ));
+            }
+            minus.clone_from(m);
+            only.clone_from(only_v);
             PredictionKind::Inequality {
                 op,
                 rhs: rhs.clone(),
@@ -336,6 +350,8 @@ pub(super) fn prediction(
         proxy: prov.proxy,
         under: common.under.clone(),
         extra_metrics,
+        minus,
+        only,
     })
 }
 
@@ -416,6 +432,44 @@ pub(super) fn check_roles(
             if f.text.trim().is_empty() {
                 return Err(ctx.err(format!("{field}.findings.{n}"), "empty finding"));
             }
+        }
+    }
+    let main_named = |field: String, n: &String| -> Result<(), SpecError> {
+        match variants.iter().find(|v| &v.name == n) {
+            Some(v) if !v.negative_control => Ok(()),
+            Some(_) => Err(ctx.err(
+                field,
+                format!("`{n}` is a negative control: name a main variant (the comparator or the method the paper names)"),
+            )),
+            None => Err(ctx.err(
+                field,
+                format!(
+                    "unknown variant `{n}` (known: {})",
+                    variants.iter().map(|v| v.name.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            )),
+        }
+    };
+    for (i, p) in predictions.iter().enumerate() {
+        if let Some(o) = &p.only {
+            main_named(format!("predictions[{i}].variant"), o)?;
+            if p.minus.as_ref() == Some(o) {
+                return Err(ctx.err(
+                    format!("predictions[{i}].variant"),
+                    format!(
+                        "`{o}` is the variant the contrast subtracts: a variant minus itself is 0"
+                    ),
+                ));
+            }
+        }
+        let Some(m) = &p.minus else { continue };
+        let field = format!("predictions[{i}].minus");
+        main_named(field.clone(), m)?;
+        if !variants.iter().any(|v| p.judges(v) && !v.negative_control) {
+            return Err(ctx.err(
+                field,
+                format!("`{m}` is the only main variant: a contrast needs another to judge"),
+            ));
         }
     }
     Ok(())

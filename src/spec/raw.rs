@@ -467,6 +467,15 @@ pub struct RawInequality {
     /// Confidence of the simultaneous intervals when `over: means` (default 0.95).
     #[serde(default)]
     pub confidence: Option<f64>,
+    /// A paired contrast: the variant whose `metric` is subtracted from each judged
+    /// variant's at the same point and replicate (with `over: means`): "TP-TopK beats
+    /// TP-Rand" as `metric: test_accuracy`, `minus: tp-rand`, `op: ">"`, `rhs: "0"`.
+    #[serde(default)]
+    pub minus: Option<String>,
+    /// The one main variant this prediction judges (default: every main variant; the
+    /// negative controls that name it in `caught_by` are judged either way).
+    #[serde(default)]
+    pub variant: Option<String>,
 }
 
 #[derive(Deserialize, Debug, schemars::JsonSchema)]

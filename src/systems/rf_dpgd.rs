@@ -81,9 +81,9 @@ pub(super) const PARAMS: [ParamInfo; 11] = [
     },
     ParamInfo {
         name: "sigma_scale",
-        kind: ParamKind::Positive,
+        kind: ParamKind::NonNegative,
         optional: true,
-        doc: "multiplies the Prop. 2.2 sigma (default 1; negative controls)",
+        doc: "multiplies the Prop. 2.2 sigma (default 1; negative controls; 0: no noise, the same protocol without privacy)",
     },
 ];
 

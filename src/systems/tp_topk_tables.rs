@@ -4,18 +4,19 @@
 //!
 //! * Table 3 (Sec. 7.3, L167-L176): `rand_1..rand_4`, `topk_1..topk_4` at r = 0.2, 0.4,
 //!   0.6, 0.8; `gap_min_drop = min_i [(topk_i - rand_i) - (topk_{i+1} - rand_{i+1})]`
-//!   (> 0: the TP-TopK - TP-Rand gap falls at every step of r), `gap_first`, `gap_last`.
+//!   (positive: the TP-TopK - TP-Rand gap falls at every step of r), `gap_first`,
+//!   `gap_last`.
 //! * Table 5 (Sec. 7.5, L199-L204): one row's `sensitivity`, `specificity`,
 //!   `balanced_accuracy`; `ba_residual = |BA - (Se + Sp)/2|` (balanced accuracy is the
 //!   mean of sensitivity and specificity).
 //! * Table 5's sentences (Sec. 7.5, L199): the whole table, `auc_<row>`, `ba_<row>`,
 //!   `se_<row>` for rows `nondp`, `dpfull`, `rand`, `topk`: `topk_auc_lead` and
-//!   `topk_ba_lead` (TP-TopK's AUC and balanced accuracy minus the best other DP row's:
-//!   > 0 when TP-TopK has "the highest AUC and balanced accuracy among DP methods"),
+//!   `topk_ba_lead` (TP-TopK's AUC and balanced accuracy minus the best other DP row's,
+//!   positive when TP-TopK has "the highest AUC and balanced accuracy among DP methods"),
 //!   `auc_margin_ratio` and `ba_margin_ratio` (Non-DP - TP-TopK over Non-DP - DP Full: < 1
 //!   when "the margin over TP-TopK is ... smaller than the gap between Non-DP and full
 //!   DP-SGD"), and `sparse_se_gain` (the smaller sensitivity of TP-Rand and TP-TopK minus
-//!   DP Full's: > 0 when the coordinate-sparse methods "recover minority-class
+//!   DP Full's, positive when the coordinate-sparse methods "recover minority-class
 //!   sensitivity").
 use super::{SystemError, UnitInput};
 use std::collections::BTreeMap;
