@@ -416,7 +416,9 @@ const SENTINELS: &[(&str, &str, CellStatus)] = &[
     // ON-Rand): clipping before masking moves it from refuted to inconclusive.
     ("topk-mask-after-clip", "tp-topk-digits", Verdict),
     ("topk-noise-on-inactive", "tp-topk-digits", Verdict),
-    ("topk-scores-pre-noise", "tp-topk-digits", Snapshot),
+    // Also a verdict change since L155's contrast: scores taken before the noise move it
+    // from refuted to inconclusive.
+    ("topk-scores-pre-noise", "tp-topk-digits", Verdict),
     ("rdp-poisson-at-q1", "tp-topk-digits", Verdict),
     ("classic-conversion", "tp-topk-digits", Snapshot),
     ("compose-by-max", "tp-topk-digits", Verdict),
