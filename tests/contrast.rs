@@ -1,7 +1,8 @@
-//! Paired contrasts (`minus:` of an inequality over means): a variant's metric minus
-//! another variant's at the same point and replicate, judged on simultaneous t intervals
-//! of the mean difference — the form of "method A beats method B" statements (TP-TopK's
-//! L155, Fig. 1 (right) against tuned non-private GD, Table 3's fall of the gap in r).
+//! Paired contrasts (`minus:` of an inequality over means, an `exponent` or a
+//! `rate_at_most`): a variant's metric minus another variant's at the same point and
+//! replicate, judged on simultaneous t intervals of the mean difference (or fitted along
+//! the sweep) — the form of "method A beats method B" statements (TP-TopK's L155, Fig. 1
+//! (right) against tuned non-private GD, Table 3's fall of the gap in r).
 use crate::util::dpclaims_in;
 use std::path::Path;
 
@@ -187,4 +188,97 @@ fn a_contrast_names_a_main_variant_and_is_judged_on_means() {
         assert!(err.contains(says), "{what}: {err}");
         assert!(!err.contains("internal error"), "{what}: {err}");
     }
+}
+
+/// A fitted contrast (`minus:` of an `exponent` or `rate_at_most`: "the gap shrinks as n
+/// grows"). Four times the noise is exactly 16 times the noise term pair by pair, so the
+/// paired difference is 15 times `prop22`'s term and its log-log slope is `prop22`'s own
+/// slope: the two fits must agree. Subtracted the other way the difference is negative at
+/// every point, where a log-log fit is undefined: that row is inconclusive and says why,
+/// and the run does not fail.
+#[test]
+fn a_fitted_contrast_is_the_slope_of_the_paired_difference() {
+    let d = tempfile::tempdir().unwrap();
+    let extra = r#"  - kind: exponent
+    evidence: consequence
+    name: gap-slope
+    metric: noise_term
+    sweep: vs_n
+    x: n
+    predicted: 0
+    tolerance: 10
+    tolerance_reason: "test only"
+    minus: prop22
+    variant: four-times-noise
+  - kind: exponent
+    evidence: consequence
+    name: own-slope
+    metric: noise_term
+    sweep: vs_n
+    x: n
+    predicted: 0
+    tolerance: 10
+    tolerance_reason: "test only"
+    variant: prop22
+  - kind: rate_at_most
+    evidence: consequence
+    name: reversed-gap
+    metric: noise_term
+    sweep: vs_n
+    x: n
+    predicted: 0
+    tolerance: 0
+    tolerance_reason: "test only"
+    minus: four-times-noise
+    variant: prop22
+"#;
+    // A fit needs three points.
+    let text = spec(extra).replace("n: [8, 16]", "n: [8, 16, 32]");
+    std::fs::write(d.path().join("c.yaml"), text).unwrap();
+    let o = dpclaims_in(
+        d.path(),
+        &[
+            "run",
+            "c.yaml",
+            "--no-baseline",
+            "--no-cache",
+            "--out",
+            "out",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join("out/verdicts.json")).unwrap())
+            .unwrap();
+    let rows = v["claims"][0]["results"].as_array().unwrap();
+    let row = |prediction: &str, variant: &str| {
+        rows.iter()
+            .find(|r| r["prediction"] == prediction && r["variant"] == variant)
+            .unwrap_or_else(|| panic!("no row {prediction}/{variant}: {rows:?}"))
+    };
+    let gap = row("gap-slope", "four-times-noise")["estimate"]
+        .as_f64()
+        .unwrap();
+    let own = row("own-slope", "prop22")["estimate"].as_f64().unwrap();
+    assert!(
+        (gap - own).abs() < 1e-9 * own.abs().max(1.0),
+        "slope of the gap {gap} vs prop22's own slope {own}"
+    );
+    let rev = row("reversed-gap", "prop22");
+    assert_eq!(rev["verdict"], "inconclusive", "{rev}");
+    assert!(rev["estimate"].is_null(), "{rev}");
+    let page = std::fs::read_to_string(d.path().join("out/tiny-contrast.md")).unwrap();
+    assert!(
+        page.contains("Not fitted: the mean paired difference at n=8 is -"),
+        "{page}"
+    );
+    assert!(
+        page.contains("slope of the mean paired difference noise_term(variant) - noise_term(`prop22`) (same seeds, replicate by replicate) vs n"),
+        "{page}"
+    );
 }

@@ -304,7 +304,17 @@ pub fn judge(
                 .looks()
                 .len();
             let judged_as = sequential::at_looks(p, looks);
-            let mut res = kinds::evaluate(&judged_as, used, &boot_seed).map_err(err)?;
+            // A fitted contrast whose mean difference is not positive somewhere is not
+            // fitted: inconclusive, and its power line says where and why.
+            let unfitted = contrast::undefined_log_fit(p, used);
+            let mut res = match unfitted {
+                Some(_) => {
+                    let mut r = PredictionResult::unjudged(p, pi, used.len());
+                    r.x = p.kind.fit_spec().map(|f| f.x.clone());
+                    r
+                }
+                None => kinds::evaluate(&judged_as, used, &boot_seed).map_err(err)?,
+            };
             res.prediction = pi;
             res.variant = variant.name.clone();
             res.negative_control = variant.negative_control;
@@ -330,7 +340,7 @@ pub fn judge(
                 .filter_map(|r| r.metrics.get(&p.metric).map(Vec::len))
                 .min()
                 .unwrap_or(0);
-            res.power = power::describe(p, &res, reps);
+            res.power = unfitted.unwrap_or_else(|| power::describe(p, &res, reps));
             // An exact computation has no sampling error: no power line, and its
             // replicates must agree to the bit (else the declaration is wrong).
             if claim.system.exact_metrics().contains(&p.metric.as_str()) {

@@ -31,9 +31,16 @@ pub fn prediction_text(p: &Prediction, r: &PredictionResult) -> String {
                 format!("local slope of exact `{e}` (= {})", fmt_opt(r.predicted))
             }
         };
+        // A fitted contrast (`minus:`): the slope of the mean paired difference.
+        let of = match &p.minus {
+            Some(m) => format!(
+                "the mean paired difference {metric}(variant) - {metric}(`{m}`) (same seeds, replicate by replicate)",
+                metric = p.metric
+            ),
+            None => p.metric.clone(),
+        };
         format!(
-            "slope of {}{div} vs {} {op} {rhs} + {} ({})",
-            p.metric,
+            "slope of {of}{div} vs {} {op} {rhs} + {} ({})",
             f.x,
             fmt_num(f.tolerance),
             f.tolerance_reason

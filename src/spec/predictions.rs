@@ -176,8 +176,16 @@ pub(super) fn prediction(
     let mut minus: Option<String> = None;
     let mut only: Option<String> = None;
     let kind = match &p {
-        RawPrediction::Exponent(f) => PredictionKind::Exponent(fit_spec(f)?),
-        RawPrediction::RateAtMost(f) => PredictionKind::RateAtMost(fit_spec(f)?),
+        RawPrediction::Exponent(f) | RawPrediction::RateAtMost(f) => {
+            minus.clone_from(&f.minus);
+            only.clone_from(&f.variant);
+            let fit = fit_spec(f)?;
+            if matches!(p, RawPrediction::Exponent(_)) {
+                PredictionKind::Exponent(fit)
+            } else {
+                PredictionKind::RateAtMost(fit)
+            }
+        }
         RawPrediction::Bound(b) => {
             let upper = match b.direction.as_str() {
                 "upper" => true,
@@ -211,6 +219,8 @@ pub(super) fn prediction(
                 divide_by: Some(b.bound.clone()),
                 confidence: b.confidence,
                 bootstrap: Some(0),
+                minus: None,
+                variant: None,
             };
             let constant = match &b.constant {
                 None => None,

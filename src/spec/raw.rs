@@ -392,6 +392,14 @@ pub struct RawFit {
     pub confidence: Option<f64>,
     #[serde(default)]
     pub bootstrap: Option<usize>,
+    /// A paired contrast: the fit is of `metric(variant) - metric(<minus>)`, replicate by
+    /// replicate at each point, as for an inequality's `minus` ("the gap shrinks as n
+    /// grows": `rate_at_most` of the paired gap with `predicted: 0`).
+    #[serde(default)]
+    pub minus: Option<String>,
+    /// The one main variant this prediction judges (default: every main variant).
+    #[serde(default)]
+    pub variant: Option<String>,
 }
 
 #[derive(Deserialize, Debug, schemars::JsonSchema)]
