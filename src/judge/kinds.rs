@@ -126,9 +126,9 @@ pub fn evaluate(
                 };
                 res.detail.constant_judged = Some((c.value, v));
             }
-            // The bound's own change over the judged points, against the interval of
-            // the ratio's change: a bound that changes less than that cannot be told
-            // from a constant (issue 31, item 4).
+            // The bound's own change over the judged points, and the ratio's slope
+            // were the metric constant: a holds whose interval contains that slope
+            // cannot tell the bound from a constant (issue 31, item 4; `bound_rules`).
             let bvals: Vec<f64> = recs
                 .iter()
                 .filter_map(|r| f.divide_by.as_ref()?.eval_map(&r.vars).ok())
@@ -141,6 +141,17 @@ pub fn evaluate(
                 res.detail.ratio_interval_change =
                     Some(((fit.ci.1 - fit.ci.0) * (xmax / xmin).ln()).exp());
             }
+            res.detail.constant_term_slope = log_slope(
+                &recs
+                    .iter()
+                    .filter_map(|r| {
+                        let b = f.divide_by.as_ref()?.eval_map(&r.vars).ok()?;
+                        let x = *r.vars.get(&f.x)?;
+                        (b > 0.0 && x > 0.0).then(|| (x.ln(), b.ln()))
+                    })
+                    .collect::<Vec<_>>(),
+            )
+            .map(|s| -s);
         }
         PredictionKind::Event { alpha, confidence } => {
             let vals: Vec<f64> = recs
@@ -298,6 +309,17 @@ pub fn evaluate(
         }
     }
     Ok(res)
+}
+
+/// Least-squares slope of `(ln x, ln y)` pairs; `None` with fewer than two distinct x.
+fn log_slope(pts: &[(f64, f64)]) -> Option<f64> {
+    let n = pts.len() as f64;
+    let (mx, my) = pts
+        .iter()
+        .fold((0.0, 0.0), |(a, b), (x, y)| (a + x / n, b + y / n));
+    let sxx: f64 = pts.iter().map(|(x, _)| (x - mx).powi(2)).sum();
+    let sxy: f64 = pts.iter().map(|(x, y)| (x - mx) * (y - my)).sum();
+    (pts.len() >= 2 && sxx > 0.0).then(|| sxy / sxx)
 }
 
 fn minmax(v: &[f64]) -> (f64, f64) {

@@ -71,6 +71,10 @@ pub struct Detail {
     /// `bound`: exp(width of the slope interval x ln(x range)): the change of the ratio
     /// the interval cannot tell from none.
     pub ratio_interval_change: Option<f64>,
+    /// `bound`: the slope along x the ratio metric / bound would have if the metric
+    /// stayed constant (minus the bound's own least-squares log-log slope over the judged
+    /// points): a holds whose interval contains it cannot tell the bound from a constant.
+    pub constant_term_slope: Option<f64>,
     /// `inequality` over means: each judged point's mean margin (> 0 violates), its
     /// standard error and the upper tail probability its t quantile is taken at (the
     /// futility rule reads them: [`sequential::futile`]).
@@ -398,9 +402,12 @@ pub fn finish(claim: &Claim, results: &mut [PredictionResult]) {
 
 /// A bound (O(), Omega()) on a main variant is never refuted by finite data: a ratio
 /// that grows significantly is a trend, stated, and the row is inconclusive; for a
-/// negative control the same growth is what catching it means. A bound that changes
-/// less over the judged points than the interval of the ratio's change cannot be told
-/// from a constant: not judged (inconclusive), whatever the interval says.
+/// negative control the same growth is what catching it means. A holds whose interval
+/// of the ratio's slope contains the slope a constant metric would give (minus the
+/// bound's own slope) cannot tell the bound from a constant: not judged (inconclusive).
+/// One whose interval excludes it can: the data would have shown a metric that does not
+/// follow the bound. (Until 2026-12-02 the rule compared the interval's width with the
+/// bound's change, which withheld rows whose interval lay far from both readings.)
 fn bound_rules(res: &mut PredictionResult, control: bool) {
     let x = res.x.clone().unwrap_or_default();
     if res.verdict == Verdict::Refuted && !control {
@@ -415,8 +422,8 @@ fn bound_rules(res: &mut PredictionResult, control: bool) {
         ));
         res.verdict = Verdict::Inconclusive;
     }
-    if let (Some(b), Some(c)) = (res.detail.bound_change, res.detail.ratio_interval_change) {
-        if res.verdict == Verdict::Holds && b <= c {
+    if let (Some(s0), Some((lo, hi))) = (res.detail.constant_term_slope, res.ci) {
+        if res.verdict == Verdict::Holds && lo <= s0 && s0 <= hi {
             res.verdict = Verdict::Inconclusive;
         }
     }

@@ -146,18 +146,30 @@ pub fn describe(p: &Prediction, r: &PredictionResult, reps: usize) -> String {
                     g(b),
                     g(c)
                 ));
-                if b <= c {
-                    s.push_str(": unresolvable at this sweep (the bound changes less than the interval), so not judged");
-                }
+            }
+            // Where a constant metric would put the ratio's slope (`bound_rules`).
+            let s0 = r.detail.constant_term_slope;
+            let cannot_tell = s0.is_some_and(|s0| lo <= s0 && s0 <= hi);
+            if let Some(s0) = s0 {
+                s.push_str(&format!(
+                    "; a constant {} would give the ratio a slope of {}: {}",
+                    p.metric,
+                    g(s0),
+                    if cannot_tell {
+                        "inside the interval, so the row cannot tell the bound from a constant and is not judged"
+                    } else {
+                        "outside the interval"
+                    }
+                ));
             }
             if inconclusive {
                 s.push_str("; ");
-                match (r.detail.bound_change, r.detail.ratio_interval_change) {
-                    // Not judged because the interval of the ratio's change is wider than
-                    // the bound's change: replicates shrink the interval's log-width like
-                    // 1/sqrt(reps), so the row resolves once ln(interval) < ln(bound).
-                    (Some(b), Some(c)) if b <= c && b > 1.0 => {
-                        s.push_str(&resolve(reps, c.ln(), b.ln()))
+                match s0 {
+                    // Not judged because the interval contains the constant's slope:
+                    // replicates shrink its half-width like 1/sqrt(reps), so the row
+                    // resolves once it is narrower than the distance to that slope.
+                    Some(s0) if cannot_tell && est != s0 => {
+                        s.push_str(&resolve(reps, half, (est - s0).abs()))
                     }
                     _ => {
                         let edge = if *upper { tol } else { -tol };
