@@ -233,3 +233,69 @@ fn a_scorecard_change_after_results_is_refused_until_amended_and_then_shown() {
     );
     assert_eq!(dpclaims_in(d, &["ledger", "show"]).status.code(), Some(0));
 }
+
+/// A verdict that moves with no change to the spec moved because the tool changed (its
+/// verdict rules or its engine) after results: `accept` refuses it, accepting nothing,
+/// until `accept --amend "why"` records it as an amendment of the claim (field: the tool),
+/// which the claim page lists with the verdict it moved. Simulated by an accepted
+/// snapshot that says `inconclusive` where the run says `holds`.
+#[test]
+fn a_verdict_moved_by_the_tool_is_refused_until_amended_and_then_shown() {
+    let dir = project();
+    let d = dir.path();
+    ok(&dpclaims_in(d, &["run", "--out", "out"]));
+    ok(&dpclaims_in(d, &["accept"]));
+    let snap = std::fs::read_dir(d.join("tests/snapshots"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("tiny-led.yaml.snap"))
+        .expect("the accepted snapshot");
+    let accepted = read(&snap);
+    assert!(accepted.contains("verdict: holds"), "{accepted}");
+    let older = accepted.replacen("verdict: holds", "verdict: inconclusive", 1);
+    std::fs::write(&snap, &older).unwrap();
+
+    // The run differs from the baseline; accepting it without a reason is refused.
+    let o = dpclaims_in(d, &["run", "--out", "out"]);
+    assert_eq!(o.status.code(), Some(1));
+    let o = dpclaims_in(d, &["accept"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("its spec is unchanged but 1 verdict(s) moved"),
+        "{err}"
+    );
+    assert!(
+        err.contains("inconclusive (not discriminating) -> holds"),
+        "{err}"
+    );
+    assert!(err.contains("dpclaims accept --amend"), "{err}");
+    assert_eq!(read(&snap), older, "a refused accept accepts nothing");
+
+    // With a reason it is recorded, accepted, and shown.
+    let out = ok(&dpclaims_in(
+        d,
+        &[
+            "accept",
+            "--amend",
+            "the bound rule was corrected",
+            "tiny-led",
+        ],
+    ));
+    assert!(out.contains("the tool: verdict rules or engine"), "{out}");
+    assert_eq!(read(&snap), accepted);
+    let l = read(&d.join("tests/snapshots/ledger/tiny-led.yaml"));
+    assert!(
+        l.contains("before: inconclusive") && l.contains("after: holds"),
+        "{l}"
+    );
+    ok(&dpclaims_in(d, &["run", "--out", "out"]));
+    let page = read(&d.join("out/tiny-led.md"));
+    assert!(page.contains("the bound rule was corrected"), "{page}");
+    assert!(page.contains("the tool: verdict rules or engine"), "{page}");
+    assert!(
+        page.contains("**moved:** `finite` / prop22: inconclusive"),
+        "{page}"
+    );
+    assert_eq!(dpclaims_in(d, &["ledger", "show"]).status.code(), Some(0));
+}

@@ -56,6 +56,10 @@ pub fn accept(a: &AcceptArgs) -> anyhow::Result<ExitCode> {
     }
     super::ledger::scorecards::check_before_accept(&a.baseline)?;
     let claims = super::ledger::project_claims()?;
+    // Every refusal before anything is accepted: all or nothing.
+    for p in &all {
+        super::ledger::check_accept(&p.id, &p.file, &p.target, &a.baseline, &claims)?;
+    }
     for p in &all {
         super::ledger::on_accept(&p.id, &p.file, &p.target, &a.baseline, &claims)?;
         pending::accept(p)?;

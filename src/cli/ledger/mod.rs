@@ -177,12 +177,19 @@ pub fn amend(reason: &str, ids: &[String], baseline: &Path) -> anyhow::Result<()
             continue;
         };
         let now = ledger::fields(c).map_err(|e| anyhow::anyhow!(e))?;
-        let changes = judged::diff(&e.judged, &now);
+        let mut changes = judged::diff(&e.judged, &now);
         if changes.is_empty() {
-            if !all {
-                anyhow::bail!("--amend: claim `{id}` has no judged change to record");
+            // No spec change, but the results waiting to be accepted move a verdict: a
+            // change of the tool (its verdict rules or its engine) after results, recorded
+            // like any other amendment.
+            match tool_moves(id, baseline)? {
+                Some(moves) => changes.push(tool_change(&moves)),
+                None if !all => anyhow::bail!(
+                    "--amend: claim `{id}` has no judged change to record (and no pending \
+                     result of it moves a verdict)"
+                ),
+                None => continue,
             }
-            continue;
         }
         // Its commit starts with "uncommitted": `accept` fills in its verdicts (on_accept).
         record(
@@ -244,6 +251,15 @@ pub fn on_accept(
             }
             // Only an amendment recorded by `accept --amend` waits for its results; a
             // back-filled one whose verdicts history cannot tell stays so.
+            let waiting = e
+                .amendments
+                .last()
+                .is_some_and(|a| a.moved.is_none() && a.commit.starts_with("uncommitted"));
+            if !waiting {
+                if let Some(why) = unrecorded_tool_change(id, pending, target) {
+                    anyhow::bail!("{why}");
+                }
+            }
             if let Some(last) = e
                 .amendments
                 .last_mut()
@@ -267,6 +283,96 @@ pub fn on_accept(
         }
     }
     Ok(())
+}
+
+/// What [`on_accept`] would refuse for this pending snapshot, checked before anything is
+/// accepted: a judged change not recorded, or a verdict moved by the tool with no
+/// amendment waiting.
+pub fn check_accept(
+    id: &str,
+    pending: &Path,
+    target: &Path,
+    baseline: &Path,
+    claims: &BTreeMap<String, Claim>,
+) -> anyhow::Result<()> {
+    let Some(c) = claims.get(id) else {
+        return Ok(());
+    };
+    let Some(e) = ledger::load(baseline, id).map_err(|e| anyhow::anyhow!(e))? else {
+        return Ok(());
+    };
+    let now = ledger::fields(c).map_err(|e| anyhow::anyhow!(e))?;
+    let changes = judged::diff(&e.judged, &now);
+    if !changes.is_empty() {
+        anyhow::bail!("{}", ledger::refusal(id, &changes));
+    }
+    let waiting = e
+        .amendments
+        .last()
+        .is_some_and(|a| a.moved.is_none() && a.commit.starts_with("uncommitted"));
+    if !waiting {
+        if let Some(why) = unrecorded_tool_change(id, pending, target) {
+            anyhow::bail!("{why}");
+        }
+    }
+    Ok(())
+}
+
+/// The field of a tool amendment: what changed is the build, not the spec.
+pub const TOOL_FIELD: &str = "(the tool: verdict rules or engine; the spec is unchanged)";
+
+/// The verdict moves of `id`'s pending results against its accepted ones (`None`: no
+/// pending snapshot, or no verdict moves).
+fn tool_moves(id: &str, baseline: &Path) -> anyhow::Result<Option<Vec<Move>>> {
+    let pending = crate::report::pending::list(baseline, &[id.to_string()])?;
+    let Some(p) = pending.first() else {
+        return Ok(None);
+    };
+    Ok(moves_between(&p.target, &p.file).filter(|m| !m.is_empty()))
+}
+
+fn moves_between(accepted: &Path, pending: &Path) -> Option<Vec<Move>> {
+    let read = |p: &Path| crate::fsio::read_string(p, crate::fsio::InputKind::Snapshot).ok();
+    let (old, new) = (read(accepted)?, read(pending)?);
+    crate::report::baseline::verdict_moves(&old, &new).map(moves_of)
+}
+
+fn tool_change(moves: &[Move]) -> judged::FieldChange {
+    judged::FieldChange {
+        field: TOOL_FIELD.into(),
+        old: Some(format!("{} verdict(s) as accepted", moves.len())),
+        new: Some(format!(
+            "verdict build {}",
+            &crate::build_id::VERDICT_HASH[..12.min(crate::build_id::VERDICT_HASH.len())]
+        )),
+    }
+}
+
+/// Why accepting `pending` over `target` needs `--amend`: the claim's spec is unchanged
+/// (the caller checked) and no amendment waits for these results, yet a verdict moved —
+/// the tool changed after results. `None`: no verdict moved.
+pub fn unrecorded_tool_change(id: &str, pending: &Path, target: &Path) -> Option<String> {
+    let moves = moves_between(target, pending).filter(|m| !m.is_empty())?;
+    let list = moves
+        .iter()
+        .map(|m| {
+            format!(
+                "{} / {}: {} -> {}",
+                m.prediction, m.variant, m.before, m.after
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    Some(format!(
+        "claim `{}`: its spec is unchanged but {} verdict(s) moved ({}): a change of the tool \
+         (its verdict rules or engine) after results is an amendment too. Record why with \
+         `dpclaims accept --amend \"<why>\" {}`, and it is shown on the claim's page and \
+         scorecard (nothing was accepted)",
+        crate::report::terminal_text(id),
+        moves.len(),
+        crate::report::terminal_text(&list),
+        crate::report::terminal_text(id)
+    ))
 }
 
 /// The rows of [`crate::report::baseline::verdict_moves`] as the ledger records them.
