@@ -63,6 +63,28 @@ predictions:
     )
 }
 
+/// Runs `c.yaml` in `dir` outside any baseline (exit 0 expected): its `verdicts.json`.
+fn run(dir: &Path) -> serde_json::Value {
+    let o = dpclaims_in(
+        dir,
+        &[
+            "run",
+            "c.yaml",
+            "--no-baseline",
+            "--no-cache",
+            "--out",
+            "out",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(dir.join("out/verdicts.json")).unwrap()).unwrap()
+}
+
 fn raw_values(csv: &Path, variant: &str, point: &str, metric: &str) -> Vec<f64> {
     std::fs::read_to_string(csv)
         .unwrap()
@@ -79,26 +101,7 @@ fn raw_values(csv: &Path, variant: &str, point: &str, metric: &str) -> Vec<f64> 
 fn a_contrast_judges_the_paired_difference_and_its_control_is_caught() {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("c.yaml"), spec("")).unwrap();
-    let o = dpclaims_in(
-        d.path(),
-        &[
-            "run",
-            "c.yaml",
-            "--no-baseline",
-            "--no-cache",
-            "--out",
-            "out",
-        ],
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(d.path().join("out/verdicts.json")).unwrap())
-            .unwrap();
+    let v = run(d.path());
     let rows = v["claims"][0]["results"].as_array().unwrap();
     let row = |variant: &str| {
         rows.iter()
@@ -235,26 +238,7 @@ fn a_fitted_contrast_is_the_slope_of_the_paired_difference() {
     // A fit needs three points.
     let text = spec(extra).replace("n: [8, 16]", "n: [8, 16, 32]");
     std::fs::write(d.path().join("c.yaml"), text).unwrap();
-    let o = dpclaims_in(
-        d.path(),
-        &[
-            "run",
-            "c.yaml",
-            "--no-baseline",
-            "--no-cache",
-            "--out",
-            "out",
-        ],
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(d.path().join("out/verdicts.json")).unwrap())
-            .unwrap();
+    let v = run(d.path());
     let rows = v["claims"][0]["results"].as_array().unwrap();
     let row = |prediction: &str, variant: &str| {
         rows.iter()

@@ -428,12 +428,22 @@ impl System for RfTuned {
         let feats = features_cost(big_n, p, d);
         // Gram matrix of all points (in blocks of features) and its eigendecomposition.
         let gram = Cost::gemm(2.0 * big_n * big_n * p) + Cost::eigen(big_n);
-        // Per step and moving run: K (c o r) (n^2), the update; per step the noise draw
-        // (r) mapped through L_train (r n); at the end the held-out predictions.
-        let steps = t_max
-            * (cells * Cost::stream(2.0 * n * n + 4.0 * n)
-                + Cost::normals(r)
-                + Cost::stream(r * n));
+        // Per step and moving run: K (c o r) (n^2), the update; every cell runs its own
+        // T ([`batch`]), so the runs' steps add up to clip_k * sum over the steps grid of
+        // T (not cells * the largest T: 3.6x fewer on a grid of 6 from 1 to 100). Per step
+        // the noise draw (r) mapped through L_train (r n), shared by the moving runs (one
+        // stream); at the end the held-out predictions.
+        let run_steps = u.var("grid_clip_k", 1.0).max(1.0)
+            * log_factors(
+                u.var("grid_steps_lo", 1.0),
+                u.var("grid_steps_hi", 1.0),
+                u.var("grid_steps_k", 1.0).max(1.0) as usize,
+            )
+            .iter()
+            .map(|b| (u.var("steps", 1.0) * b).round().max(1.0))
+            .sum::<f64>();
+        let steps = run_steps * Cost::stream(2.0 * n * n + 4.0 * n)
+            + t_max * (Cost::normals(r) + Cost::stream(r * n));
         let mut seconds = feats.seconds + Cost::normals(p * d) + gram + steps + Cost::eigen(n);
         if u.wants(&["spread_steps", "spread_collapsed", "collapse_ratio"]) {
             // The same grid again at p_ref (its features, Gram matrix and runs).

@@ -245,34 +245,10 @@ pub fn on_accept(
             println!("registered {id}: its judged parts are in the ledger from now on");
         }
         Some(mut e) => {
-            let changes = judged::diff(&e.judged, &now);
-            if !changes.is_empty() {
-                anyhow::bail!("{}", ledger::refusal(id, &changes));
-            }
-            // Only an amendment recorded by `accept --amend` waits for its results; a
-            // back-filled one whose verdicts history cannot tell stays so.
-            let waiting = e
-                .amendments
-                .last()
-                .is_some_and(|a| a.moved.is_none() && a.commit.starts_with("uncommitted"));
-            if !waiting {
-                if let Some(why) = unrecorded_tool_change(id, pending, target) {
-                    anyhow::bail!("{why}");
-                }
-            }
-            if let Some(last) = e
-                .amendments
-                .last_mut()
-                .filter(|a| a.moved.is_none() && a.commit.starts_with("uncommitted"))
-            {
-                let read =
-                    |p: &Path| crate::fsio::read_string(p, crate::fsio::InputKind::Snapshot).ok();
-                let moves = match (read(target), read(pending)) {
-                    (Some(old), Some(new)) => crate::report::baseline::verdict_moves(&old, &new),
-                    _ => None,
-                };
-                if let Some(m) = moves {
-                    last.moved = Some(moves_of(m));
+            check_accept(id, pending, target, baseline, claims)?;
+            if let Some(last) = e.amendments.last_mut().filter(|a| waits(a)) {
+                if let Some(m) = moves_between(target, pending) {
+                    last.moved = Some(m);
                     last.verdicts_note = format!(
                         "the baseline before the amendment against the results accepted on {}",
                         ledger::today()
@@ -306,16 +282,18 @@ pub fn check_accept(
     if !changes.is_empty() {
         anyhow::bail!("{}", ledger::refusal(id, &changes));
     }
-    let waiting = e
-        .amendments
-        .last()
-        .is_some_and(|a| a.moved.is_none() && a.commit.starts_with("uncommitted"));
-    if !waiting {
+    if !e.amendments.last().is_some_and(waits) {
         if let Some(why) = unrecorded_tool_change(id, pending, target) {
             anyhow::bail!("{why}");
         }
     }
     Ok(())
+}
+
+/// Whether an amendment waits for its results: only one recorded by `accept --amend`
+/// does; a back-filled one whose verdicts history cannot tell stays so.
+fn waits(a: &Amendment) -> bool {
+    a.moved.is_none() && a.commit.starts_with("uncommitted")
 }
 
 /// The field of a tool amendment: what changed is the build, not the spec.
@@ -341,10 +319,9 @@ fn tool_change(moves: &[Move]) -> judged::FieldChange {
     judged::FieldChange {
         field: TOOL_FIELD.into(),
         old: Some(format!("{} verdict(s) as accepted", moves.len())),
-        new: Some(format!(
-            "verdict build {}",
-            &crate::build_id::VERDICT_HASH[..12.min(crate::build_id::VERDICT_HASH.len())]
-        )),
+        // The commit column of the amendment names the build; a hash here would name a
+        // build that the next edit of the verdict layer replaces.
+        new: Some("the tool at this amendment's commit".into()),
     }
 }
 
