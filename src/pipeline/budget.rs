@@ -82,7 +82,7 @@ impl Budget {
             .iter()
             .map(|c| crate::plan::estimate::estimate_claim(c, profile, limits.threads))
             .collect();
-        Ok(budget::of_claim_runs(&est, &runs))
+        Ok(budget::of_claim_runs(&est, runs))
     }
 
     /// The gate every path passes before it computes ([`budget::admit`]).
