@@ -168,9 +168,41 @@ pub fn text_changes(old: &str, new: &str) -> Vec<ResultChange> {
     }
 }
 
+/// A verdict word without the task it was reached on: "reproduced (on random features)"
+/// -> "reproduced". The task is the spec's `proxy` wording (prose, not a judged part), so
+/// rewording it moves no verdict; every other part of the word (the outcome, "(not
+/// discriminating)", "(control caught)") is kept.
+fn outcome_of(word: &str) -> String {
+    let mut out = String::with_capacity(word.len());
+    let mut rest = word;
+    while let Some(i) = rest.find(" (on ") {
+        out.push_str(&rest[..i]);
+        // Skip to the parenthesis that closes " (on ", counting nested ones.
+        let mut depth = 0usize;
+        let mut end = rest.len();
+        for (j, c) in rest[i + 1..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = i + 1 + j + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The rows whose verdict differs between two snapshot texts, in the order of `new`
 /// then the rows only in `old`: (prediction, variant, before, after), `(absent)` for a row
-/// on one side only. `None` when either text is not a snapshot.
+/// on one side only. `None` when either text is not a snapshot. A verdict whose words
+/// differ only in the task a proxy was reached on ([`outcome_of`]) has not moved.
 pub fn verdict_moves(old: &str, new: &str) -> Option<Vec<(String, String, String, String)>> {
     let rows = |text: &str| -> Option<Vec<(String, String, String)>> {
         let (_, body) = split(text)?;
@@ -194,7 +226,7 @@ pub fn verdict_moves(old: &str, new: &str) -> Option<Vec<(String, String, String
             .find(|(op, ov, _)| op == p && ov == v)
             .map(|r| r.2.clone())
             .unwrap_or_else(absent);
-        if &before != after {
+        if outcome_of(&before) != outcome_of(after) {
             out.push((p.clone(), v.clone(), before, after.clone()));
         }
     }
@@ -311,6 +343,19 @@ fn field_changes(old: &serde_yaml::Value, new: &serde_yaml::Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_reworded_proxy_task_moves_no_verdict_and_another_outcome_does() {
+        use super::outcome_of;
+        assert_eq!(outcome_of("reproduced (on Eq. 8 with its (log) factors and the...)"), "reproduced");
+        assert_eq!(
+            outcome_of("not reproduced (on the 8x8 digits) (control caught)"),
+            "not reproduced (control caught)"
+        );
+        assert_eq!(outcome_of("holds (not discriminating)"), "holds (not discriminating)");
+        assert_ne!(outcome_of("reproduced (on a)"), outcome_of("not reproduced (on a)"));
+        assert_eq!(outcome_of("inconclusive"), "inconclusive");
+    }
+
     use super::result_changes;
 
     fn body(results: &str) -> serde_yaml::Value {
