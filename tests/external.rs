@@ -507,3 +507,102 @@ predictions:
         }
     }
 }
+
+/// A claim whose core computes `m` exactly (from the params alone) and judges its mean.
+fn exact_spec(exact: &str, replicates: u32) -> String {
+    format!(
+        r#"id: ext-exact
+title: "test"
+source: {{paper: "p", section: "s", equation: "e"}}
+statement: "s"
+system: external
+external:
+  command: ["python3", "core.py"]
+  metrics: [m]
+{exact}
+params:
+  x: "1"
+options: {{flavour: vanilla}}
+sweeps:
+  s:
+    quick: {{axes: {{x: [1, 2, 4]}}, replicates: {replicates}}}
+    full: {{axes: {{x: [1, 2, 4]}}, replicates: {replicates}}}
+variants:
+  - name: main
+  - name: control
+    negative_control: true
+    caught_by: [m-positive]
+    options: {{flavour: broken}}
+predictions:
+  - kind: inequality
+    evidence: consequence
+    name: m-positive
+    metric: m
+    sweep: s
+    op: ">"
+    rhs: "0"
+    over: means
+"#
+    )
+}
+
+/// An exact metric declared by an external core's spec (`external.exact`) is judged at
+/// one replicate a point (the mean is the value: no interval, no power line), its
+/// control caught; undeclared, one replicate is refused; declared but drawn from the
+/// seed, its replicates differ and the run fails naming the declaration.
+#[test]
+fn an_external_exact_metric_is_judged_at_one_replicate_and_checked_to_the_bit() {
+    let exact_core = python_core(
+        r#"["m"]"#,
+        r#"    sign = 1 if msg["options"]["flavour"] == "vanilla" else -1
+    print(json.dumps({"unit": msg["unit"], "metrics": {"m": sign * 1e-9 * p["x"]}}), flush=True)"#,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("core.py"), &exact_core).unwrap();
+    let spec = dir.path().join("claim.yaml");
+    std::fs::write(&spec, exact_spec("  exact: [m]", 1)).unwrap();
+    let out = dpclaims(&["run", spec.to_str().unwrap(), "--no-reports", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["claims"][0]["results"].as_array().unwrap();
+    let main = rows.iter().find(|r| r["variant"] == "main").unwrap();
+    // A mean of 1e-9 with one replicate: decided, because the value has no sampling error.
+    assert_eq!(main["verdict"], "holds", "{main}");
+    assert_eq!(main["power"], "", "an exact row has no power line: {main}");
+    let control = rows.iter().find(|r| r["variant"] == "control").unwrap();
+    assert_eq!(control["verdict"], "refuted", "{control}");
+
+    // Undeclared: one replicate cannot give a mean an interval.
+    std::fs::write(&spec, exact_spec("", 1)).unwrap();
+    let out = dpclaims(&["run", spec.to_str().unwrap(), "--no-reports", "--json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("needs at least 2 replicates"), "{}", stderr(&out));
+
+    // Declared exact, but the core draws from the seed: the declaration is wrong.
+    std::fs::write(dir.path().join("core.py"), python_core(r#"["m"]"#, GOOD)).unwrap();
+    std::fs::write(&spec, exact_spec("  exact: [m]", 2)).unwrap();
+    let out = dpclaims(&["run", spec.to_str().unwrap(), "--no-reports", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let main = v["claims"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["variant"] == "main")
+        .cloned()
+        .unwrap();
+    assert!(
+        main["problem"].as_str().unwrap_or("").contains("declared an exact computation"),
+        "{main}"
+    );
+
+    // Only a metric the core computes can be declared exact.
+    std::fs::write(&spec, exact_spec("  exact: [q]", 1)).unwrap();
+    let out = dpclaims(&["check", spec.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("external.exact[0]"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -59,10 +59,15 @@ pub fn inputs_finite(p: &Prediction, recs: &[&PointRecord]) -> Result<(), String
 }
 
 /// Measures and judges one prediction over `recs` (variant fields are set by the caller).
+/// `exact`: the metric is an exact computation ([`crate::spec::Claim::is_exact`]), so a
+/// mean over a point's replicates has no sampling error (`over: means` takes the value
+/// itself as its interval, and one replicate suffices; the caller checks that the
+/// replicates agree to the bit).
 pub fn evaluate(
     p: &Prediction,
     recs: &[&PointRecord],
     boot_seed: &SeedPath,
+    exact: bool,
 ) -> Result<PredictionResult, String> {
     inputs_finite(p, recs)?;
     let mut res = PredictionResult::unjudged(p, 0, recs.len());
@@ -227,19 +232,26 @@ pub fn evaluate(
             for r in recs {
                 let b = rhs.eval_map(&r.vars).map_err(|e| e.to_string())?;
                 let ys = &r.metrics[&p.metric];
-                if ys.len() < 2 {
+                if ys.len() < 2 && !exact {
                     return Err(format!(
-                        "{}: `over: means` needs at least 2 replicates per point, got {}",
+                        "{}: `over: means` needs at least 2 replicates per point, got {} (one \
+                         suffices for an exact metric: `external.exact`)",
                         r.label,
                         ys.len()
                     ));
                 }
                 let m = ys.len() as f64;
                 let mean = ys.iter().sum::<f64>() / m;
-                let var = ys.iter().map(|y| (y - mean) * (y - mean)).sum::<f64>() / (m - 1.0);
-                let t = fit::student_t_quantile(1.0 - (1.0 - per_point) / 2.0, m - 1.0)
-                    .map_err(|e| e.to_string())?;
-                let half = t * (var / m).sqrt();
+                // An exact metric has no sampling error: its interval is its value.
+                let (var, half) = if exact {
+                    (0.0, 0.0)
+                } else {
+                    let var =
+                        ys.iter().map(|y| (y - mean) * (y - mean)).sum::<f64>() / (m - 1.0);
+                    let t = fit::student_t_quantile(1.0 - (1.0 - per_point) / 2.0, m - 1.0)
+                        .map_err(|e| e.to_string())?;
+                    (var, t * (var / m).sqrt())
+                };
                 res.detail.point_margins.push((
                     violation_margin(*op, mean, b),
                     (var / m).sqrt(),

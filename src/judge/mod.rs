@@ -318,7 +318,7 @@ pub fn judge(
                     r.x = p.kind.fit_spec().map(|f| f.x.clone());
                     r
                 }
-                None => kinds::evaluate(&judged_as, used, &boot_seed).map_err(err)?,
+                None => kinds::evaluate(&judged_as, used, &boot_seed, claim.is_exact(&p.metric)).map_err(err)?,
             };
             res.prediction = pi;
             res.variant = variant.name.clone();
@@ -348,7 +348,7 @@ pub fn judge(
             res.power = unfitted.unwrap_or_else(|| power::describe(p, &res, reps));
             // An exact computation has no sampling error: no power line, and its
             // replicates must agree to the bit (else the declaration is wrong).
-            if claim.system.exact_metrics().contains(&p.metric.as_str()) {
+            if claim.is_exact(&p.metric) {
                 res.power.clear();
                 if let Some(why) = power::replicates_differ(&p.metric, used) {
                     res.problem.get_or_insert(why);

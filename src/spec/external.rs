@@ -171,6 +171,24 @@ pub(super) fn system(
             ));
         }
     }
+    let mut exact = BTreeSet::new();
+    for (i, m) in ext.exact.iter().enumerate() {
+        if !ext.metrics.contains(m) {
+            return Err(ctx.err(
+                format!("external.exact[{i}]"),
+                format!(
+                    "`{m}` is not one of `external.metrics` ({}): only a metric the core computes can be declared exact",
+                    ext.metrics.join(", ")
+                ),
+            ));
+        }
+        if !exact.insert(m) {
+            return Err(ctx.err(
+                format!("external.exact[{i}]"),
+                format!("duplicate metric `{m}`"),
+            ));
+        }
+    }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => Path::new(".").to_path_buf(),

@@ -510,6 +510,12 @@ fn validate_into(ctx: &Ctx, raw: RawClaim, path: &Path, spec_hash: String) -> Op
             ctx.report(ctx.err(format!("labels.{key}"), "an empty label".to_string()));
         }
     }
+    let exact_metrics: BTreeSet<String> = system
+        .exact_metrics()
+        .iter()
+        .map(|m| m.to_string())
+        .chain(raw.external.iter().flat_map(|e| e.exact.iter().cloned()))
+        .collect();
     let claim = Claim {
         file: path.to_path_buf(),
         id: raw.id,
@@ -530,6 +536,7 @@ fn validate_into(ctx: &Ctx, raw: RawClaim, path: &Path, spec_hash: String) -> Op
         variants,
         predictions,
         report_metrics: raw.report_metrics,
+        exact_metrics,
         labels: raw.labels,
         discussion: raw.discussion.unwrap_or_default().trim().to_string(),
         spec_hash,

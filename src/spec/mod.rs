@@ -407,6 +407,10 @@ pub struct Claim {
     pub predictions: Vec<Prediction>,
     /// Extra metrics computed at every judged unit and tabulated (no verdict).
     pub report_metrics: Vec<String>,
+    /// The metrics that are exact computations: the system's
+    /// ([`crate::systems::System::exact_metrics`]) and, for an external core, those its
+    /// spec declares (`external.exact`). See [`Claim::is_exact`].
+    pub exact_metrics: BTreeSet<String>,
     /// Axis labels of the plots, by metric or sweep variable (each key checked to name
     /// one); a name without a label is shown in words.
     pub labels: BTreeMap<String, String>,
@@ -441,6 +445,13 @@ impl Claim {
             .iter()
             .find(|p| p.quote.as_ref().is_some_and(|q| placeholder(&q.text)))
             .map(|p| format!("the quote of prediction `{}` is a TODO placeholder", p.name))
+    }
+
+    /// Whether `metric` is an exact computation (no sampling error): a row on it has no
+    /// power line, its replicates must agree to the bit, and a mean over its replicates
+    /// is judged as the value itself (one replicate a point suffices).
+    pub fn is_exact(&self, metric: &str) -> bool {
+        self.exact_metrics.contains(metric)
     }
 
     pub fn variant(&self, name: &str) -> Option<&Variant> {

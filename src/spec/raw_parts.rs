@@ -57,6 +57,13 @@ pub struct RawExternal {
     pub command: Vec<String>,
     #[serde(default)]
     pub metrics: Vec<String>,
+    /// Metrics of `metrics` that are exact computations (an accountant's epsilon, a
+    /// closed form): deterministic functions of the unit's variables that draw nothing
+    /// from its seed. Judged like a built-in system's exact metrics: no power line, the
+    /// replicates of a point must agree to the bit (else the run fails), and a mean's
+    /// interval is the value itself, so one replicate a point suffices.
+    #[serde(default)]
+    pub exact: Vec<String>,
     #[serde(default)]
     pub timeout_s: Option<f64>,
     /// The files the core's results depend on (its sources, relative to the spec file):
