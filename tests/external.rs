@@ -576,7 +576,11 @@ fn an_external_exact_metric_is_judged_at_one_replicate_and_checked_to_the_bit() 
     std::fs::write(&spec, exact_spec("", 1)).unwrap();
     let out = dpclaims(&["run", spec.to_str().unwrap(), "--no-reports", "--json"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("needs at least 2 replicates"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("needs at least 2 replicates"),
+        "{}",
+        stderr(&out)
+    );
 
     // Declared exact, but the core draws from the seed: the declaration is wrong.
     std::fs::write(dir.path().join("core.py"), python_core(r#"["m"]"#, GOOD)).unwrap();
@@ -592,7 +596,10 @@ fn an_external_exact_metric_is_judged_at_one_replicate_and_checked_to_the_bit() 
         .cloned()
         .unwrap();
     assert!(
-        main["problem"].as_str().unwrap_or("").contains("declared an exact computation"),
+        main["problem"]
+            .as_str()
+            .unwrap_or("")
+            .contains("declared an exact computation"),
         "{main}"
     );
 
@@ -605,4 +612,85 @@ fn an_external_exact_metric_is_judged_at_one_replicate_and_checked_to_the_bit() 
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+}
+
+/// An inequality's `rhs` may name metrics: each run is compared with its own value
+/// (over runs), or the mean of the paired difference with 0 (over means); a symbol that
+/// is neither a variable nor a metric is refused by `check`.
+#[test]
+fn an_rhs_naming_metrics_compares_each_run_with_itself() {
+    let core = python_core(
+        r#"["used", "accountant"]"#,
+        r#"    s = int(msg["seed"], 16) % 1000 / 1000.0
+    acc = p["x"] * (1 + s)
+    used = acc * (0.9 if msg["options"]["flavour"] == "vanilla" else 1.1)
+    print(json.dumps({"unit": msg["unit"], "metrics": {"used": used, "accountant": acc}}), flush=True)"#,
+    );
+    let spec = |rhs: &str| {
+        format!(
+            r#"id: ext-rhs
+title: "test"
+source: {{paper: "p", section: "s", equation: "e"}}
+statement: "s"
+system: external
+external:
+  command: ["python3", "core.py"]
+  metrics: [used, accountant]
+params:
+  x: "1"
+options: {{flavour: vanilla}}
+sweeps:
+  s:
+    quick: {{axes: {{x: [1, 2, 4]}}, replicates: 8}}
+    full: {{axes: {{x: [1, 2, 4]}}, replicates: 8}}
+variants:
+  - name: main
+  - name: control
+    negative_control: true
+    caught_by: [within, within-mean]
+    options: {{flavour: broken}}
+predictions:
+  - kind: inequality
+    evidence: consequence
+    name: within
+    metric: used
+    sweep: s
+    op: "<="
+    rhs: "{rhs}"
+  - kind: inequality
+    evidence: consequence
+    name: within-mean
+    metric: used
+    sweep: s
+    op: "<="
+    rhs: "0.95 * accountant"
+    over: means
+"#
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("core.py"), core).unwrap();
+    let path = dir.path().join("claim.yaml");
+    std::fs::write(&path, spec("accountant")).unwrap();
+    let out = dpclaims(&["run", path.to_str().unwrap(), "--no-reports", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let verdict = |name: &str, variant: &str| -> String {
+        v["claims"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["prediction"] == name && r["variant"] == variant)
+            .map(|r| r["verdict"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    assert_eq!(verdict("within", "main"), "holds");
+    assert_eq!(verdict("within", "control"), "refuted");
+    assert_eq!(verdict("within-mean", "main"), "holds");
+    assert_eq!(verdict("within-mean", "control"), "refuted");
+    std::fs::write(&path, spec("accountant + zz")).unwrap();
+    let out = dpclaims(&["check", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("unknown symbol `zz`"), "{text}");
 }

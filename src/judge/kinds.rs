@@ -6,8 +6,39 @@
 use super::{PointRecord, PredictionResult};
 use crate::fit;
 use crate::rng::SeedPath;
+use crate::spec::expr::Expr;
 use crate::spec::{CmpOp, FitSpec, InequalityOver, Predicted, Prediction, PredictionKind};
 use std::collections::BTreeMap;
+
+/// The right side of an inequality at each of the `n` replicates of `r`. An `rhs` of the
+/// point's variables has one value for all; one that names metrics (an accountant's
+/// output compared with the epsilon a core used: `rhs: "epsilon_reported"`) is evaluated
+/// per replicate, with that replicate's metrics beside the point's variables, so each
+/// run is compared with itself. Second: whether it names a metric.
+fn rhs_values(rhs: &Expr, r: &PointRecord, n: usize) -> Result<(Vec<f64>, bool), String> {
+    let metrics: Vec<String> = rhs
+        .variables()
+        .into_iter()
+        .filter(|s| !r.vars.contains_key(s) && r.metrics.contains_key(s))
+        .collect();
+    if metrics.is_empty() {
+        let b = rhs.eval_map(&r.vars).map_err(|e| e.to_string())?;
+        return Ok((vec![b; n], false));
+    }
+    let mut vars = r.vars.clone();
+    let values = (0..n)
+        .map(|k| {
+            for m in &metrics {
+                let v = r.metrics[m].get(k).copied().ok_or_else(|| {
+                    format!("{}: metric `{m}` of `rhs` has no replicate {k}", r.label)
+                })?;
+                vars.insert(m.clone(), v);
+            }
+            rhs.eval_map(&vars).map_err(|e| e.to_string())
+        })
+        .collect::<Result<Vec<f64>, String>>()?;
+    Ok((values, true))
+}
 
 /// Every input of `p` at every point of `recs` is a finite number: the metric's
 /// replicate values, the inequality's right-hand side, the bound a fit divides by and a
@@ -192,8 +223,9 @@ pub fn evaluate(
             let mut satisfied = Vec::new();
             let mut worst: Option<f64> = None;
             for r in recs {
-                let b = rhs.eval_map(&r.vars).map_err(|e| e.to_string())?;
-                for &a in &r.metrics[&p.metric] {
+                let ys = &r.metrics[&p.metric];
+                let (bs, _) = rhs_values(rhs, r, ys.len())?;
+                for (&a, &b) in ys.iter().zip(&bs) {
                     let ok = op.holds(a, b);
                     satisfied.push(ok);
                     let margin = violation_margin(*op, a, b);
@@ -230,8 +262,15 @@ pub fn evaluate(
             // shows an interval that straddles the bound.
             let mut most: Option<(f64, (f64, f64))> = None;
             for r in recs {
-                let b = rhs.eval_map(&r.vars).map_err(|e| e.to_string())?;
-                let ys = &r.metrics[&p.metric];
+                let raw = &r.metrics[&p.metric];
+                let (bs, per_run) = rhs_values(rhs, r, raw.len())?;
+                // An rhs of metrics: the mean of each run's difference metric - rhs,
+                // against 0 (paired, replicate by replicate).
+                let (ys, b): (Vec<f64>, f64) = if per_run {
+                    (raw.iter().zip(&bs).map(|(y, b)| y - b).collect(), 0.0)
+                } else {
+                    (raw.clone(), bs.first().copied().unwrap_or(f64::NAN))
+                };
                 if ys.len() < 2 && !exact {
                     return Err(format!(
                         "{}: `over: means` needs at least 2 replicates per point, got {} (one \
@@ -246,8 +285,7 @@ pub fn evaluate(
                 let (var, half) = if exact {
                     (0.0, 0.0)
                 } else {
-                    let var =
-                        ys.iter().map(|y| (y - mean) * (y - mean)).sum::<f64>() / (m - 1.0);
+                    let var = ys.iter().map(|y| (y - mean) * (y - mean)).sum::<f64>() / (m - 1.0);
                     let t = fit::student_t_quantile(1.0 - (1.0 - per_point) / 2.0, m - 1.0)
                         .map_err(|e| e.to_string())?;
                     (var, t * (var / m).sqrt())
@@ -275,10 +313,15 @@ pub fn evaluate(
                 if ok {
                     holds += 1;
                 } else {
+                    let what = if per_run {
+                        format!("{} - ({rhs})", p.metric)
+                    } else {
+                        p.metric.clone()
+                    };
                     res.detail.violations.push(format!(
                         "{}: mean {} = {}, interval [{}, {}] {} {} {}",
                         r.label,
-                        p.metric,
+                        what,
                         fit::fmt_exact(mean),
                         fit::fmt_exact(lo),
                         fit::fmt_exact(hi),

@@ -318,7 +318,8 @@ pub fn judge(
                     r.x = p.kind.fit_spec().map(|f| f.x.clone());
                     r
                 }
-                None => kinds::evaluate(&judged_as, used, &boot_seed, claim.is_exact(&p.metric)).map_err(err)?,
+                None => kinds::evaluate(&judged_as, used, &boot_seed, claim.is_exact(&p.metric))
+                    .map_err(err)?,
             };
             res.prediction = pi;
             res.variant = variant.name.clone();

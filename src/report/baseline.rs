@@ -346,13 +346,22 @@ mod tests {
     #[test]
     fn a_reworded_proxy_task_moves_no_verdict_and_another_outcome_does() {
         use super::outcome_of;
-        assert_eq!(outcome_of("reproduced (on Eq. 8 with its (log) factors and the...)"), "reproduced");
+        assert_eq!(
+            outcome_of("reproduced (on Eq. 8 with its (log) factors and the...)"),
+            "reproduced"
+        );
         assert_eq!(
             outcome_of("not reproduced (on the 8x8 digits) (control caught)"),
             "not reproduced (control caught)"
         );
-        assert_eq!(outcome_of("holds (not discriminating)"), "holds (not discriminating)");
-        assert_ne!(outcome_of("reproduced (on a)"), outcome_of("not reproduced (on a)"));
+        assert_eq!(
+            outcome_of("holds (not discriminating)"),
+            "holds (not discriminating)"
+        );
+        assert_ne!(
+            outcome_of("reproduced (on a)"),
+            outcome_of("not reproduced (on a)")
+        );
         assert_eq!(outcome_of("inconclusive"), "inconclusive");
     }
 

@@ -66,7 +66,25 @@ fn check_points_first(ctx: &Ctx, claim: &Claim) -> Result<(), SpecError> {
                         }
                     }
                     PredictionKind::Inequality { rhs, .. } => {
-                        exprs.push((format!("predictions[{i}].rhs"), rhs))
+                        // An rhs may name metrics (evaluated per replicate by the judge):
+                        // then its symbols are checked here and it is not evaluated at
+                        // the points.
+                        let is_metric =
+                            |s: &str| claim.system.metrics().iter().any(|m| m.name == s);
+                        let vars = rhs.variables();
+                        if vars.iter().any(|s| !defined.contains(s) && is_metric(s)) {
+                            if let Some(s) =
+                                vars.iter().find(|s| !defined.contains(*s) && !is_metric(s))
+                            {
+                                symbols_bad = true;
+                                ctx.report(ctx.err(
+                                    format!("predictions[{i}].rhs"),
+                                    format!("unknown symbol `{s}` in `{rhs}` (neither a variable nor a metric of system `{}`)", claim.system.name()),
+                                ));
+                            }
+                        } else {
+                            exprs.push((format!("predictions[{i}].rhs"), rhs))
+                        }
                     }
                     PredictionKind::Event { .. } => {}
                 }

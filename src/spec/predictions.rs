@@ -342,9 +342,15 @@ pub(super) fn prediction(
         return Err(last.clone());
     }
     let common = p.common();
+    // Metrics the assumptions and an inequality's rhs name: computed at every unit.
+    let rhs_vars = match &kind {
+        PredictionKind::Inequality { rhs, .. } => rhs.variables(),
+        _ => Default::default(),
+    };
     let extra_metrics = all_assumptions
         .iter()
         .flat_map(|a| a.variables())
+        .chain(rhs_vars)
         .filter(|v| system.metrics().iter().any(|m| m.name == v.as_str()))
         .collect();
     Ok(Prediction {
