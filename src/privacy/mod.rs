@@ -37,8 +37,9 @@ pub use calibrate::{
 pub use error::PrivacyError;
 pub use gdp::{gdp_delta, gdp_epsilon, gdp_mu};
 pub use rdp::{
-    classic_conversion, default_orders, improved_conversion, rdp_curve, rdp_epsilon_with_orders,
-    rdp_gaussian, rdp_sampled_gaussian, AccountantRecipe,
+    classic_conversion, default_orders, improved_conversion, moments_accountant_epsilon,
+    rdp_classic_epsilon, rdp_curve, rdp_epsilon_with_orders, rdp_gaussian, rdp_sampled_gaussian,
+    AccountantRecipe,
 };
 pub use zcdp::{zcdp_epsilon, zcdp_epsilon_standard, zcdp_rho};
 

@@ -106,8 +106,8 @@ const OPTIONS: &[OptionInfo] = &[
     },
     OptionInfo {
         name: "feature_norm",
-        values: &["raw", "unit"],
-        doc: "features as drawn (||phi|| = Theta(sqrt(p)), L191) or normalised to unit length (a control of ||theta*|| = Theta(sqrt(n/p)))",
+        values: &["raw", "unit", "norm_scaled"],
+        doc: "features as drawn (||phi|| = Theta(sqrt(p)), L191), normalised to unit length, or scaled by their own norm, phi ||phi|| (||.|| = Theta(p)): the two slips of the normalisation, controls of ||theta*|| = Theta(sqrt(n/p)) from above and from below",
     },
     OptionInfo {
         name: "noise_scaling",
@@ -245,15 +245,20 @@ impl System for RfKernel {
         let xs = concatenate(Axis(0), &[train.x.view(), test.x.view()])
             .map_err(|e| SystemError::Invalid(e.to_string()))?;
         let mut g = rk::gram(&model.v.view(), &xs.view(), act)?;
-        if u.option("feature_norm") == "unit" {
-            // phi / ||phi||: G_ij / sqrt(G_ii G_jj).
+        let norm = u.option("feature_norm");
+        if norm == "unit" || norm == "norm_scaled" {
+            // phi / ||phi||: G_ij / sqrt(G_ii G_jj); phi ||phi||: G_ij sqrt(G_ii G_jj).
             let diag: Vec<f64> = g
                 .diag()
                 .iter()
                 .map(|v| v.max(f64::MIN_POSITIVE).sqrt())
                 .collect();
             for ((i, j), v) in g.indexed_iter_mut() {
-                *v /= diag[i] * diag[j];
+                if norm == "unit" {
+                    *v /= diag[i] * diag[j];
+                } else {
+                    *v *= diag[i] * diag[j];
+                }
             }
         }
         let mut out = BTreeMap::new();

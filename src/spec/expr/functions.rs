@@ -159,6 +159,24 @@ pub(super) const FUNCTIONS: &[FuncInfo] = &[
         apply: Apply::Many(|a| accounted(Accountant::Rdp, a)),
     },
     FuncInfo {
+        name: "rdp_epsilon_classic",
+        args: "q, z, steps, delta",
+        arity: Arity::Exactly(4),
+        doc: "the same RDP curve on TF Privacy's default orders with the classic conversion \
+              eps = RDP + ln(1/delta)/(alpha - 1) (Mironov 2017, Prop. 3): looser, as papers of \
+              2017-2020 report it",
+        apply: Apply::Many(|a| older(privacy::rdp_classic_epsilon, a)),
+    },
+    FuncInfo {
+        name: "moments_epsilon",
+        args: "q, z, steps, delta",
+        arity: Arity::Exactly(4),
+        doc: "the same by the moments accountant of Abadi et al. 2016 (log moments at the \
+              integer lambda = 1..32, tail bound eps = min (T alpha(lambda) + ln(1/delta))/lambda): \
+              a paper's own numbers by its own method, beside the exact epsilon",
+        apply: Apply::Many(|a| older(privacy::moments_accountant_epsilon, a)),
+    },
+    FuncInfo {
         name: "pld_epsilon_upper",
         args: "q, z, steps, delta",
         arity: Arity::Exactly(4),
@@ -281,6 +299,15 @@ fn accounted(acc: Accountant, a: &[f64]) -> f64 {
     };
     privacy::epsilon(acc, &[Phase::new(q, z, t)], delta, &AccountantRecipe::PAPER)
         .map_or(f64::NAN, |e| e.epsilon)
+}
+
+/// An older accountant's epsilon (`f(q, z, steps, delta)`), NaN outside its domain.
+fn older(f: fn(f64, f64, u64, f64) -> Result<f64, privacy::PrivacyError>, a: &[f64]) -> f64 {
+    let (q, z, delta) = (a[0], a[1], a[3]);
+    let Some(t) = steps(a[2]) else {
+        return f64::NAN;
+    };
+    f(q, z, t, delta).unwrap_or(f64::NAN)
 }
 
 /// The lower end of the certified PLD bracket ([`privacy::pld::pld_epsilon`] at its
