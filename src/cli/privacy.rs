@@ -23,17 +23,59 @@ pub enum AccountantArg {
     /// Privacy loss distribution of the Poisson-subsampled Gaussian: a certified
     /// bracket [lower, upper] (the upper end is the answer).
     Pld,
+    /// The moments accountant of Abadi et al. 2016 (integer lambda = 1..32, their tail
+    /// bound): a paper's own method, looser than rdp (account only, one phase).
+    Moments,
+    /// Rényi DP on TF Privacy's default orders with the classic conversion (Mironov
+    /// 2017, Prop. 3), as papers of 2017-2020 report it (account only, one phase).
+    RdpClassic,
 }
 
 impl From<AccountantArg> for Accountant {
     fn from(a: AccountantArg) -> Self {
         match a {
             AccountantArg::Gdp => Accountant::Gdp,
-            AccountantArg::Rdp => Accountant::Rdp,
+            AccountantArg::Rdp | AccountantArg::Moments | AccountantArg::RdpClassic => {
+                Accountant::Rdp
+            }
             AccountantArg::Zcdp => Accountant::Zcdp,
             AccountantArg::Pld => Accountant::Pld,
         }
     }
+}
+
+/// `dpclaims account --accountant moments|rdp-classic`: an older accountant's epsilon of
+/// one phase.
+fn account_older(args: &AccountArgs) -> anyhow::Result<ExitCode> {
+    let [phase] = args.phases.as_slice() else {
+        anyhow::bail!(
+            "--accountant moments and rdp-classic take one --phase (got {})",
+            args.phases.len()
+        );
+    };
+    let (f, name): (
+        fn(f64, f64, u64, f64) -> Result<f64, privacy::PrivacyError>,
+        &str,
+    ) = if args.accountant == AccountantArg::Moments {
+        (privacy::moments_accountant_epsilon, "moments")
+    } else {
+        (privacy::rdp_classic_epsilon, "rdp-classic")
+    };
+    let eps = f(
+        phase.sampling_rate,
+        phase.noise_multiplier,
+        phase.steps,
+        args.delta,
+    )?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({"epsilon": eps, "accountant": name, "order": null})
+        );
+    } else {
+        println!("epsilon = {eps} at delta = {} ({name})", args.delta);
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Parse `Q,Z,STEPS` (e.g. `0.01,1.1,6000`). Values are range-checked by the library.
@@ -153,6 +195,12 @@ pub fn account(args: &AccountArgs) -> anyhow::Result<ExitCode> {
     if args.accountant == AccountantArg::Pld {
         return account_pld(args);
     }
+    if matches!(
+        args.accountant,
+        AccountantArg::Moments | AccountantArg::RdpClassic
+    ) {
+        return account_older(args);
+    }
     let acc = Accountant::from(args.accountant);
     let out = privacy::epsilon(acc, &args.phases, args.delta, &AccountantRecipe::PAPER)?;
     if args.json {
@@ -178,6 +226,15 @@ pub fn account(args: &AccountArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn calibrate(args: &CalibrateArgs) -> anyhow::Result<ExitCode> {
+    if matches!(
+        args.accountant,
+        AccountantArg::Moments | AccountantArg::RdpClassic
+    ) {
+        anyhow::bail!(
+            "--accountant moments and rdp-classic are for `account` (a paper's own numbers); \
+             calibrate with rdp or pld"
+        );
+    }
     let acc = Accountant::from(args.accountant);
     let out = privacy::calibrate(
         acc,

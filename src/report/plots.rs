@@ -163,7 +163,12 @@ fn prediction_plot(o: &ClaimOutcome, idx: usize, p: &crate::spec::Prediction) ->
     let x_name = fit_spec
         .map(|f| f.x.clone())
         .unwrap_or_else(|| prof.axes[0].0.clone());
-    let metric_label = label(o, &p.metric);
+    // A paired contrast (`minus:`) is judged on the paired difference: the panel shows
+    // it, not the variant's own metric against a threshold meant for the difference.
+    let metric_label = match &p.minus {
+        Some(base) => format!("{} minus {base}'s (paired)", label(o, &p.metric)),
+        None => label(o, &p.metric),
+    };
     let mut y_label = metric_label.clone();
     if let Some(f) = fit_spec.and_then(|f| f.divide_by.as_ref()) {
         y_label = format!("{y_label} / ({f})");
@@ -198,6 +203,17 @@ fn prediction_plot(o: &ClaimOutcome, idx: usize, p: &crate::spec::Prediction) ->
             .iter()
             .filter(|r| r.sweep == p.sweep && r.variant == var.name)
             .collect();
+        let paired: Vec<PointRecord>;
+        let recs: Vec<&PointRecord> = match &p.minus {
+            Some(base) => {
+                paired = recs
+                    .iter()
+                    .filter_map(|r| paired_difference(o, r, base, &p.metric))
+                    .collect();
+                paired.iter().collect()
+            }
+            None => recs,
+        };
         let mut pts = Vec::new();
         for r in &recs {
             let div = fit_spec
@@ -356,6 +372,31 @@ fn prediction_plot(o: &ClaimOutcome, idx: usize, p: &crate::spec::Prediction) ->
         }
     }
     plot
+}
+
+/// `r` with its `metric` replaced by the paired difference with variant `base` at the
+/// same point, replicate by replicate (the pairs the judge compares); `None` when `base`
+/// has no record there.
+fn paired_difference(
+    o: &ClaimOutcome,
+    r: &PointRecord,
+    base: &str,
+    metric: &str,
+) -> Option<PointRecord> {
+    let b = o
+        .points
+        .iter()
+        .find(|b| b.sweep == r.sweep && b.variant == base && b.index == r.index)?;
+    let diff: Vec<f64> = r
+        .metrics
+        .get(metric)?
+        .iter()
+        .zip(b.metrics.get(metric)?)
+        .map(|(x, y)| x - y)
+        .collect();
+    let mut out = r.clone();
+    out.metrics.insert(metric.to_string(), diff);
+    Some(out)
 }
 
 /// For an `inequality` whose right-hand side takes several values at one x (a sweep over
