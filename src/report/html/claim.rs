@@ -101,7 +101,8 @@ pub fn claim_html(o: &ClaimOutcome) -> String {
         h2 { "Plot" }
         p {
             "One panel per prediction, titled with its name and verdict. Error bars are two "
-            "standard errors. Fitted predictions show each variant's fitted line, the main "
+            "standard errors of each point's mean, narrower than the simultaneous intervals the "
+            "verdicts use (the table's). A paired contrast shows the paired difference. Fitted predictions show each variant's fitted line, the main "
             "variant's slope interval (shaded), the predicted slope (black, dashed) through its "
             "points and the slopes the tolerance allows (grey band); inequalities and events "
             "their right-hand side or required probability (red, dashed). Negative controls are "
