@@ -150,7 +150,7 @@ report: build
 # changed claim spec runs that claim again, the other claims' rows are read.
 STABILITY_SEEDS ?= 20
 stability: build
-	$(BIN) stability --seeds $(STABILITY_SEEDS) --profile quick --out reports
+	$(BIN) stability --seeds $(STABILITY_SEEDS) --profile quick --out reports $(STABILITY_FLAGS)
 
 # reports/MUTANTS.md: regression power measured by mutation testing (issue 57;
 # docs/fault-matrix.md, "Mutation testing"). cargo-mutants (pinned, installed when
