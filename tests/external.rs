@@ -508,42 +508,12 @@ predictions:
     }
 }
 
-/// A claim whose core computes `m` exactly (from the params alone) and judges its mean.
+/// [`spec`]'s claim with its prediction judged on the mean (`over: means`) at
+/// `replicates` a point, `exact` added to its `external:` block.
 fn exact_spec(exact: &str, replicates: u32) -> String {
-    format!(
-        r#"id: ext-exact
-title: "test"
-source: {{paper: "p", section: "s", equation: "e"}}
-statement: "s"
-system: external
-external:
-  command: ["python3", "core.py"]
-  metrics: [m]
-{exact}
-params:
-  x: "1"
-options: {{flavour: vanilla}}
-sweeps:
-  s:
-    quick: {{axes: {{x: [1, 2, 4]}}, replicates: {replicates}}}
-    full: {{axes: {{x: [1, 2, 4]}}, replicates: {replicates}}}
-variants:
-  - name: main
-  - name: control
-    negative_control: true
-    caught_by: [m-positive]
-    options: {{flavour: broken}}
-predictions:
-  - kind: inequality
-    evidence: consequence
-    name: m-positive
-    metric: m
-    sweep: s
-    op: ">"
-    rhs: "0"
-    over: means
-"#
-    )
+    spec(exact)
+        .replace("replicates: 2}", &format!("replicates: {replicates}}}"))
+        .replace("    rhs: \"0\"\n", "    rhs: \"0\"\n    over: means\n")
 }
 
 /// An exact metric declared by an external core's spec (`external.exact`) is judged at
