@@ -44,6 +44,9 @@ impl From<AccountantArg> for Accountant {
     }
 }
 
+/// An older accountant of one phase: `(q, z, steps, delta)` to epsilon.
+type OlderAccountant = fn(f64, f64, u64, f64) -> Result<f64, privacy::PrivacyError>;
+
 /// `dpclaims account --accountant moments|rdp-classic`: an older accountant's epsilon of
 /// one phase.
 fn account_older(args: &AccountArgs) -> anyhow::Result<ExitCode> {
@@ -53,10 +56,7 @@ fn account_older(args: &AccountArgs) -> anyhow::Result<ExitCode> {
             args.phases.len()
         );
     };
-    let (f, name): (
-        fn(f64, f64, u64, f64) -> Result<f64, privacy::PrivacyError>,
-        &str,
-    ) = if args.accountant == AccountantArg::Moments {
+    let (f, name): (OlderAccountant, &str) = if args.accountant == AccountantArg::Moments {
         (privacy::moments_accountant_epsilon, "moments")
     } else {
         (privacy::rdp_classic_epsilon, "rdp-classic")

@@ -148,6 +148,20 @@ pub(crate) fn quote_md(q: &crate::spec::Quote) -> String {
     )
 }
 
+/// The commit column of a ledger entry in words: `accept` records the parent commit of a
+/// change it records before that change is committed (`uncommitted (after X)`, kept so in
+/// the ledger), which the page says as "committed after X".
+pub(crate) fn commit_words(c: &str) -> String {
+    match c
+        .strip_prefix("uncommitted (after ")
+        .and_then(|r| r.strip_suffix(')'))
+    {
+        Some(parent) => format!("committed after {parent}"),
+        None if c == "uncommitted" => "recorded outside a git history".into(),
+        None => c.to_string(),
+    }
+}
+
 /// A Markdown table cell: `|` escaped, newlines folded.
 pub(super) fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")

@@ -309,7 +309,7 @@ fn amendments(o: &ClaimOutcome, s: &mut String) {
          a registered form, recorded in its ledger (`tests/snapshots/ledger/{}.yaml`) with its \
          reason; {} moved a verdict.\n",
         cell(&e.registered.date),
-        cell(&e.registered.commit),
+        cell(&super::commit_words(&e.registered.commit)),
         changes_since(e),
         o.claim.id,
         match moved {
@@ -391,7 +391,7 @@ pub(crate) fn amendments_table(e: &crate::spec::ledger::Entry, s: &mut String) {
             s,
             "| {} ({}) | {fields} | {} | {verdicts} |",
             cell(&a.date),
-            cell(&a.commit),
+            cell(&super::commit_words(&a.commit)),
             prose(&cell(&reason)),
         );
     }

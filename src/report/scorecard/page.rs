@@ -108,7 +108,9 @@ fn scorecard_amendments(card: &Scorecard, s: &mut String) {
          testable), each recorded with its reason in `tests/snapshots/ledger/{}.yaml`. The \
          claims' own amendments are on their pages.\n",
         cell(&e.registered.date),
-        cell(&e.registered.commit),
+        cell(&crate::report::claim_page::commit_words(
+            &e.registered.commit
+        )),
         crate::report::claim_page::changes_since(e),
         card.page
     );
