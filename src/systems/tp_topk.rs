@@ -282,9 +282,10 @@ impl System for TpTopK {
         } else {
             n_all * (1.0 - u.var("test_fraction", 0.2))
         };
-        let params = if u.option("model") == "mlp" {
-            let h = u.var("hidden", 32.0);
-            (features + 1.0) * h + (h + 1.0) * classes
+        let mlp = u.option("model") == "mlp";
+        let hidden = u.var("hidden", 32.0);
+        let params = if mlp {
+            (features + 1.0) * hidden + (hidden + 1.0) * classes
         } else {
             (features + 1.0) * classes
         };
@@ -316,7 +317,16 @@ impl System for TpTopK {
         } else {
             0.0
         };
-        let step = Cost::stream(4.0 * batch * params + 10.0 * params);
+        // The MLP's step is three matrix products over the batch (forward, back-propagated
+        // errors, the clipped sum with rescaled errors: model.rs), priced as 2 B P flops
+        // at GEMM speed: a full-batch width-1024 unit of pff-fig1-width-digits (B = 1150,
+        // P = 76 810, 150 steps) took 2.4 s of CPU against 2.9 s priced so (the
+        // streaming price put it at 18 s).
+        let step = if mlp {
+            Cost::gemm(2.0 * batch * params) + Cost::stream(10.0 * params)
+        } else {
+            Cost::stream(4.0 * batch * params + 10.0 * params)
+        };
         // Per step also one uniform per training example (Poisson sampling, about a
         // normal's cost); once per run the evaluation (validation and test accuracy, and
         // the diagnostics' full-data gradient at most once more). The calibration (0.03 s)
@@ -342,8 +352,17 @@ impl System for TpTopK {
         if u.wants(&["dense_ceiling_accuracy", "dense_ceiling_gap"]) {
             seconds += lr_points * (steps * step + Cost::stream(4.0 * n_all * params));
         }
+        // Per-example gradients are never held as a B x P matrix by the MLP (model.rs:
+        // per-example norms from the layers' errors and inputs): its peak is the batch's
+        // activations and errors, about 10 B (features + hidden + classes) values (the
+        // unit above peaked at 80 MB resident, the whole process).
+        let batch_values = if mlp {
+            10.0 * batch * (features + hidden + classes)
+        } else {
+            3.0 * batch * params
+        };
         let mut bytes =
-            Cost::f64s(3.0 * batch * params + 2.0 * n_all * features + 20.0 * params + 8.0 * steps);
+            Cost::f64s(batch_values + 2.0 * n_all * features + 20.0 * params + 8.0 * steps);
         if cells > 1.0 || fit < 1.0 {
             // Every cell's run of a method is held until the selection; the split copies.
             bytes += Cost::f64s(cells * (params + 8.0 * steps) + n_all * features);

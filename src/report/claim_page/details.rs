@@ -104,7 +104,18 @@ fn predictions(o: &ClaimOutcome, s: &mut String) {
         }
         line.push('.');
         if let Some(q) = &p.quote {
-            line.push_str(&format!(" Paper: {}.", quote_ref(c, q)));
+            // One quote shared by more than two predictions: said once, on the first
+            // (the same sentence under every row would read as filler).
+            let sharing = c.predictions.iter().filter(|o| o.quote.is_some()).count();
+            let single = super::quotes::distinct_quotes(c).len() == 1;
+            if !(single && sharing > 2) {
+                line.push_str(&format!(" Paper: {}.", quote_ref(c, q)));
+            } else if c.predictions.iter().position(|o| o.quote.is_some()) == Some(i) {
+                line.push_str(&format!(
+                    " Paper: {}, the same for all {sharing} predictions that quote it.",
+                    quote_ref(c, q)
+                ));
+            }
         }
         if let Some(f) = p.kind.fit_spec() {
             let mut fit = vec![];
