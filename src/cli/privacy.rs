@@ -31,6 +31,20 @@ pub enum AccountantArg {
     RdpClassic,
 }
 
+impl AccountantArg {
+    /// The older accountants `account` prints beside the current ones (one phase): their
+    /// function and name; `None` for the accountants of [`Accountant`].
+    fn older(self) -> Option<(OlderAccountant, &'static str)> {
+        match self {
+            AccountantArg::Moments => Some((privacy::moments_accountant_epsilon, "moments")),
+            AccountantArg::RdpClassic => Some((privacy::rdp_classic_epsilon, "rdp-classic")),
+            _ => None,
+        }
+    }
+}
+
+/// The older accountants ([`AccountantArg::older`]) are handled before this conversion
+/// (`account` prints them, `calibrate` refuses them); they never reach it as themselves.
 impl From<AccountantArg> for Accountant {
     fn from(a: AccountantArg) -> Self {
         match a {
@@ -49,17 +63,15 @@ type OlderAccountant = fn(f64, f64, u64, f64) -> Result<f64, privacy::PrivacyErr
 
 /// `dpclaims account --accountant moments|rdp-classic`: an older accountant's epsilon of
 /// one phase.
-fn account_older(args: &AccountArgs) -> anyhow::Result<ExitCode> {
+fn account_older(
+    args: &AccountArgs,
+    (f, name): (OlderAccountant, &str),
+) -> anyhow::Result<ExitCode> {
     let [phase] = args.phases.as_slice() else {
         anyhow::bail!(
             "--accountant moments and rdp-classic take one --phase (got {})",
             args.phases.len()
         );
-    };
-    let (f, name): (OlderAccountant, &str) = if args.accountant == AccountantArg::Moments {
-        (privacy::moments_accountant_epsilon, "moments")
-    } else {
-        (privacy::rdp_classic_epsilon, "rdp-classic")
     };
     let eps = f(
         phase.sampling_rate,
@@ -195,11 +207,8 @@ pub fn account(args: &AccountArgs) -> anyhow::Result<ExitCode> {
     if args.accountant == AccountantArg::Pld {
         return account_pld(args);
     }
-    if matches!(
-        args.accountant,
-        AccountantArg::Moments | AccountantArg::RdpClassic
-    ) {
-        return account_older(args);
+    if let Some(older) = args.accountant.older() {
+        return account_older(args, older);
     }
     let acc = Accountant::from(args.accountant);
     let out = privacy::epsilon(acc, &args.phases, args.delta, &AccountantRecipe::PAPER)?;
@@ -226,10 +235,7 @@ pub fn account(args: &AccountArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn calibrate(args: &CalibrateArgs) -> anyhow::Result<ExitCode> {
-    if matches!(
-        args.accountant,
-        AccountantArg::Moments | AccountantArg::RdpClassic
-    ) {
+    if args.accountant.older().is_some() {
         anyhow::bail!(
             "--accountant moments and rdp-classic are for `account` (a paper's own numbers); \
              calibrate with rdp or pld"

@@ -31,7 +31,7 @@ pub(super) fn undefined_log_fit(p: &Prediction, recs: &[&PointRecord]) -> Option
 /// `k` the smaller count: the run draws the subtracted variant's replicates whenever it
 /// draws the judged one's, so `k` is every replicate of the judged variant). Other
 /// metrics (a hypothesis's) are the judged variant's own.
-pub(super) fn records(
+pub(crate) fn records(
     own: &[&PointRecord],
     all: &[&PointRecord],
     metric: &str,

@@ -19,7 +19,7 @@
 //!    caught, and a control identical to a main variant on the sweep cannot be caught;
 //! 5. a refuted main variant needs a `finding` in the spec, else the run fails.
 mod bounds;
-mod contrast;
+pub(crate) mod contrast;
 pub mod evidence;
 pub mod kinds;
 pub mod power;

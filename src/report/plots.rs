@@ -206,10 +206,10 @@ fn prediction_plot(o: &ClaimOutcome, idx: usize, p: &crate::spec::Prediction) ->
         let paired: Vec<PointRecord>;
         let recs: Vec<&PointRecord> = match &p.minus {
             Some(base) => {
-                paired = recs
-                    .iter()
-                    .filter_map(|r| paired_difference(o, r, base, &p.metric))
-                    .collect();
+                // The judge's own pairing (judge::contrast), every point or none.
+                let all: Vec<&PointRecord> = o.points.iter().collect();
+                paired = crate::judge::contrast::records(&recs, &all, &p.metric, base)
+                    .unwrap_or_default();
                 paired.iter().collect()
             }
             None => recs,
@@ -372,31 +372,6 @@ fn prediction_plot(o: &ClaimOutcome, idx: usize, p: &crate::spec::Prediction) ->
         }
     }
     plot
-}
-
-/// `r` with its `metric` replaced by the paired difference with variant `base` at the
-/// same point, replicate by replicate (the pairs the judge compares); `None` when `base`
-/// has no record there.
-fn paired_difference(
-    o: &ClaimOutcome,
-    r: &PointRecord,
-    base: &str,
-    metric: &str,
-) -> Option<PointRecord> {
-    let b = o
-        .points
-        .iter()
-        .find(|b| b.sweep == r.sweep && b.variant == base && b.index == r.index)?;
-    let diff: Vec<f64> = r
-        .metrics
-        .get(metric)?
-        .iter()
-        .zip(b.metrics.get(metric)?)
-        .map(|(x, y)| x - y)
-        .collect();
-    let mut out = r.clone();
-    out.metrics.insert(metric.to_string(), diff);
-    Some(out)
 }
 
 /// For an `inequality` whose right-hand side takes several values at one x (a sweep over
