@@ -73,6 +73,7 @@ mod sharding;
 mod shared_work;
 mod spec_errors;
 mod stability;
+mod time_to_red;
 mod tpk_union_bound;
 mod tutorial;
 mod util;

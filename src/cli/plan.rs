@@ -33,6 +33,13 @@ pub struct PlanArgs {
     /// Seed of the calibration unit.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// The result cache whose history prices claims by their last run (an external
+    /// core's seconds per unit, its start-up, the accountants of its expressions).
+    #[arg(long, value_name = "DIR", env = "DPCLAIMS_CACHE", default_value_os_t = crate::project::path(crate::pipeline::cache::DEFAULT_DIR))]
+    pub cache: PathBuf,
+    /// Price claims from their models (and `cost_s`) only: ignore the cache's history.
+    #[arg(long)]
+    pub no_history: bool,
 }
 
 /// (claim id, sweep, variant) -> replicates a point drawn in the recorded run: the most
@@ -100,6 +107,7 @@ pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
         a.seed,
         &a.budget.budget(),
         a.calibrate,
+        (!a.no_history).then_some(a.cache.as_path()),
     )?;
     let drawn = last_run(&a.last, a.profile, &claims);
     let expected: Vec<Option<f64>> = est.iter().map(|e| expected_cpu(e, &drawn)).collect();
@@ -121,12 +129,21 @@ pub fn run(a: &PlanArgs) -> anyhow::Result<ExitCode> {
     } else {
         for (e, x) in est.iter().zip(&expected) {
             println!("{}", crate::report::terminal_text(&claim_line(e)));
-            if let Some(b) = claims
-                .iter()
-                .find(|c| c.id == e.claim)
+            let claim = claims.iter().find(|c| c.id == e.claim);
+            // A core priced from its history: the history's line says the basis (the
+            // system's own line would call the mean a calibration unit).
+            let from_history = e.measured.is_some()
+                && !a.calibrate
+                && claim.is_some_and(|c| c.system.wants_cost_measurement());
+            if let Some(b) = claim
+                .filter(|_| !from_history)
                 .and_then(|c| c.system.cost_basis())
             {
                 println!("{:<28} cost: {}", "", crate::report::terminal_text(&b));
+            }
+            if let Some(m) = &e.measured {
+                let label = if from_history { "cost" } else { "measured" };
+                println!("{:<28} {label}: {}", "", crate::report::terminal_text(m));
             }
             let work = format!(
                 "{:<28} work: {}: {}",

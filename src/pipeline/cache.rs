@@ -31,6 +31,28 @@ pub fn with_cache<R>(dir: &Path, f: impl FnOnce() -> R) -> anyhow::Result<R> {
                 unhashable.join("; ")
             ));
     }
+    let startups = c.startups();
+    if !startups.is_empty() {
+        crate::report::eprint_line(&format!(
+            "external cores started in {} (the first worker of each claim; a second thread's worker starts with its first unit)",
+            startups
+                .iter()
+                .map(|(id, s)| format!("{s:.1} s (`{id}`)"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if n.functions_read + n.functions_computed > 0 {
+        crate::report::eprint_line(&format!(
+            "accountants of expressions: {} read from the cache, {} computed ({:.1} s)",
+            n.functions_read,
+            n.functions_computed,
+            n.function_micros as f64 * 1e-6
+        ));
+    }
+    for line in c.recomputed() {
+        crate::report::eprint_line(&format!("recomputed: {line}"));
+    }
     if n.hits + n.misses > 0 {
         crate::report::eprint_line(&format!(
             "result cache {}: {} of {} units read, {} computed{}{}",

@@ -43,11 +43,21 @@ pub fn unit_total(claims: &[Claim], profile: Profile) -> usize {
 }
 
 /// Starts and greets every external core before any unit of any claim runs.
+/// With a result cache, each external core's start-up time is recorded there (the run
+/// reports it and `plan` prices it, [`crate::execute::cache::history`]).
 pub fn prepare_cores(claims: &[Claim]) -> anyhow::Result<()> {
+    let cache = crate::execute::cache::active();
     for c in claims {
+        let start = std::time::Instant::now();
         c.system
             .prepare()
             .map_err(|e| in_claim(c, anyhow::anyhow!("claim `{}`: {e}", c.id)))?;
+        if let Some((cache, _)) = cache
+            .as_ref()
+            .filter(|_| c.system.name() == crate::systems::external::NAME)
+        {
+            cache.note_startup(&c.id, start.elapsed().as_secs_f64());
+        }
     }
     Ok(())
 }
@@ -69,9 +79,21 @@ pub fn run_claims(
         obs.claim_started(c);
         let tick = || obs.unit_done();
         let start = std::time::Instant::now();
+        let cache = crate::execute::cache::active().map(|(c, _)| c);
+        let before = cache.as_ref().map(|c| c.counts());
         let (o, units) = super::run_claim_timed(c, profile, seed, &Recipe::PAPER, &tick)
             .map_err(|e| in_claim(c, e))?;
         let wall = start.elapsed().as_secs_f64();
+        if let (Some(cache), Some(before)) = (&cache, &before) {
+            // What the claim's run did in the cache, and why it computed what it did.
+            let done = cache.counts().since(before);
+            let seconds: f64 = units.iter().map(|(_, t)| t).sum();
+            if let Some(line) =
+                crate::execute::cache::history::after_claim(cache, c, profile, seed, &done, seconds)
+            {
+                cache.note_recomputed(line);
+            }
+        }
         obs.units_not_needed(crate::plan::unit_count(c, profile).saturating_sub(units.len()));
         let mut by_pair = BTreeMap::new();
         for (k, t) in units {

@@ -64,6 +64,10 @@ pub struct ClaimEstimate {
     /// What drives the work and the memory.
     pub work_driver: Driver,
     pub memory_driver: Driver,
+    /// Where the unit cost comes from when it was measured by an earlier run (the
+    /// result cache's history, `crate::execute::cache::history`): that run's figures, and
+    /// the start-up and accountant seconds added to the times above. `None`: modelled.
+    pub measured: Option<String>,
 }
 
 /// One group's (sweep, variant) replicates and CPU seconds at `max`.
@@ -439,6 +443,7 @@ pub fn estimate_claim(claim: &Claim, profile: Profile, threads: usize) -> ClaimE
         threads,
         work_driver,
         memory_driver,
+        measured: None,
     }
 }
 

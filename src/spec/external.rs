@@ -273,6 +273,47 @@ pub(super) fn system(
     }))
 }
 
+/// The files of a claim's core as the result cache hashes them
+/// ([`crate::systems::external`], "Cache"): every declared file of the claim and of its
+/// variants, then every argument of a command that names a file in the spec's directory
+/// (its program, its script), without duplicates, in that order. Empty for a built-in
+/// system or a core that declares no file (not cached).
+pub(super) fn core_files(raw: &RawClaim, path: &Path) -> Vec<std::path::PathBuf> {
+    let Some(ext) = &raw.external else {
+        return Vec::new();
+    };
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => Path::new(".").to_path_buf(),
+    };
+    let variants = raw.variants.iter().filter_map(|v| v.external.as_ref());
+    let declared = ext
+        .files
+        .iter()
+        .chain(variants.clone().flat_map(|e| e.files.iter()));
+    let mut out: Vec<std::path::PathBuf> = Vec::new();
+    for f in declared {
+        let p = dir.join(f);
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    if out.is_empty() {
+        return out;
+    }
+    let args = ext
+        .command
+        .iter()
+        .chain(variants.flat_map(|e| e.command.iter()));
+    for a in args {
+        let p = dir.join(a);
+        if p.is_file() && !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
 /// The fields only `system: external` may use, refused for a built-in system.
 pub(super) fn refuse_for_builtin(ctx: &Ctx, raw: &RawClaim) -> Result<(), SpecError> {
     if raw.external.is_some() {

@@ -220,6 +220,7 @@ fn validate_into(ctx: &Ctx, raw: RawClaim, path: &Path, spec_hash: String) -> Op
         s
     };
     let external = raw.system == systems::external::NAME;
+    let core_files = super::external::core_files(&raw, path);
     // `model` is fixed by the system: it may be left out (then it is the system's), and
     // when given it must say the same. For an external core it is descriptive.
     let model = match &raw.model {
@@ -543,6 +544,7 @@ fn validate_into(ctx: &Ctx, raw: RawClaim, path: &Path, spec_hash: String) -> Op
         judged_hash: String::new(),
         ledger: None,
         key_hash: String::new(),
+        core_files,
     };
     check_points(ctx, &claim);
     Some(claim)

@@ -430,6 +430,11 @@ pub struct Claim {
     /// the claim's units, so an edit to anything but prose (an audit's `trials`, a
     /// tolerance, a replicate count) never re-serves values computed for the old spec.
     pub key_hash: String,
+    /// An external core's files as the result cache hashes them (every `external.files`
+    /// of the claim and its variants, and every argument of a command that names a file,
+    /// as the spec's directory reaches it): what a rerun names when it says which file's
+    /// edit recomputed the units (`crate::execute::history`). Empty for a built-in system.
+    pub core_files: Vec<PathBuf>,
 }
 
 impl Claim {

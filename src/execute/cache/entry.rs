@@ -131,6 +131,26 @@ pub fn key(ctx: &KeyContext<'_>, input: &UnitInput<'_>) -> CacheKey {
     CacheKey(hex(&h.0.finalize()))
 }
 
+/// Domain-separation tag of a function value's key ([`function_key`]).
+const FUNCTION_TAG: &str = "dpclaims/cache/function/v1";
+
+/// The key of the value of an expression's function `name(args)` (an accountant or a
+/// calibration, [`crate::spec::expr::memo`]) for the build `build` on the machine
+/// `machine`: the function is the build's code and its rounding the machine's kernels',
+/// nothing else decides its bits. Its own tag: never equal to a unit's key.
+pub fn function_key(build: &str, machine: &str, name: &str, args: &[f64]) -> CacheKey {
+    let mut h = KeyHasher(Sha256::new());
+    h.str(FUNCTION_TAG);
+    h.str(build);
+    h.str(machine);
+    h.str(name);
+    h.u64(args.len() as u64);
+    for a in args {
+        h.f64(*a);
+    }
+    CacheKey(hex(&h.0.finalize()))
+}
+
 /// The data settings, destructured without `..`: a field added to [`DataSpec`] does not
 /// compile until the key covers it (a result must never be served to a unit that
 /// differs in it).

@@ -27,6 +27,7 @@
 //!   scope names its recipe ([`with_cache`], [`as_recipe`]): values computed with one
 //!   recipe are never served to a run of another.
 pub mod entry;
+pub mod history;
 pub mod maintain;
 
 use entry::CacheKey;
@@ -65,6 +66,28 @@ pub struct CacheCounts {
     pub stored: usize,
     /// Entries that could not be written (the run went on).
     pub store_errors: usize,
+    /// Values of expensive expression functions (accountants, calibrations) read from
+    /// the cache, and computed (then stored), with the seconds the computed ones took
+    /// (in microseconds, to keep the counts integers).
+    pub functions_read: usize,
+    pub functions_computed: usize,
+    pub function_micros: usize,
+}
+
+impl CacheCounts {
+    /// What was done between `before` and `self` (two readings of one cache's counts).
+    pub fn since(&self, before: &CacheCounts) -> CacheCounts {
+        CacheCounts {
+            hits: self.hits - before.hits,
+            misses: self.misses - before.misses,
+            corrupt: self.corrupt - before.corrupt,
+            stored: self.stored - before.stored,
+            store_errors: self.store_errors - before.store_errors,
+            functions_read: self.functions_read - before.functions_read,
+            functions_computed: self.functions_computed - before.functions_computed,
+            function_micros: self.function_micros - before.function_micros,
+        }
+    }
 }
 
 /// A cache directory for one build.
@@ -78,9 +101,16 @@ pub struct ResultCache {
     corrupt: AtomicUsize,
     stored: AtomicUsize,
     store_errors: AtomicUsize,
+    functions_read: AtomicUsize,
+    functions_computed: AtomicUsize,
+    function_micros: AtomicUsize,
     /// Cores whose units were run uncached because they are not hashable (an external
     /// core that declares no files): said once per run ([`ResultCache::uncacheable`]).
     unhashable: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    /// Claim id -> wall seconds of its external core's first start ([`history`]).
+    startups: std::sync::Mutex<BTreeMap<String, f64>>,
+    /// One line per claim that computed units: how many and why ([`history::after_claim`]).
+    recomputed: std::sync::Mutex<Vec<String>>,
 }
 
 impl ResultCache {
@@ -134,7 +164,12 @@ impl ResultCache {
             corrupt: AtomicUsize::new(0),
             stored: AtomicUsize::new(0),
             store_errors: AtomicUsize::new(0),
+            functions_read: AtomicUsize::new(0),
+            functions_computed: AtomicUsize::new(0),
+            function_micros: AtomicUsize::new(0),
             unhashable: Default::default(),
+            startups: Default::default(),
+            recomputed: Default::default(),
         })
     }
 
@@ -221,6 +256,45 @@ impl ResultCache {
             .unwrap_or_default()
     }
 
+    /// Records that the external core(s) of claim `id` took `seconds` to start.
+    pub fn note_startup(&self, id: &str, seconds: f64) {
+        if let Ok(mut s) = self.startups.lock() {
+            *s.entry(id.to_string()).or_insert(0.0) += seconds;
+        }
+    }
+
+    /// The start-up seconds recorded for claim `id` (0 when none).
+    pub fn startup_of(&self, id: &str) -> f64 {
+        self.startups
+            .lock()
+            .ok()
+            .and_then(|s| s.get(id).copied())
+            .unwrap_or(0.0)
+    }
+
+    /// Every start-up recorded since the cache was opened (claim id, seconds).
+    pub fn startups(&self) -> Vec<(String, f64)> {
+        self.startups
+            .lock()
+            .map(|s| s.iter().map(|(k, v)| (k.clone(), *v)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Records a claim's "units computed, and why" line.
+    pub fn note_recomputed(&self, line: String) {
+        if let Ok(mut v) = self.recomputed.lock() {
+            v.push(line);
+        }
+    }
+
+    /// The "units computed, and why" lines of the claims run since the cache was opened.
+    pub fn recomputed(&self) -> Vec<String> {
+        self.recomputed
+            .lock()
+            .map(|v| v.clone())
+            .unwrap_or_default()
+    }
+
     /// What this cache did since it was opened.
     pub fn counts(&self) -> CacheCounts {
         CacheCounts {
@@ -229,6 +303,38 @@ impl ResultCache {
             corrupt: self.corrupt.load(Ordering::Relaxed),
             stored: self.stored.load(Ordering::Relaxed),
             store_errors: self.store_errors.load(Ordering::Relaxed),
+            functions_read: self.functions_read.load(Ordering::Relaxed),
+            functions_computed: self.functions_computed.load(Ordering::Relaxed),
+            function_micros: self.function_micros.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Function values ([`crate::spec::expr::memo`]) are entries of the same folder, under
+/// [`entry::function_key`] (build, machine, name, argument bits), holding one metric,
+/// `value`: pruned with their build's units, checked by the same checksum.
+impl crate::spec::expr::memo::FunctionStore for ResultCache {
+    fn read(&self, name: &str, args: &[f64]) -> Option<f64> {
+        let key = entry::function_key(&self.build, &self.machine, name, args);
+        let bytes = crate::fsio::read(&self.path(&key), crate::fsio::InputKind::CacheEntry).ok()?;
+        let v = entry::decode(&key, &bytes)?
+            .get("value")
+            .copied()
+            .filter(|v| v.is_finite())?;
+        self.functions_read.fetch_add(1, Ordering::Relaxed);
+        Some(v)
+    }
+
+    fn write(&self, name: &str, args: &[f64], value: f64, seconds: f64) {
+        self.functions_computed.fetch_add(1, Ordering::Relaxed);
+        self.function_micros
+            .fetch_add((seconds * 1e6) as usize, Ordering::Relaxed);
+        let key = entry::function_key(&self.build, &self.machine, name, args);
+        let metrics = BTreeMap::from([("value".to_string(), value)]);
+        if let Some(bytes) = entry::encode(&key, &metrics) {
+            if write_atomic(&self.path(&key), &bytes).is_err() {
+                self.store_errors.fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
 }
@@ -310,6 +416,13 @@ fn scoped<R>(scope: Option<Scope>, f: impl FnOnce() -> R) -> R {
 /// of another recipe inside `f` is wrapped in [`as_recipe`] with a name of its own, or
 /// in [`uncached`].
 pub fn with_cache<R>(cache: &Arc<ResultCache>, recipe_id: &str, f: impl FnOnce() -> R) -> R {
+    // The expressions' accountants are kept in the same cache (they are the paper
+    // recipe's whatever the run's: no recipe in their key).
+    let store: Arc<dyn crate::spec::expr::memo::FunctionStore> = cache.clone();
+    crate::spec::expr::memo::with_store(store, || with_unit_cache(cache, recipe_id, f))
+}
+
+fn with_unit_cache<R>(cache: &Arc<ResultCache>, recipe_id: &str, f: impl FnOnce() -> R) -> R {
     scoped(
         Some(Scope {
             cache: cache.clone(),

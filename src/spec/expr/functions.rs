@@ -78,12 +78,30 @@ pub(super) enum Apply {
 
 impl FuncInfo {
     pub(super) fn apply(&self, args: &[f64]) -> f64 {
-        match self.apply {
+        let direct = || match self.apply {
             Apply::Unary(f) => args.first().map_or(f64::NAN, |&x| f(x)),
             Apply::Many(f) => f(args),
+        };
+        if MEMOISED.contains(&self.name) {
+            super::memo::memoised(self.name, args, direct)
+        } else {
+            direct()
         }
     }
 }
+
+/// The functions whose values are kept ([`super::memo`]): the accountants and
+/// calibrations, each a numerical computation (milliseconds to tens of seconds), where
+/// the closed forms (`gdp_*`, `zcdp_epsilon`) cost less than a lookup.
+const MEMOISED: &[&str] = &[
+    "rdp_epsilon",
+    "rdp_epsilon_classic",
+    "moments_epsilon",
+    "pld_epsilon_upper",
+    "pld_epsilon_lower",
+    "calibrate_sigma",
+    "calibrate_sigma_pld",
+];
 
 /// Every function, in the order the docs and error messages list them.
 pub(super) const FUNCTIONS: &[FuncInfo] = &[

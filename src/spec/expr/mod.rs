@@ -40,6 +40,7 @@
 #![deny(clippy::float_cmp)]
 
 mod functions;
+pub mod memo;
 mod parse;
 
 pub use functions::reference_rows as function_reference;
