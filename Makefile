@@ -10,7 +10,7 @@ BIN := $(or $(CARGO_TARGET_DIR),target)/release/dpclaims
 # Extra flags of `make run`, e.g. RUN_FLAGS="--junit target/dpclaims-junit.xml" in CI.
 RUN_FLAGS ?=
 
-.PHONY: deps build test run reproduce faults report fig2 bench lint fmt clean audit-report privacy-report fuzz stability schema opacus-example mutants mutants-report
+.PHONY: deps build test run reproduce faults report fig2 bench lint fmt clean audit-report privacy-report fuzz stability schema opacus-example mutants mutants-report time-to-red
 
 deps:
 	@if dpkg -s libopenblas-dev liblapack-dev >/dev/null 2>&1; then \
@@ -151,6 +151,15 @@ report: build
 STABILITY_SEEDS ?= 20
 stability: build
 	$(BIN) stability --seeds $(STABILITY_SEEDS) --profile quick --out reports $(STABILITY_FLAGS)
+
+# The time from `dpclaims init` to a red CI run on a slow core (issue 59; README, "Your
+# own paper"): tests/time_to_red.rs at the trial's sizes, units of 0.5 s and workers
+# that take 10 s to start (about 8 minutes, mostly sleeping). Writes the figure to
+# target/time-to-red.txt.
+time-to-red: deps
+	STANDIN_UNIT_S=0.5 STANDIN_START_S=10 DPCLAIMS_TIME_TO_RED_OUT=$(CURDIR)/target/time-to-red.txt \
+		$(TEST_ENV) $(CARGO) test --release --locked --test tests time_to_red -- --nocapture
+	@cat target/time-to-red.txt
 
 # reports/MUTANTS.md: regression power measured by mutation testing (issue 57;
 # docs/fault-matrix.md, "Mutation testing"). cargo-mutants (pinned, installed when

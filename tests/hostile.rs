@@ -614,7 +614,8 @@ fn cached_run(d: &Path) -> Vec<PathBuf> {
     let mut v = vec![];
     for b in std::fs::read_dir(d.join("c")).unwrap() {
         let b = b.unwrap().path();
-        if b.is_dir() {
+        // Build folders only (the run history's `.history` holds no entries).
+        if b.is_dir() && !b.file_name().unwrap().to_string_lossy().starts_with('.') {
             for s in std::fs::read_dir(&b).unwrap() {
                 for e in std::fs::read_dir(s.unwrap().path()).unwrap() {
                     v.push(e.unwrap().path());

@@ -1,5 +1,7 @@
 //! What each claim's last run in a cache did, and why a rerun recomputes: one small file
-//! per claim and profile (`<cache>/history/<claim>.<profile>.json`).
+//! per claim and profile (`<cache>/.history/<claim>.<profile>.json`: a dot folder, never
+//! taken for a build's folder by `cache stats` or `prune`, and kept across builds so a
+//! rerun can say "another build").
 //!
 //! A unit's key is a hash ([`super::entry`]): a miss says nothing of its cause. So a run
 //! also records, per claim, what went into its keys, part by part (the engine build, the
@@ -65,7 +67,7 @@ impl ClaimHistory {
 
 /// The folder of the history files in the cache directory `dir`.
 pub fn dir(cache_dir: &Path) -> PathBuf {
-    cache_dir.join("history")
+    cache_dir.join(".history")
 }
 
 fn file(cache_dir: &Path, claim: &str, profile: Profile) -> PathBuf {
