@@ -6,7 +6,8 @@ CARGO ?= cargo
 TEST_ENV := OPENBLAS_NUM_THREADS=1 CI=true INSTA_UPDATE=no
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Where cargo builds (honours CARGO_TARGET_DIR, as cargo does).
-BIN := $(or $(CARGO_TARGET_DIR),target)/release/dpclaims
+TARGET := $(or $(CARGO_TARGET_DIR),target)
+BIN := $(TARGET)/release/dpclaims
 # Extra flags of `make run`, e.g. RUN_FLAGS="--junit target/dpclaims-junit.xml" in CI.
 RUN_FLAGS ?=
 
@@ -155,11 +156,12 @@ stability: build
 # The time from `dpclaims init` to a red CI run on a slow core (issue 59; README, "Your
 # own paper"): tests/time_to_red.rs at the trial's sizes, units of 0.5 s and workers
 # that take 10 s to start (about 8 minutes, mostly sleeping). Writes the figure to
-# target/time-to-red.txt.
+# $(TARGET)/time-to-red.txt.
 time-to-red: deps
-	STANDIN_UNIT_S=0.5 STANDIN_START_S=10 DPCLAIMS_TIME_TO_RED_OUT=$(CURDIR)/target/time-to-red.txt \
+	mkdir -p $(TARGET)
+	STANDIN_UNIT_S=0.5 STANDIN_START_S=10 DPCLAIMS_TIME_TO_RED_OUT=$(abspath $(TARGET))/time-to-red.txt \
 		$(TEST_ENV) $(CARGO) test --release --locked --test tests time_to_red -- --nocapture
-	@cat target/time-to-red.txt
+	@cat $(TARGET)/time-to-red.txt
 
 # reports/MUTANTS.md: regression power measured by mutation testing (issue 57;
 # docs/fault-matrix.md, "Mutation testing"). cargo-mutants (pinned, installed when
