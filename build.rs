@@ -31,7 +31,12 @@ const ENGINE: &[&str] = &[
 
 /// Parts of [`ENGINE`]'s folders that decide no unit's numbers: the fault matrix (a
 /// driver: which recipe runs which claim).
-const ENGINE_EXCLUDED: &[&str] = &["src/faults/matrix"];
+///
+/// Nor is the external-core protocol ([`EXTERNAL`]): it decides the numbers of external
+/// claims only, and an external core's cache identity holds its hash instead
+/// (`src/systems/external/mod.rs`, `hash_files`), so an edit of the protocol code
+/// recomputes the external claims' units and keeps the built-in claims' cache.
+const ENGINE_EXCLUDED: &[&str] = &["src/faults/matrix", "src/systems/external"];
 
 /// What decides a verdict row beyond the engine: how units become points (`execute`,
 /// `plan`), the spec's parsing and expressions, the fits and the verdict rules. Reports
@@ -67,8 +72,8 @@ fn files(root: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The external-core protocol (`system: external`): it decides the numbers of external
-/// claims only. It is in the engine hash (cache entries of external units depend on it)
-/// but not in the verdict hash of the built-in claims; an external claim's
+/// claims only. It is in neither the engine hash (an external unit's key holds it
+/// through the core's identity) nor the verdict hash of the built-in claims; an external claim's
 /// `judged_hash` (src/spec/load.rs) adds [`EXTERNAL`]'s own hash instead, so stored
 /// verdict rows of a built-in claim survive a change of the protocol code and those of an
 /// external claim do not.

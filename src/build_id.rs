@@ -4,6 +4,9 @@
 //! * [`ENGINE_HASH`] covers the code that decides a unit's numbers (the core, the
 //!   systems, the fault recipes, the statistics of `src/fit` that units use, `Cargo.lock`): results of two builds with the same
 //!   engine hash are interchangeable, so shard merges and the result cache compare it.
+//!   The external-core protocol is not in it: [`EXTERNAL_HASH`] is part of an external
+//!   core's cache identity instead, so an edit of the protocol recomputes external
+//!   units only.
 //! * [`SOURCE_HASH`] covers every source file; [`GIT_COMMIT`] is the commit the build
 //!   was made from (informational: an uncommitted change keeps its base's commit).
 

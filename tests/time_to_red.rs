@@ -37,7 +37,7 @@ fn env_f64(name: &str, default: f64) -> f64 {
 
 const CORE: &str = r#"#!/usr/bin/env python3
 """A stand-in slow core: the example's Gaussian mechanism, its noise from the training
-module named by the first argument (train_a or train_b); each unit sleeps
+module the option `module` names (train_a or train_b); each unit sleeps
 STANDIN_UNIT_S seconds, each worker STANDIN_START_S seconds at start."""
 import importlib
 import os
@@ -45,14 +45,16 @@ import sys
 import time
 
 time.sleep(float(os.environ.get("STANDIN_START_S", "0")))
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "starts.log"), "a") as f:
+    f.write("started\n")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-train = importlib.import_module(sys.argv[1])
 from dpclaims_core import core
 
 
 @core(metrics=["z2"])
 def unit(params, rng, options):
     time.sleep(float(os.environ.get("STANDIN_UNIT_S", "0")))
+    train = importlib.import_module(options["module"])
     return {"z2": train.z2(params, rng, options)}
 
 
@@ -82,7 +84,12 @@ def z2(params, rng, options):
 
 fn run(dir: &Path, args: &[&str], env: &[(&str, String)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_dpclaims"));
-    c.args(args).current_dir(dir).env_remove("DPCLAIMS_CACHE");
+    // Another test of this binary sets DPCLAIMS_NO_CACHE in the process: this one is
+    // about the cache.
+    c.args(args)
+        .current_dir(dir)
+        .env_remove("DPCLAIMS_CACHE")
+        .env_remove("DPCLAIMS_NO_CACHE");
     for (k, v) in env {
         c.env(k, v);
     }
@@ -139,12 +146,27 @@ fn a_new_project_on_a_slow_core_reruns_only_what_an_edit_touches_and_goes_red() 
             .replace("id: gaussian-mean", &format!("id: {id}"))
             .replace(
                 r#"command: ["python3", "../core/gaussian_mean.py"]"#,
-                &format!(r#"command: ["python3", "../core/slow.py", "train_{module}"]"#),
+                r#"command: ["python3", "../core/slow.py"]"#,
             )
             .replace(
                 "files: [../core/gaussian_mean.py, ../core/dpclaims_core/_core.py]",
                 &format!("files: [../core/slow.py, ../core/train_{module}.py, ../core/dpclaims_core/_core.py]"),
+            )
+            // One command for all four claims (their workers are shared); the module
+            // each imports is an option of its variants.
+            .replace(
+                "    description: \"sigma = Delta sqrt(2 ln(1.25/delta))/eps (Theorem 3.22)\"\n",
+                &format!("    description: \"sigma = Delta sqrt(2 ln(1.25/delta))/eps (Theorem 3.22)\"\n    options: {{module: train_{module}}}\n"),
+            )
+            .replace(
+                "options: {calibration: inverse_epsilon}",
+                &format!("options: {{calibration: inverse_epsilon, module: train_{module}}}"),
             );
+        assert_eq!(
+            spec.matches(&format!("module: train_{module}")).count(),
+            2,
+            "{spec}"
+        );
         assert_ne!(spec, example, "the example claim changed: update this test");
         std::fs::write(p.join(format!("claims/{id}.yaml")), spec).unwrap();
     }
@@ -156,7 +178,25 @@ fn a_new_project_on_a_slow_core_reruns_only_what_an_edit_touches_and_goes_red() 
     std::fs::write(&sc, card).unwrap();
     ok(&run(p, &["check"], &env), "check");
 
-    // 1. The first run computes every unit, and says why.
+    // Worker starts since the last call (the stand-in core counts them in starts.log).
+    let starts_log = p.join("core/starts.log");
+    let starts = || -> usize {
+        let n = std::fs::read_to_string(&starts_log)
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        let _ = std::fs::remove_file(&starts_log);
+        n
+    };
+    let threads = std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    starts();
+
+    // 1. The first run computes every unit, and says why. The four claims run one
+    // command: its workers are shared, so it starts at most one worker a thread, not one
+    // a thread and claim.
     let first = run(p, &["run"], &env);
     ok(&first, "first run");
     let lines = recomputed(&first);
@@ -164,6 +204,11 @@ fn a_new_project_on_a_slow_core_reruns_only_what_an_edit_touches_and_goes_red() 
     assert!(
         lines.iter().all(|l| l.contains("no earlier run")),
         "{lines:?}"
+    );
+    let n = starts();
+    assert!(
+        n >= 1 && n <= threads,
+        "{n} workers started on {threads} threads"
     );
     ok(&run(p, &["accept"], &env), "accept");
 
@@ -220,11 +265,15 @@ fn a_new_project_on_a_slow_core_reruns_only_what_an_edit_touches_and_goes_red() 
     );
 
     // 4. A fully cached run computes nothing.
+    starts();
     let t = Instant::now();
     let cached = run(p, &["run"], &env);
     let cached_s = t.elapsed().as_secs_f64();
     ok(&cached, "cached run");
     assert!(recomputed(&cached).is_empty(), "{}", text(&cached));
+    // The cached run greeted one worker (a core that no longer starts fails before any
+    // unit is read), not one a claim.
+    assert_eq!(starts(), 1, "{}", text(&cached));
     assert!(
         text(&cached).contains("256 of 256 units read, 0 computed"),
         "{}",

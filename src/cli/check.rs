@@ -163,6 +163,7 @@ fn start_cores(paths: &[PathBuf]) -> (usize, Vec<String>) {
         n += 1;
         let greeted = c.system.prepare();
         c.system.release();
+        crate::systems::external::release_all();
         if let Err(e) = greeted {
             problems.push(format!(
                 "{}: claim `{}`: {e}",

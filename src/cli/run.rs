@@ -301,6 +301,8 @@ fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
         },
     )?;
     bar.finish_and_clear();
+    // The external cores' workers were shared by the claims; the run is over.
+    crate::systems::external::release_all();
     record_failed(a, &ran.failed);
     let baseline = a.baseline.baseline();
     // Stopped early by --fail-fast: the report set (committed, often) is not rewritten

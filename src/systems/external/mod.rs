@@ -12,12 +12,17 @@
 //!
 //! Each command (the claim's, or a variant's own) has a [`Pool`] of long-lived workers
 //! ([`worker`]): one per thread that runs units at the same time, started and greeted on
-//! first use, killed when the claim's run ends ([`System::release`]). [`System::prepare`]
-//! greets one worker of every command before any unit runs, so a wrong protocol or a
-//! missing metric is an error before anything is computed.
+//! first use. [`System::prepare`] greets one worker of every command before any unit
+//! runs, so a wrong protocol or a missing metric is an error before anything is computed.
+//! Idle workers are shared by every claim that runs the same command (argv, directory,
+//! time limit): a core's start-up (imports, JIT compilation) is paid once per worker and
+//! run, not once per claim; each claim checks its own metrics against the worker's
+//! handshake. They are killed by [`release_all`] when the run ends (and by their parent's
+//! death in any case).
 //!
 //! Cache: a core's units are cached ([`crate::execute::cache`]) under its identity: a
-//! SHA-256 of the spec's `external.version`, the command and the bytes of every file the
+//! SHA-256 of this protocol code ([`crate::build_id::EXTERNAL_HASH`]: it is not in the
+//! engine hash), the spec's `external.version`, the command and the bytes of every file the
 //! spec declares in `external.files` (a variant's own `files` added), together with every
 //! file the command names — its program (`argv[0]`, `./core.py`) and its script
 //! (`python3 core.py`). The key of a unit adds the judged content of the whole spec
@@ -56,6 +61,44 @@ pub fn set_check_determinism(on: bool) {
     CHECK_DETERMINISM.store(on, Ordering::Relaxed);
 }
 
+/// An idle, greeted worker with the metrics its handshake offered.
+struct Idle {
+    worker: Worker,
+    offered: Vec<String>,
+}
+
+/// The idle workers of every command, shared by the claims that run it (module docs).
+static SHARED: Mutex<Vec<(CoreCommand, Vec<Idle>)>> = Mutex::new(Vec::new());
+
+/// An idle worker of `command`, if one is kept.
+fn take_shared(command: &CoreCommand) -> Option<Idle> {
+    let mut shared = SHARED.lock().ok()?;
+    shared
+        .iter_mut()
+        .find(|(c, _)| c == command)
+        .and_then(|(_, v)| v.pop())
+}
+
+/// Keeps `idle` for the next unit of any claim that runs `command`.
+fn keep_shared(command: &CoreCommand, idle: Idle) {
+    if let Ok(mut shared) = SHARED.lock() {
+        match shared.iter_mut().find(|(c, _)| c == command) {
+            Some((_, v)) => v.push(idle),
+            None => shared.push((command.clone(), vec![idle])),
+        }
+    }
+}
+
+/// Kills every idle worker of every command: the end of a run. (Busy workers are
+/// dropped by their unit, and a worker dies with dpclaims in any case.)
+pub fn release_all() {
+    let drained: Vec<(CoreCommand, Vec<Idle>)> = SHARED
+        .lock()
+        .map(|mut s| std::mem::take(&mut *s))
+        .unwrap_or_default();
+    drop(drained);
+}
+
 /// The workers of one command.
 pub struct Pool {
     pub command: CoreCommand,
@@ -66,7 +109,6 @@ pub struct Pool {
     identity: Mutex<Option<String>>,
     /// Metrics the spec asks of this core (checked against its handshake).
     wanted: Vec<String>,
-    idle: Mutex<Vec<Worker>>,
     first_checked: AtomicBool,
 }
 
@@ -83,7 +125,6 @@ impl Pool {
             files: Vec::new(),
             identity: Mutex::new(None),
             wanted,
-            idle: Mutex::new(Vec::new()),
             first_checked: AtomicBool::new(false),
         }
     }
@@ -93,13 +134,18 @@ impl Pool {
         format!("core `{}`: {f}", self.command.display())
     }
 
-    /// An idle worker, or a new one (started and greeted).
-    fn take(&self) -> Result<Worker, String> {
-        if let Some(w) = self.idle.lock().ok().and_then(|mut v| v.pop()) {
-            return Ok(w);
-        }
-        let mut w = Worker::spawn(&self.command).map_err(|f| self.describe(f))?;
-        let offered = protocol::handshake(&mut w).map_err(|f| self.describe(f))?;
+    /// An idle worker of this command (kept by any claim), or a new one (started and
+    /// greeted); either way one that offers every metric this claim wants.
+    fn take(&self) -> Result<Idle, String> {
+        let idle = match take_shared(&self.command) {
+            Some(i) => i,
+            None => {
+                let mut worker = Worker::spawn(&self.command).map_err(|f| self.describe(f))?;
+                let offered = protocol::handshake(&mut worker).map_err(|f| self.describe(f))?;
+                Idle { worker, offered }
+            }
+        };
+        let offered = &idle.offered;
         let missing: Vec<&str> = self
             .wanted
             .iter()
@@ -118,14 +164,12 @@ impl Pool {
                 }
             ));
         }
-        Ok(w)
+        Ok(idle)
     }
 
-    fn give_back(&self, w: Worker) {
-        if w.alive() {
-            if let Ok(mut v) = self.idle.lock() {
-                v.push(w);
-            }
+    fn give_back(&self, idle: Idle) {
+        if idle.worker.alive() {
+            keep_shared(&self.command, idle);
         }
     }
 
@@ -158,6 +202,9 @@ impl Pool {
                 h.update(b);
             };
             field(b"dpclaims/external-core/v1");
+            // The protocol code that turns the core's answers into values: outside the
+            // engine hash (build.rs), so it is part of the core's identity instead.
+            field(crate::build_id::EXTERNAL_HASH.as_bytes());
             field(version.unwrap_or("").as_bytes());
             field(&(self.command.argv.len() as u64).to_le_bytes());
             for a in &self.command.argv {
@@ -189,11 +236,19 @@ impl Pool {
         Ok(())
     }
 
-    /// Kills the idle workers.
+    /// Kills the idle workers of this command (an audit unit's end: its worlds leave
+    /// nothing behind).
     pub fn release(&self) {
-        if let Ok(mut v) = self.idle.lock() {
-            v.clear();
-        }
+        let drained: Vec<Idle> = SHARED
+            .lock()
+            .ok()
+            .and_then(|mut s| {
+                s.iter_mut()
+                    .find(|(c, _)| *c == self.command)
+                    .map(|(_, v)| std::mem::take(v))
+            })
+            .unwrap_or_default();
+        drop(drained);
     }
 
     /// One request on one worker; with `check`, asked twice and compared bit for bit.
@@ -203,11 +258,12 @@ impl Pool {
         wanted: &[&str],
         check: bool,
     ) -> Result<BTreeMap<String, f64>, String> {
-        let mut w = self.take()?;
-        let out = protocol::call(&mut w, req, wanted).map_err(|f| self.describe(f));
+        let mut idle = self.take()?;
+        let w = &mut idle.worker;
+        let out = protocol::call(w, req, wanted).map_err(|f| self.describe(f));
         let out = match out {
             Ok(first) if check => {
-                let again = protocol::call(&mut w, req, wanted).map_err(|f| self.describe(f));
+                let again = protocol::call(w, req, wanted).map_err(|f| self.describe(f));
                 again.and_then(|second| {
                     match first
                         .iter()
@@ -227,7 +283,7 @@ impl Pool {
             }
             other => other,
         };
-        self.give_back(w);
+        self.give_back(idle);
         out
     }
 }
@@ -507,9 +563,7 @@ impl System for ExternalSystem {
             .and_then(|i| i.clone())
     }
 
-    fn release(&self) {
-        for p in &self.pools {
-            p.release();
-        }
-    }
+    /// The claim's run ended: its idle workers are kept for the next claim that runs
+    /// the same command ([`release_all`] ends them with the run).
+    fn release(&self) {}
 }
