@@ -205,8 +205,24 @@ fn a_regression_leads_the_ci_failures_with_its_controls_grouped_under_it() {
         "{md}"
     );
 
-    // The plain output ends with the regression (the judge's FAIL line above it still
-    // carries its advice: that text is the judge's, src/judge/mod.rs).
+    // The plain output ends with the regression, and no FAIL line above it advises a
+    // `finding` for the row that held on the baseline.
+    let fails: Vec<&str> = o
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("FAIL "))
+        .collect();
+    assert!(!fails.is_empty(), "{}", o.stderr);
+    for l in &fails {
+        assert!(!l.contains("finding"), "finding advice in a FAIL line: {l}");
+    }
+    assert!(
+        fails
+            .iter()
+            .any(|l| l.contains("it was consistent on the baseline and is inconsistent now")),
+        "{}",
+        o.stderr
+    );
     let last = o.stderr.lines().last().unwrap_or_default();
     assert!(
         last.starts_with(

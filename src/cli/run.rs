@@ -305,6 +305,14 @@ fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
     crate::systems::external::release_all();
     record_failed(a, &ran.failed);
     let baseline = a.baseline.baseline();
+    // A main row that changed against the baseline is a regression of the core or the
+    // spec: no line of the run advises a `finding` for it.
+    let mut ran = ran;
+    if !baseline.no_baseline {
+        let compared =
+            crate::report::baseline::compare(&baseline.baseline, &ran.outcomes, a.profile, a.seed);
+        crate::report::ci::drop_finding_advice_of_regressions(&mut ran.outcomes, &compared);
+    }
     // Stopped early by --fail-fast: the report set (committed, often) is not rewritten
     // from part of the selection (issue 58).
     if ran.stopped_early && !a.no_reports {

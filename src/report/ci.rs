@@ -225,6 +225,46 @@ pub fn without_finding_advice(problem: &str, instead: &str) -> String {
     p
 }
 
+/// The judge's `problem` of a main row that was `before` on the baseline and is `after`
+/// now, without the advice to add a `finding`: the core or the spec changed, not the
+/// paper, and a `finding` would silence a regression.
+fn regression_problem(problem: &str, before: &str, after: &str) -> String {
+    without_finding_advice(
+        problem,
+        &format!(
+            "; it was {before} on the baseline and is {after} now: the core or the spec \
+             changed since the baseline, not the paper"
+        ),
+    )
+}
+
+/// Rewrites the problem of every main row that changed against the baseline as the CI
+/// outputs word it ([`regression_problem`]), so the plain output's FAIL lines, the
+/// pages and `verdicts.json` do not advise a `finding` for a regression either (issue
+/// 59). A run without a changed baseline is left as it is.
+pub fn drop_finding_advice_of_regressions(outcomes: &mut [ClaimOutcome], baseline: &Baseline) {
+    let Baseline::Changed(changes) = baseline else {
+        return;
+    };
+    for o in outcomes.iter_mut() {
+        let Some(change) = changes.iter().find(|c| c.claim == o.claim.id) else {
+            continue;
+        };
+        for r in o.results.iter_mut().filter(|r| !r.negative_control) {
+            let before = change
+                .results
+                .iter()
+                .find(|x| x.in_run && x.prediction == r.prediction_name && x.variant == r.variant)
+                .and_then(|x| x.before.as_deref());
+            if let (Some(b), Some(p)) = (before, &r.problem) {
+                if b != r.word {
+                    r.problem = Some(regression_problem(p, b, &r.word));
+                }
+            }
+        }
+    }
+}
+
 /// The word a row would have had holding ("holds", "consistent", "passed", "reproduced
 /// (on ...)"), without "(not discriminating)".
 fn held_word(o: &ClaimOutcome, r: &PredictionResult) -> String {
@@ -293,13 +333,7 @@ pub fn cases<'a>(
                         before: Some(b),
                         after,
                         ..
-                    }) if b != after => without_finding_advice(
-                        p,
-                        &format!(
-                            "; it was {b} on the baseline and is {after} now: the core or the \
-                             spec changed since the baseline, not the paper"
-                        ),
-                    ),
+                    }) if b != after => regression_problem(p, b, after),
                     _ => p.clone(),
                 };
                 case.failures.push(Failure {
