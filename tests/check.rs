@@ -447,3 +447,38 @@ fn check_start_cores_finds_a_metric_the_core_no_longer_offers() {
             .collect::<Vec<i32>>(),
     );
 }
+
+/// Issue 59, friction 2: a mean over few replicates is often inconclusive, and a new
+/// user learnt it only from a full run. `check` notes such a row on stderr (not an
+/// error: stdout and the exit status are a clean check's) and names the sequential
+/// schedule; the same spec with that schedule has no note.
+#[test]
+fn check_notes_a_mean_over_few_fixed_replicates_and_not_a_sequential_one() {
+    let d = tempfile::tempdir().unwrap();
+    let o = dpclaims_in(d.path(), &["init"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (code, out, err) = check(d.path(), &[]);
+    assert_eq!(
+        (code, out.trim()),
+        (0, "ok: 1 claim checked, with the scorecards and the ledger"),
+        "{err}"
+    );
+    let notes: Vec<&str> = err.lines().filter(|l| l.starts_with("note: ")).collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    for part in [
+        "claims/gaussian-mean.yaml",
+        "`z2-at-least-classical` judges the mean of `z2` over 8 replicates",
+        "`replicates: {min: 8, max: 32}` (sweeps.vs_eps.quick; the full profile at least as many)",
+    ] {
+        assert!(notes[0].contains(part), "{part}: {}", notes[0]);
+    }
+    let spec = d.path().join("claims/gaussian-mean.yaml");
+    let text = std::fs::read_to_string(&spec).unwrap();
+    // Sequential up to the full profile's 16.
+    let sequential = text.replacen("replicates: 8\n", "replicates: {min: 8, max: 16}\n", 1);
+    assert_ne!(sequential, text);
+    std::fs::write(&spec, sequential).unwrap();
+    let (code, out, err) = check(d.path(), &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!err.contains("note: "), "{err}");
+}

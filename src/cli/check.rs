@@ -48,6 +48,11 @@ pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
     if report.ok() && a.paths.is_empty() {
         beyond = run_checks();
     }
+    if report.ok() {
+        for n in power_notes(&paths) {
+            crate::report::eprint_line(&n);
+        }
+    }
     let mut started = None;
     if report.ok() && a.start_cores {
         let (n, problems) = start_cores(&paths);
@@ -140,6 +145,54 @@ fn run_checks() -> Vec<String> {
         }
         Ok(None) => {}
         Err(e) => out.push(format!("{e:#}")),
+    }
+    out
+}
+
+/// Most replicates a point of a fixed quick count that [`power_notes`] remarks on.
+const FEW_REPLICATES: usize = 8;
+
+/// Notes (not errors) on rows that are likely to come out inconclusive for want of
+/// replicates: a mean over replicates (`over: means`) of a metric not declared exact,
+/// judged on simultaneous intervals, at a fixed quick count of [`FEW_REPLICATES`] or
+/// fewer. Such a row decides when the effect is large against its spread (an average of
+/// many draws, as `init`'s example) and not otherwise; a sequential schedule draws more
+/// only where a row is undecided (issue 59: a new user's run came out inconclusive with a
+/// control uncaught at 8 replicates, and a full rerun was needed to learn it).
+fn power_notes(paths: &[PathBuf]) -> Vec<String> {
+    let Ok(claims) = crate::spec::load_claims(paths) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for c in &claims {
+        for p in &c.predictions {
+            let crate::spec::PredictionKind::Inequality {
+                over: crate::spec::InequalityOver::Means { .. },
+                ..
+            } = p.kind
+            else {
+                continue;
+            };
+            if c.is_exact(&p.metric) {
+                continue;
+            }
+            let r = c
+                .sweep(&p.sweep)
+                .profile(crate::spec::Profile::Quick)
+                .replicates;
+            if r.min == r.max && r.max <= FEW_REPLICATES {
+                out.push(format!(
+                    "note: {}: `{}` judges the mean of `{}` over {} replicates a point on simultaneous intervals: a mean with spread comparable to its margin comes out inconclusive at so few (the run's power line then says how many would decide it). `replicates: {{min: {}, max: {}}}` (sweeps.{}.quick; the full profile at least as many) draws more only where a row is undecided (claims/README.md, \"Sequential replicates\").",
+                    crate::report::shown_path(&c.file),
+                    p.name,
+                    p.metric,
+                    r.max,
+                    r.max.max(2),
+                    4 * r.max.max(2),
+                    p.sweep
+                ));
+            }
+        }
     }
     out
 }
