@@ -48,14 +48,19 @@ pub fn run(a: &CheckArgs) -> anyhow::Result<ExitCode> {
     if report.ok() && a.paths.is_empty() {
         beyond = run_checks();
     }
-    if report.ok() {
-        for n in power_notes(&paths) {
+    // The claims, loaded once for the notes and the cores (every spec checked ok).
+    let claims = report.ok().then(|| crate::spec::load_claims(&paths));
+    if let Some(Ok(claims)) = &claims {
+        for n in power_notes(claims) {
             crate::report::eprint_line(&n);
         }
     }
     let mut started = None;
-    if report.ok() && a.start_cores {
-        let (n, problems) = start_cores(&paths);
+    if let Some(claims) = claims.filter(|_| a.start_cores) {
+        let (n, problems) = match claims {
+            Ok(c) => start_cores(&c),
+            Err(e) => (0, vec![format!("{e:#}")]),
+        };
         started = Some(n);
         beyond.extend(problems);
     }
@@ -159,12 +164,9 @@ const FEW_REPLICATES: usize = 8;
 /// many draws, as `init`'s example) and not otherwise; a sequential schedule draws more
 /// only where a row is undecided (issue 59: a new user's run came out inconclusive with a
 /// control uncaught at 8 replicates, and a full rerun was needed to learn it).
-fn power_notes(paths: &[PathBuf]) -> Vec<String> {
-    let Ok(claims) = crate::spec::load_claims(paths) else {
-        return Vec::new();
-    };
+fn power_notes(claims: &[crate::spec::Claim]) -> Vec<String> {
     let mut out = Vec::new();
-    for c in &claims {
+    for c in claims {
         for p in &c.predictions {
             let crate::spec::PredictionKind::Inequality {
                 over: crate::spec::InequalityOver::Means { .. },
@@ -197,16 +199,12 @@ fn power_notes(paths: &[PathBuf]) -> Vec<String> {
     out
 }
 
-/// `--start-cores`: starts and greets every core of every external claim in `paths` as
+/// `--start-cores`: starts and greets every core of every external claim of `claims` as
 /// `run` does before its first unit ([`crate::systems::System::prepare`]: the declared
 /// files read, each command started, its handshake's metrics against the spec's), then
 /// stops them. Returns the number of external claims and each failure, as `run` words
 /// it, prefixed by the claim's file and id.
-fn start_cores(paths: &[PathBuf]) -> (usize, Vec<String>) {
-    let claims = match crate::spec::load_claims(paths) {
-        Ok(c) => c,
-        Err(e) => return (0, vec![format!("{e:#}")]),
-    };
+fn start_cores(claims: &[crate::spec::Claim]) -> (usize, Vec<String>) {
     let mut n = 0;
     let mut problems = Vec::new();
     for c in claims
@@ -216,7 +214,6 @@ fn start_cores(paths: &[PathBuf]) -> (usize, Vec<String>) {
         n += 1;
         let greeted = c.system.prepare();
         c.system.release();
-        crate::systems::external::release_all();
         if let Err(e) = greeted {
             problems.push(format!(
                 "{}: claim `{}`: {e}",
@@ -225,6 +222,8 @@ fn start_cores(paths: &[PathBuf]) -> (usize, Vec<String>) {
             ));
         }
     }
+    // Claims that run one command greeted one worker; it ends here.
+    crate::systems::external::release_all();
     (n, problems)
 }
 

@@ -16,7 +16,7 @@
 //! regression all the same). [`failed_in_order`] lists the failures regressions first.
 //! A main row that was another verdict on the baseline is not told to add a `finding`:
 //! the core or the spec changed, not the paper.
-use super::baseline::Baseline;
+use super::baseline::{Baseline, ClaimChange, ResultChange};
 use super::{prediction_text, result_line};
 use crate::fit::Verdict;
 use crate::judge::{ClaimOutcome, PredictionResult};
@@ -225,6 +225,14 @@ pub fn without_finding_advice(problem: &str, instead: &str) -> String {
     p
 }
 
+/// What the baseline comparison says of row `r` of this run, when its claim changed.
+fn moved<'c>(change: Option<&'c ClaimChange>, r: &PredictionResult) -> Option<&'c ResultChange> {
+    change?
+        .results
+        .iter()
+        .find(|x| x.in_run && x.prediction == r.prediction_name && x.variant == r.variant)
+}
+
 /// The judge's `problem` of a main row that was `before` on the baseline and is `after`
 /// now, without the advice to add a `finding`: the core or the spec changed, not the
 /// paper, and a `finding` would silence a regression.
@@ -251,11 +259,7 @@ pub fn drop_finding_advice_of_regressions(outcomes: &mut [ClaimOutcome], baselin
             continue;
         };
         for r in o.results.iter_mut().filter(|r| !r.negative_control) {
-            let before = change
-                .results
-                .iter()
-                .find(|x| x.in_run && x.prediction == r.prediction_name && x.variant == r.variant)
-                .and_then(|x| x.before.as_deref());
+            let before = moved(Some(change), r).and_then(|x| x.before.as_deref());
             if let (Some(b), Some(p)) = (before, &r.problem) {
                 if b != r.word {
                     r.problem = Some(regression_problem(p, b, &r.word));
@@ -307,11 +311,7 @@ pub fn cases<'a>(
                 Some(r.prediction_name.clone()),
             );
             case.detail = case.description(&report);
-            let moved = change.and_then(|c| {
-                c.results.iter().find(|x| {
-                    x.in_run && x.prediction == r.prediction_name && x.variant == r.variant
-                })
-            });
+            let moved = moved(change, r);
             if let Some(rc) = moved.filter(|_| !r.negative_control) {
                 let held = held_word(o, r);
                 let held_before = rc
@@ -409,14 +409,7 @@ fn group_consequences(claim: &mut [Case], change: Option<&super::baseline::Claim
             .iter()
             .position(|m| m.regression.is_some() && m.prediction == c.prediction)
             .unwrap_or(lead);
-        let what = change
-            .and_then(|ch| {
-                ch.results.iter().find(|x| {
-                    x.in_run && x.prediction == r.prediction_name && x.variant == r.variant
-                })
-            })
-            .map(|x| x.what.clone())
-            .unwrap_or_default();
+        let what = moved(change, r).map(|x| x.what.clone()).unwrap_or_default();
         let name = c.name.clone();
         let lead_name = claim[under].name.clone();
         claim[i].failures.clear();
