@@ -58,8 +58,8 @@ PROFILE = "release"
 # The oracle, cheapest detector first. Each step: an optional build (a failing first build
 # makes the mutant unviable) and a detector command; `{profile}` and `{work}` are filled
 # in. A mutant is caught by the first detector that fails; the claim suite runs on every
-# viable mutant (what a user's CI runs: the suite-alone score), the integration tests only
-# on what survived the others.
+# viable mutant (what a user's CI runs: the suite-alone score), the fault sentinels and
+# the other integration tests only on what survived both.
 def default_config():
     cargo = ["cargo"]
     prof = ["--release"]
@@ -83,20 +83,29 @@ def default_config():
                 "test": cargo + ["test"] + prof + ["--locked", "--lib"],
             },
             {
+                # The suite CI runs (`make run --require-baseline`, uncached), one claim
+                # per process, cheapest first (the unmutated run's times), stopping at the
+                # first claim that fails: a baseline change, an uncaught control or a
+                # refuted main row. Each claim's verdict does not depend on the others or
+                # on the order (the tool's determinism), so "some claim fails" is the
+                # whole suite's exit status; one process per claim is what lets the suite
+                # stop at the first regression (`run --fail-fast` stops at a failing
+                # verdict, not at a baseline change).
+                "name": "claim suite",
+                "kind": "suite-claims",
+                "always": True,
+                "claims": "claims",
+                "build": cargo + ["build"] + prof + ["--locked", "--bin", "dpclaims"],
+                "test": [
+                    "target/{profile}/dpclaims", "run", "{claim}", "--profile", "quick",
+                    "--no-cache", "--require-baseline", "--no-reports",
+                ],
+            },
+            {
                 "name": "fault sentinels",
                 "kind": "cargo-test",
                 "build": cargo + ["test"] + prof + ["--locked", "--test", "tests", "--no-run"],
                 "test": cargo + ["test"] + prof + ["--locked", "--test", "tests", "--", "faults::"],
-            },
-            {
-                "name": "claim suite",
-                "kind": "suite",
-                "always": True,
-                "build": cargo + ["build"] + prof + ["--locked", "--bin", "dpclaims"],
-                "test": [
-                    "target/{profile}/dpclaims", "run", "--profile", "quick", "--no-cache",
-                    "--require-baseline", "--fail-fast", "--out", "target/suite-out",
-                ],
             },
             {
                 "name": "integration tests",
@@ -424,8 +433,9 @@ def run_step(cmd, cwd, env, timeout, log):
 
 def failure_detail(kind, text):
     """What a failing detector names: the failing tests, or the suite's FAIL lines."""
-    if kind == "suite":
-        lines = [l.strip() for l in text.splitlines() if l.startswith("FAIL") or l.startswith("error")]
+    if kind in ("suite", "suite-claims"):
+        lines = [l.strip() for l in text.splitlines()
+                 if l.startswith(("FAIL", "error", "baseline CHANGED:"))]
     else:
         lines = re.findall(r"^test (\S+) \.\.\. FAILED", text, flags=re.M)
         if not lines:
@@ -436,8 +446,34 @@ def failure_detail(kind, text):
     return "; ".join(lines[:5])[:600]
 
 
-def fill(cmd, work):
-    return [c.replace("{profile}", PROFILE).replace("{work}", work) for c in cmd]
+def fill(cmd, work, claim=""):
+    return [c.replace("{profile}", PROFILE).replace("{work}", work).replace("{claim}", claim)
+            for c in cmd]
+
+
+def suite_claims(tree, step):
+    """The claim files of a `suite-claims` step, by name (the unmutated run orders them)."""
+    d = os.path.join(tree, step.get("claims", "claims"))
+    try:
+        names = sorted(n for n in os.listdir(d) if n.endswith((".yaml", ".yml")))
+    except OSError as e:
+        raise Refused(f"the claim suite's directory {d}: {e}")
+    if not names:
+        raise Refused(f"the claim suite's directory {d} holds no claim")
+    return [os.path.join(step.get("claims", "claims"), n) for n in names]
+
+
+def run_suite_claims(step, order, tree, env, work, timeouts, log):
+    """One claim per process in `order`, stopping at the first that fails or times out;
+    returns (status, seconds, output, claim, claims run)."""
+    total = 0.0
+    for k, claim in enumerate(order):
+        status, secs, text = run_step(fill(step["test"], work, claim), tree, env,
+                                      timeouts.get(f"{step['name']}/test/{claim}"), log)
+        total += secs
+        if status != "ok":
+            return status, total, text, claim, k + 1
+    return "ok", total, "", None, len(order)
 
 
 def head_commit(root):
@@ -536,12 +572,12 @@ def cmd_run(a):
     if config.get("seed_target"):
         seed_target(root, tree)
 
-    timeouts = baseline(root, work, tree, env, steps, sample, a.timeout_factor,
-                        config.get("min_timeout", {}))
+    timeouts, orders = baseline(root, work, tree, env, steps, sample, a.timeout_factor,
+                                config.get("min_timeout", {}))
     remove_strays(tree, keep)
     commit = head_commit(root)
     for m in todo:
-        rec = judge_mutant(tree, work, env, steps, m, timeouts)
+        rec = judge_mutant(tree, work, env, steps, m, timeouts, orders)
         remove_strays(tree, keep)
         rec["source_sha256"] = sample["source_sha256"][m["file"]]
         rec["commit"] = commit
@@ -564,13 +600,13 @@ def baseline(root, work, tree, env, steps, sample, factor, floors):
         with open(path, encoding="utf-8") as f:
             b = json.load(f)
         if b.get("key") == key:
-            return b["timeouts"]
+            return b["timeouts"], b.get("orders", {})
     except (OSError, ValueError):
         pass
     # A mutant's build recompiles the crate: so does the unmutated build measured here.
     first = os.path.join(tree, sample["mutants"][0]["file"])
     os.utime(first)
-    times, timeouts = {}, {}
+    times, timeouts, orders = {}, {}, {}
     print("mutants: the unmutated run (every detector must pass; it sets the timeouts)", flush=True)
     for s in steps:
         for phase in ("build", "test"):
@@ -578,19 +614,34 @@ def baseline(root, work, tree, env, steps, sample, factor, floors):
             if not cmd:
                 continue
             log = os.path.join(work, "logs", f"baseline-{s['name'].replace(' ', '-')}-{phase}.log")
-            status, secs, text = run_step(fill(cmd, work), tree, env, None, log)
-            if status != "ok":
-                raise Refused(f"the unmutated tree fails `{s['name']}` ({phase}): "
-                              f"{failure_detail(s.get('kind'), text)} (log: {log})")
-            times[f"{s['name']}/{phase}"] = round(secs, 1)
             floor = floors.get(phase, 300 if phase == "build" else 60)
+            if phase == "test" and s.get("kind") == "suite-claims":
+                # Each claim timed alone: its own timeout, and the order (cheapest first).
+                per = {}
+                for claim in suite_claims(tree, s):
+                    status, secs, text = run_step(fill(cmd, work, claim), tree, env, None, log)
+                    if status != "ok":
+                        raise Refused(f"the unmutated tree fails `{s['name']}` at {claim}: "
+                                      f"{failure_detail(s.get('kind'), text)} (log: {log})")
+                    per[claim] = secs
+                orders[s["name"]] = sorted(per, key=lambda c: (per[c], c))
+                for c, t in per.items():
+                    timeouts[f"{s['name']}/test/{c}"] = round(max(floor, factor * t), 1)
+                secs = sum(per.values())
+            else:
+                status, secs, text = run_step(fill(cmd, work), tree, env, None, log)
+                if status != "ok":
+                    raise Refused(f"the unmutated tree fails `{s['name']}` ({phase}): "
+                                  f"{failure_detail(s.get('kind'), text)} (log: {log})")
+            times[f"{s['name']}/{phase}"] = round(secs, 1)
             timeouts[f"{s['name']}/{phase}"] = round(max(floor, factor * secs), 1)
             print(f"mutants:   {s['name']} {phase}: {secs:.0f} s", flush=True)
-    write_atomic(path, json.dumps({"key": key, "seconds": times, "timeouts": timeouts}, indent=1) + "\n")
-    return timeouts
+    write_atomic(path, json.dumps({"key": key, "seconds": times, "timeouts": timeouts,
+                                   "orders": orders}, indent=1) + "\n")
+    return timeouts, orders
 
 
-def judge_mutant(tree, work, env, steps, m, timeouts):
+def judge_mutant(tree, work, env, steps, m, timeouts, orders):
     path = os.path.join(tree, m["file"])
     with open(path, "rb") as f:
         original = f.read()
@@ -617,12 +668,23 @@ def judge_mutant(tree, work, env, steps, m, timeouts):
                     break
                 built.add(s["name"])
             key = f"{s['name']}/test"
-            status, secs, text = run_step(fill(s["test"], work), tree, env, timeouts.get(key),
-                                          os.path.join(work, "logs", "mutant-test.log"))
-            rec["steps"].append({"step": key, "status": status, "seconds": round(secs, 1)})
+            log = os.path.join(work, "logs", "mutant-test.log")
+            if s.get("kind") == "suite-claims":
+                status, secs, text, claim, ran = run_suite_claims(
+                    s, orders[s["name"]], tree, env, work, timeouts, log)
+                entry = {"step": key, "status": status, "seconds": round(secs, 1),
+                         "claims_run": ran}
+                if claim:
+                    entry["claim"] = claim
+            else:
+                status, secs, text = run_step(fill(s["test"], work), tree, env, timeouts.get(key), log)
+                entry = {"step": key, "status": status, "seconds": round(secs, 1)}
+            rec["steps"].append(entry)
             verdict = {"ok": "missed", "fail": "caught", "timeout": "timeout"}[status]
-            if s.get("kind") == "suite":
+            if s.get("kind") in ("suite", "suite-claims"):
                 rec["suite"] = verdict
+                if entry.get("claim"):
+                    rec["suite_claim"] = entry["claim"]
             if rec["outcome"] is None and verdict != "missed":
                 rec["outcome"], rec["detector"] = verdict, s["name"]
                 rec["detail"] = failure_detail(s.get("kind"), text) if verdict == "caught" else None
@@ -700,11 +762,15 @@ def cmd_report(a):
     w(f"* tool: {md_code(sample['tool'])}; seed {sample['seed']}; {sample['size']} mutants drawn "
       f"at random from the {sample['population']} that cargo-mutants lists in "
       + ", ".join(md_code(x) for x in sample["modules"]) + ".")
-    w("* oracle, cheapest first: the unit tests (`cargo test --release --lib`), the fault "
-      "sentinels (`tests/faults.rs`), the claim suite (`dpclaims run --profile quick "
-      "--no-cache --require-baseline`, run on every viable mutant: the suite-alone score), "
-      "then the other integration tests for what survived; a step times out at 5 times its "
-      "unmutated time (builds at least 300 s, tests at least 60 s).")
+    w("* oracle, cheapest first: the unit tests (`cargo test --release --lib`); the claim "
+      "suite (`dpclaims run <claim> --profile quick --no-cache --require-baseline`, one claim "
+      "a process, cheapest first, up to the first claim that fails; run on every viable "
+      "mutant: the suite-alone score); then, for what survived both, the fault sentinels "
+      "(`tests/faults.rs`) and the other integration tests. A step times out at 5 times its "
+      "unmutated time (builds at least 300 s, tests and each claim at least 60 s). Mutants "
+      "judged before the claim suite ran one claim a process (the first records) ran the "
+      "fault sentinels before the suite and the suite as one `run --fail-fast`: the same "
+      "detectors, so the same outcome, in another order.")
     w("* score = caught / (caught + missed), equivalent survivors (their fate below) left "
       "out; unviable mutants (they do not compile) and timeouts are counted apart.\n")
     w("## Per module\n")

@@ -380,3 +380,59 @@ def test_the_page_names_no_local_path_and_no_markup_from_a_message():
     assert code == "``panicked at <path> \\| see `<path> and <path>``"
     # A fence longer than any run of backticks in the diff it holds.
     assert mutants.md_block("a ``` b\n").startswith("````\n")
+
+
+def test_the_claim_suite_runs_one_claim_a_process_cheapest_first_and_stops_at_the_first_failure(tree):
+    """The default oracle's suite step (`suite-claims`): the unmutated run times each claim
+    and orders them cheapest first; a mutant's suite stops at the first claim that fails
+    (a regression of any kind), names it, and a claim that hangs times out on its own
+    limit."""
+    root, logs, cfg = tree
+    claims = root / "claims"
+    claims.mkdir()
+    # a-slow takes longest, b-fast least; c-mid in between.
+    for name, secs in [("a-slow", 0.6), ("b-fast", 0.0), ("c-mid", 0.3)]:
+        (claims / f"{name}.yaml").write_text(f"id: {name}\nsleep: {secs}\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "claims")
+    run_claim = (
+        "c=$1; echo \"$c\" >> \"$LOGDIR/claims.log\"; sleep $(sed -n 's/^sleep: //p' \"$c\"); "
+        "if grep -q SUITE_FAILS src/train/a.rs && [ \"$c\" = claims/c-mid.yaml ]; then "
+        "echo 'baseline CHANGED: c-mid: differs from its snapshot'; exit 1; fi; "
+        "if grep -q HANG src/train/a.rs && [ \"$c\" = claims/b-fast.yaml ]; then sleep 61; fi"
+    )
+    c = json.loads(cfg.read_text())
+    c["steps"][1] = {"name": "claim suite", "kind": "suite-claims", "always": True,
+                     "claims": "claims", "build": None,
+                     "test": ["sh", "-c", run_claim, "sh", "{claim}"]}
+    cfg.write_text(json.dumps(c))
+    sample = json.loads((root / "mutants/sample.json").read_text())
+    sample["mutants"] = [m for m in sample["mutants"]
+                         if m["id"] in ("m2 survives", "m4 caught by suite", "m6 hangs")]
+    (root / "mutants/sample.json").write_text(json.dumps(sample, indent=1))
+    git(root, "commit", "-q", "-am", "three mutants")
+    out = run(root, cfg, "run")
+    assert out.returncode == 0, out.stderr
+    base = json.loads((root / "target/mutants/shard-0-of-1/baseline.json").read_text())
+    assert base["orders"]["claim suite"] == ["claims/b-fast.yaml", "claims/c-mid.yaml",
+                                             "claims/a-slow.yaml"]
+    r = {k: v[0] for k, v in records(root).items()}
+    # m4 fails at c-mid: a-slow never runs for it; the claim and the line are named.
+    s4 = [s for s in r["m4 caught by suite"]["steps"] if s["step"] == "claim suite/test"][0]
+    assert (s4["status"], s4["claims_run"], s4["claim"]) == ("fail", 2, "claims/c-mid.yaml")
+    assert r["m4 caught by suite"]["suite_claim"] == "claims/c-mid.yaml"
+    assert r["m4 caught by suite"]["detail"] == "baseline CHANGED: c-mid: differs from its snapshot"
+    # m2 survives: every claim ran, in the registered order.
+    s2 = [s for s in r["m2 survives"]["steps"] if s["step"] == "claim suite/test"][0]
+    assert (s2["status"], s2["claims_run"]) == ("ok", 3)
+    # m6 hangs at b-fast, the first claim: stopped at that claim's own limit (floor 3 s).
+    assert r["m6 hangs"]["outcome"] == "timeout"
+    assert r["m6 hangs"]["suite_claim"] == "claims/b-fast.yaml"
+    assert gone("sleep 61")
+    # The log of claims run: the baseline's three by name, then m2's, m4's and m6's
+    # (the sample's order) cheapest first, each up to its first failure.
+    ran = (logs / "claims.log").read_text().split()
+    assert ran == ["claims/a-slow.yaml", "claims/b-fast.yaml", "claims/c-mid.yaml",
+                   "claims/b-fast.yaml", "claims/c-mid.yaml", "claims/a-slow.yaml",
+                   "claims/b-fast.yaml", "claims/c-mid.yaml",
+                   "claims/b-fast.yaml"]
