@@ -169,6 +169,54 @@ fn fail_fast_stops_after_the_first_failing_claim() {
     );
 }
 
+/// `-x` with a baseline stops after the first claim that changed against it, as it stops
+/// after a failing verdict: a regression of the core mostly shows as a baseline change
+/// (every verdict as before, an estimate moved), and a CI run or `make mutants` that
+/// waits for the rest of the suite to learn it has failed wastes its time.
+#[test]
+fn fail_fast_stops_after_the_first_claim_that_changed_against_the_baseline() {
+    let d = tempfile::tempdir().unwrap();
+    let c = d.path().join("claims");
+    std::fs::create_dir(&c).unwrap();
+    let shipped = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("claims/sigma-a-calibration.yaml"),
+    )
+    .unwrap();
+    for id in ["a-moved", "b-same", "c-same"] {
+        let text = shipped.replacen("id: sigma-a-calibration", &format!("id: {id}"), 1);
+        assert_ne!(text, shipped);
+        std::fs::write(c.join(format!("{id}.yaml")), text).unwrap();
+    }
+    let base = ["--baseline", "snap", "--no-reports", "--no-cache"];
+    let first = run(d.path(), &[&["run"][..], &base[..]].concat());
+    assert_eq!(first.status.code(), Some(0), "{}", err(&first));
+    let acc = run(d.path(), &["accept", "--baseline", "snap"]);
+    assert_eq!(acc.status.code(), Some(0), "{}", err(&acc));
+    // a-moved's snapshot records another estimate: the core "moved" it.
+    let snap = d
+        .path()
+        .join("snap/tests__claims__every_claim_at_the_quick_profile@a-moved.yaml.snap");
+    let text = std::fs::read_to_string(&snap).unwrap();
+    let at = text.find("estimate: ").expect("an estimate in the snapshot");
+    let moved = format!("{}estimate: 12345{}", &text[..at], {
+        let rest = &text[at + "estimate: ".len()..];
+        &rest[rest.find('\n').unwrap()..]
+    });
+    std::fs::write(&snap, moved).unwrap();
+    let o = run(d.path(), &[&["run", "-x"][..], &base[..]].concat());
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(
+        err(&o).contains("--fail-fast: stopped after claim `a-moved` (1 of 3 claims run)"),
+        "{}",
+        err(&o)
+    );
+    assert!(err(&o).contains("baseline CHANGED"), "{}", err(&o));
+    // Without -x every claim runs, and the run fails on the same change.
+    let o = run(d.path(), &[&["run"][..], &base[..]].concat());
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(!err(&o).contains("--fail-fast"), "{}", err(&o));
+}
+
 #[test]
 fn last_failed_runs_only_the_claims_that_failed_last_time() {
     let d = tree();

@@ -21,8 +21,9 @@ pub struct SelectArgs {
     /// run that used the same result cache; every claim when there were none.
     #[arg(long)]
     pub last_failed: bool,
-    /// Stop after the first claim that fails (its reports and outputs are written for
-    /// the claims run so far).
+    /// Stop after the first claim that fails: a failing verdict, or, with a baseline, a
+    /// change against it (the report set is left as it was; the other outputs cover the
+    /// claims run so far).
     #[arg(long, short = 'x')]
     pub fail_fast: bool,
 }
