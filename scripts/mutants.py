@@ -55,11 +55,12 @@ WORK = "target/mutants"
 # The build profile of the scratch copy's builds (incremental: see default_config).
 PROFILE = "release"
 
-# The oracle, cheapest detector first. Each step: an optional build (a failing first build
-# makes the mutant unviable) and a detector command; `{profile}` and `{work}` are filled
-# in. A mutant is caught by the first detector that fails; the claim suite runs on every
-# viable mutant (what a user's CI runs: the suite-alone score), the fault sentinels and
-# the other integration tests only on what survived both.
+# The oracle. Each step: an optional build (a failing first build makes the mutant
+# unviable) and a detector command; `{profile}` and `{work}` are filled in. A mutant is
+# caught by the first detector that fails. The claim suite runs first and on every viable
+# mutant (what a user's CI runs: the suite-alone score), so it costs nothing to ask it
+# first; the unit tests (a build of their own), the fault sentinels and the other
+# integration tests run only on what it missed, cheapest first.
 def default_config():
     cargo = ["cargo"]
     prof = ["--release"]
@@ -76,12 +77,6 @@ def default_config():
                 "CARGO_PROFILE_RELEASE_INCREMENTAL": "true"},
         "seed_target": True,
         "steps": [
-            {
-                "name": "unit tests",
-                "kind": "cargo-test",
-                "build": cargo + ["test"] + prof + ["--locked", "--lib", "--no-run"],
-                "test": cargo + ["test"] + prof + ["--locked", "--lib"],
-            },
             {
                 # The suite CI runs (`make run --require-baseline`, uncached), one claim
                 # per process, cheapest first (the unmutated run's times), stopping at the
@@ -100,6 +95,12 @@ def default_config():
                     "target/{profile}/dpclaims", "run", "{claim}", "--profile", "quick",
                     "--no-cache", "--require-baseline", "--no-reports",
                 ],
+            },
+            {
+                "name": "unit tests",
+                "kind": "cargo-test",
+                "build": cargo + ["test"] + prof + ["--locked", "--lib", "--no-run"],
+                "test": cargo + ["test"] + prof + ["--locked", "--lib"],
             },
             {
                 "name": "fault sentinels",
@@ -762,15 +763,15 @@ def cmd_report(a):
     w(f"* tool: {md_code(sample['tool'])}; seed {sample['seed']}; {sample['size']} mutants drawn "
       f"at random from the {sample['population']} that cargo-mutants lists in "
       + ", ".join(md_code(x) for x in sample["modules"]) + ".")
-    w("* oracle, cheapest first: the unit tests (`cargo test --release --lib`); the claim "
-      "suite (`dpclaims run <claim> --profile quick --no-cache --require-baseline`, one claim "
-      "a process, cheapest first, up to the first claim that fails; run on every viable "
-      "mutant: the suite-alone score); then, for what survived both, the fault sentinels "
+    w("* oracle: the claim suite first, on every viable mutant (`dpclaims run <claim> "
+      "--profile quick --no-cache --require-baseline`, one claim a process, cheapest first, "
+      "up to the first claim that fails: the suite-alone score); then, for what it missed, "
+      "the unit tests (`cargo test --release --lib`), the fault sentinels "
       "(`tests/faults.rs`) and the other integration tests. A step times out at 5 times its "
-      "unmutated time (builds at least 300 s, tests and each claim at least 60 s). Mutants "
-      "judged before the claim suite ran one claim a process (the first records) ran the "
-      "fault sentinels before the suite and the suite as one `run --fail-fast`: the same "
-      "detectors, so the same outcome, in another order.")
+      "unmutated time (builds at least 300 s, tests and each claim at least 60 s). The "
+      "first records, made before this order, ran the unit tests and the fault sentinels "
+      "before the suite and the suite as one `run --fail-fast`: the same detectors, so the "
+      "same outcome; only which detector is named first can differ.")
     w("* score = caught / (caught + missed), equivalent survivors (their fate below) left "
       "out; unviable mutants (they do not compile) and timeouts are counted apart.\n")
     w("## Per module\n")
