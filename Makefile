@@ -167,7 +167,8 @@ time-to-red: deps
 # docs/fault-matrix.md, "Mutation testing"). cargo-mutants (pinned, installed when
 # missing) lists the mutants of the core and the verdict layer; the committed seeded
 # sample (mutants/sample.json, drawn once) is judged one mutant at a time in a scratch
-# copy (target/mutants/), cheapest detector first, each result appended to
+# copy (target/mutants/), the claim suite first (cheapest claim first, to the first that
+# fails), the tests for what it missed, each result appended to
 # mutants/results/shard-<I>-of-<N>.jsonl as soon as it is known: stopped, the same
 # command resumes. Hours to days on 2 cores (the claim suite runs on every viable
 # mutant); `scripts/mutants.py slurm --shards N` shards it on a cluster.
