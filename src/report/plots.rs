@@ -454,6 +454,12 @@ fn threshold_curve(
     };
     points.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
     points.dedup_by(|a, b| a.0.to_bits() == b.0.to_bits() && a.1.to_bits() == b.1.to_bits());
+    // A sweep of one point: a short level segment across it, so the threshold the
+    // legend names is drawn (a curve of one point is not).
+    if let [(x, y)] = points[..] {
+        let w = if x > 0.0 { 0.08 * x } else { 1.0 };
+        points = vec![(x - w, y), (x + w, y)];
+    }
     if points.iter().all(|q| q.0.is_finite() && q.1.is_finite()) {
         plot.curves.push(svg::Curve {
             label,
