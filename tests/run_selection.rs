@@ -197,7 +197,9 @@ fn fail_fast_stops_after_the_first_claim_that_changed_against_the_baseline() {
         .path()
         .join("snap/tests__claims__every_claim_at_the_quick_profile@a-moved.yaml.snap");
     let text = std::fs::read_to_string(&snap).unwrap();
-    let at = text.find("estimate: ").expect("an estimate in the snapshot");
+    let at = text
+        .find("estimate: ")
+        .expect("an estimate in the snapshot");
     let moved = format!("{}estimate: 12345{}", &text[..at], {
         let rest = &text[at + "estimate: ".len()..];
         &rest[rest.find('\n').unwrap()..]

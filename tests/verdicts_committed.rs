@@ -6,7 +6,9 @@
 //!   **holds** declares `could_fail: data` and names its `control`, and the details page
 //!   lists that control as caught;
 //! * no row is judged on fewer replicates than its group drew: within one claim, every
-//!   row of the same (sweep, variant) has the same replicate count in `verdicts.json`.
+//!   row of the same (sweep, variant) has the same replicate count in `verdicts.json`;
+//! * a result a scorecard lists as true by construction (`could_fail: construction`) is a
+//!   self-check on its claim page and in `verdicts.json` too, never a "holds" there.
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -104,4 +106,51 @@ fn no_row_is_judged_on_fewer_replicates_than_its_group_drew() {
         }
     }
     assert!(groups_checked > 30, "{groups_checked}");
+}
+
+#[test]
+fn a_result_true_by_construction_is_a_self_check_in_verdicts_json_too() {
+    let v: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("reports/verdicts.json")).unwrap(),
+    )
+    .unwrap();
+    let mut seen = 0;
+    for e in std::fs::read_dir(root().join("scorecards")).unwrap() {
+        let card = yaml(&e.unwrap().path());
+        for r in card["results"].as_sequence().unwrap() {
+            if r["could_fail"].as_str() != Some("construction") {
+                continue;
+            }
+            for ch in r["checked_by"].as_sequence().into_iter().flatten() {
+                let (claim, pred) = (
+                    ch["claim"].as_str().unwrap(),
+                    ch["prediction"].as_str().unwrap(),
+                );
+                let c = v["claims"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|c| c["id"] == claim)
+                    .unwrap_or_else(|| panic!("{claim} not in verdicts.json"));
+                for row in c["results"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|x| x["prediction"] == pred)
+                {
+                    seen += 1;
+                    assert_eq!(
+                        row["evidence"], "self_check",
+                        "{claim} / {pred} / {}: listed as true by construction, judged as {}",
+                        row["variant"], row["evidence"]
+                    );
+                    assert_ne!(row["word"], "holds", "{claim} / {pred}: {row}");
+                }
+            }
+        }
+    }
+    assert!(
+        seen >= 6,
+        "{seen} rows of construction results: the scorecards list fewer than expected"
+    );
 }

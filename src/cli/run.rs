@@ -242,18 +242,14 @@ fn run_stopping_at_regressions(
     for (k, c) in claims.iter().enumerate() {
         let one = std::slice::from_ref(c);
         let ran = pipeline::run::run_claims(one, a.profile, a.seed, false, obs)?;
-        let moved = match report::baseline::compare(
-            &baseline.baseline,
-            &ran.outcomes,
-            a.profile,
-            a.seed,
-        ) {
-            report::baseline::Baseline::Changed(_) => true,
-            report::baseline::Baseline::Unchanged { new, .. } => {
-                baseline.require_baseline && !new.is_empty()
-            }
-            report::baseline::Baseline::NotChecked(_) => false,
-        };
+        let moved =
+            match report::baseline::compare(&baseline.baseline, &ran.outcomes, a.profile, a.seed) {
+                report::baseline::Baseline::Changed(_) => true,
+                report::baseline::Baseline::Unchanged { new, .. } => {
+                    baseline.require_baseline && !new.is_empty()
+                }
+                report::baseline::Baseline::NotChecked(_) => false,
+            };
         let failed = moved || !ran.failed.is_empty();
         all.outcomes.extend(ran.outcomes);
         all.times.extend(ran.times);
