@@ -148,8 +148,12 @@ report: build
 # idle cores, measured 2026-12-02: 899 s; `stability --plan` prints the planner's upper
 # bound). Each seed's rows go to reports/stability/seed-<k>.jsonl as it is judged, and
 # seeds with a usable record are read, not run: stopped, the same command resumes; a
-# changed claim spec runs that claim again, the other claims' rows are read.
+# changed claim spec runs that claim again, the other claims' rows are read. The
+# planner's bound for all 20 seeds from nothing is 26.3 h (2026-12-03; it prices the
+# validation-tuned rf_tuned units about 7x over), above run's default 24 h limit, hence
+# the 48 h default here.
 STABILITY_SEEDS ?= 20
+STABILITY_FLAGS ?= --max-hours 48
 stability: build
 	$(BIN) stability --seeds $(STABILITY_SEEDS) --profile quick --out reports $(STABILITY_FLAGS)
 
