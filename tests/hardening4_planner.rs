@@ -352,14 +352,22 @@ fn make_faults_at_its_defaults_is_admitted_by_the_planner() {
 }
 
 /// (f) The documented `make stability` (`stability --seeds 20 --profile quick --out
-/// reports`) is admitted at its defaults even when no record holds a seed (after a change
-/// of the verdict hash every seed runs): the planning step only (`--plan`), which runs
-/// nothing and writes nothing. Under a limit it exceeds, the same step refuses.
+/// reports $(STABILITY_FLAGS)`, the flags' default read from the Makefile) is admitted at
+/// its defaults even when no record holds a seed (after a change of the verdict hash
+/// every seed runs): the planning step only (`--plan`), which runs nothing and writes
+/// nothing. Under a limit it exceeds, the same step refuses.
 #[test]
 fn make_stability_at_its_defaults_is_admitted_by_the_planner_when_every_seed_runs() {
     let reports = digest(&root().join("reports"), &[]);
     let cache = tempfile::tempdir().unwrap();
-    let args = [
+    let makefile = std::fs::read_to_string(root().join("Makefile")).unwrap();
+    let flags: Vec<&str> = makefile
+        .lines()
+        .find_map(|l| l.strip_prefix("STABILITY_FLAGS ?="))
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let base = [
         "stability",
         "--seeds",
         "20",
@@ -370,6 +378,7 @@ fn make_stability_at_its_defaults_is_admitted_by_the_planner_when_every_seed_run
         "--no-records",
         "--plan",
     ];
+    let args: Vec<&str> = base.iter().copied().chain(flags.iter().copied()).collect();
     let o = refused_before_work(root(), &args, cache.path());
     assert_eq!(o.code, Some(0), "{}\n{}", o.stdout, o.stderr);
     assert!(o.stdout.contains("admitted"), "{}", o.stdout);
@@ -379,7 +388,7 @@ fn make_stability_at_its_defaults_is_admitted_by_the_planner_when_every_seed_run
         o.stdout
     );
     assert_eq!(computed_units(cache.path()), 0);
-    let mut tight = args.to_vec();
+    let mut tight = base.to_vec();
     tight.extend(["--max-hours", "0.01"]);
     let o = refused_before_work(root(), &tight, cache.path());
     exit2(&o, &["exceeds the limit", "--max-hours"]);
