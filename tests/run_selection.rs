@@ -217,6 +217,23 @@ fn fail_fast_stops_after_the_first_claim_that_changed_against_the_baseline() {
     let o = run(d.path(), &[&["run"][..], &base[..]].concat());
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
     assert!(!err(&o).contains("--fail-fast"), "{}", err(&o));
+    // --last-failed reruns the claim that changed against the baseline, and only it.
+    let cached = ["--baseline", "snap", "--no-reports", "--cache", "cache"];
+    let o = run(d.path(), &[&["run"][..], &cached[..]].concat());
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let o = run(
+        d.path(),
+        &[&["run", "--last-failed", "--json"][..], &cached[..]].concat(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ids: Vec<&str> = v["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["a-moved"]);
 }
 
 #[test]

@@ -344,16 +344,30 @@ fn run_claims(a: &RunArgs) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     // The external cores' workers were shared by the claims; the run is over.
     crate::systems::external::release_all();
-    record_failed(a, &ran.failed);
     let baseline = a.baseline.baseline();
     // A main row that changed against the baseline is a regression of the core or the
     // spec: no line of the run advises a `finding` for it.
     let mut ran = ran;
+    // `--last-failed` reruns every claim that failed the run: a failing verdict, or a
+    // change against the baseline (a missing snapshot under --require-baseline).
+    let mut failed = ran.failed.clone();
     if !baseline.no_baseline {
         let compared =
             crate::report::baseline::compare(&baseline.baseline, &ran.outcomes, a.profile, a.seed);
+        match &compared {
+            report::baseline::Baseline::Changed(changes) => {
+                failed.extend(changes.iter().map(|c| c.claim.clone()))
+            }
+            report::baseline::Baseline::Unchanged { new, .. } if baseline.require_baseline => {
+                failed.extend(new.iter().cloned())
+            }
+            _ => {}
+        }
         crate::report::ci::drop_finding_advice_of_regressions(&mut ran.outcomes, &compared);
     }
+    failed.sort();
+    failed.dedup();
+    record_failed(a, &failed);
     // Stopped early by --fail-fast: the report set (committed, often) is not rewritten
     // from part of the selection (issue 58).
     if ran.stopped_early && !a.no_reports {

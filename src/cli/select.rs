@@ -17,8 +17,9 @@ pub struct SelectArgs {
     /// contains PATTERN (case-insensitive; several -k: any of them). A claim runs whole.
     #[arg(short = 'k', value_name = "PATTERN")]
     pub keyword: Vec<String>,
-    /// Run only the claims that failed (exit 1) or stopped the run (exit 2) in the last
-    /// run that used the same result cache; every claim when there were none.
+    /// Run only the claims that failed (exit 1: a failing verdict or a change against the
+    /// baseline) or stopped the run (exit 2) in the last run that used the same result
+    /// cache; every claim when there were none.
     #[arg(long)]
     pub last_failed: bool,
     /// Stop after the first claim that fails: a failing verdict, or, with a baseline, a
