@@ -16,6 +16,17 @@ fn run(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// The ids of the claims a `run --json` judged, in order.
+fn json_ids(o: &Output) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
 fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -135,13 +146,7 @@ fn k_selects_by_id_prediction_or_variant_name() {
         ],
     );
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let ids: Vec<&str> = v["claims"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["id"].as_str().unwrap())
-        .collect();
+    let ids = json_ids(&o);
     assert_eq!(ids, ["sigma-a-calibration"]);
     let o = run(d.path(), &["run", "-k", "no-such-name", "--no-cache"]);
     assert_eq!(o.status.code(), Some(2));
@@ -226,13 +231,7 @@ fn fail_fast_stops_after_the_first_claim_that_changed_against_the_baseline() {
         &[&["run", "--last-failed", "--json"][..], &cached[..]].concat(),
     );
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let ids: Vec<&str> = v["claims"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["id"].as_str().unwrap())
-        .collect();
+    let ids = json_ids(&o);
     assert_eq!(ids, ["a-moved"]);
 }
 
@@ -247,13 +246,7 @@ fn last_failed_runs_only_the_claims_that_failed_last_time() {
         &[&["run", "--last-failed", "--json"][..], &cache[..]].concat(),
     );
     assert_eq!(again.status.code(), Some(1), "{}", err(&again));
-    let v: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
-    let ids: Vec<&str> = v["claims"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["id"].as_str().unwrap())
-        .collect();
+    let ids = json_ids(&again);
     assert_eq!(ids, ["tiny-fail"]);
 }
 
