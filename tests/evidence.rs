@@ -505,6 +505,51 @@ fn a_failed_self_check_is_a_failure_of_the_run_not_a_finding() {
         .contains("self-checks: 0 passed, 1 FAILED"));
 }
 
+/// A sentence read on the paper's own printed numbers (`evidence: printed`): it needs the
+/// paper's words, its verdict words are "consistent / inconsistent with its printed
+/// numbers" (never "holds"), it is counted apart from the paper's holds, and a scorecard
+/// result must declare the matching `could_fail` (and the reverse): no page says "holds"
+/// where the scorecard counts otherwise.
+#[test]
+fn a_check_on_printed_numbers_is_worded_and_counted_apart_from_the_holds() {
+    let printed = VS_N.replace("evidence: statement", "evidence: printed");
+    let no_quote = printed.replace(
+        "    quote: {text: \"the noise term is O(1/n^2)\", where: \"Theorem 1\"}\n",
+        "",
+    );
+    let e = load_err(&claim_text(&no_quote, ""));
+    assert!(
+        e.contains("predictions[0].quote") && e.contains("printed"),
+        "{e}"
+    );
+    let c = load(&claim_text(&printed, "")).unwrap();
+    let o = judged(
+        &c,
+        records("main", "noise_term", |n| n.powi(-2), |_| 0.0),
+        records("control", "noise_term", |n| n.powi(6), |_| 0.0),
+    );
+    assert_eq!(row(&o, "main").word, "consistent with its printed numbers");
+    assert_eq!(
+        row(&o, "control").word,
+        "inconsistent with its printed numbers"
+    );
+    let line = Tally::of(&[o]).line();
+    assert!(line.starts_with("paper: 0 hold"), "{line}");
+    assert!(
+        line.contains("on the paper's printed numbers: 1 consistent, 0 inconsistent"),
+        "{line}"
+    );
+    // The scorecard's result says `could_fail: data`: a printed check is refused there ...
+    let d = dir_with(&claim_text(&printed, ""), REGISTRY);
+    let err = String::from_utf8_lossy(&dpclaims_util_run(d.path()).stderr).into_owned();
+    assert!(err.contains("declares `could_fail: printed`"), "{err}");
+    // ... and a result on printed numbers checked by a statement is refused too.
+    let card = REGISTRY.replace("could_fail: data", "could_fail: printed");
+    let d = dir_with(&claim_text(VS_N, ""), &card);
+    let err = String::from_utf8_lossy(&dpclaims_util_run(d.path()).stderr).into_owned();
+    assert!(err.contains("its evidence must be `printed`"), "{err}");
+}
+
 #[test]
 fn a_finding_that_contradicts_its_run_fails_the_run() {
     let text = VS_N.replace("evidence: statement", "evidence: consequence");

@@ -40,6 +40,8 @@ pub struct Tally {
     pub errata_confirmed: usize,
     pub consequences: Counts,
     pub proxies: Counts,
+    /// Sentences read on the paper's own printed numbers (never a holds).
+    pub printed: Counts,
     pub self_checks: Counts,
     /// Rows of variants that change the printed algorithm (shown, not counted).
     pub ablations: usize,
@@ -87,6 +89,7 @@ impl Tally {
                     }
                     Evidence::Consequence => t.consequences.add(r),
                     Evidence::Proxy => t.proxies.add(r),
+                    Evidence::Printed => t.printed.add(r),
                     Evidence::SelfCheck => t.self_checks.add(r),
                 }
             }
@@ -144,6 +147,14 @@ impl Tally {
             "reproduced",
             "not reproduced",
         ));
+        if self.printed != Counts::default() {
+            s.push_str(&part(
+                "on the paper's printed numbers",
+                &self.printed,
+                "consistent",
+                "inconsistent",
+            ));
+        }
         let sc = &self.self_checks;
         // A self-check out of regime or inconclusive is not decided, never a failure.
         let passed = sc.positive + sc.not_discriminating;

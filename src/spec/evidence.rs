@@ -9,6 +9,10 @@
 //!   form, a proof step's mechanism): consistent / inconsistent.
 //! * `proxy` — an empirical result of the paper reproduced on another task or model,
 //!   named in `proxy`: reproduced / not reproduced (on the proxy). Never an erratum.
+//! * `printed` — a sentence of the paper read on the paper's own printed numbers (a table's
+//!   entries, not a simulation): consistent / inconsistent with its printed numbers. It
+//!   says whether the paper's text agrees with its tables, never that the result holds:
+//!   the data could not have said no to the result itself.
 //! * `self_check` — the tool's own correctness (engine equivalence, accountant against an
 //!   independent computation): passed / failed; failing is a failure of the run.
 use super::expr::Expr;
@@ -25,14 +29,16 @@ pub enum Evidence {
     Statement,
     Consequence,
     Proxy,
+    Printed,
     SelfCheck,
 }
 
 impl Evidence {
-    pub const ALL: [Evidence; 4] = [
+    pub const ALL: [Evidence; 5] = [
         Evidence::Statement,
         Evidence::Consequence,
         Evidence::Proxy,
+        Evidence::Printed,
         Evidence::SelfCheck,
     ];
 
@@ -41,6 +47,7 @@ impl Evidence {
             Evidence::Statement => "statement",
             Evidence::Consequence => "consequence",
             Evidence::Proxy => "proxy",
+            Evidence::Printed => "printed",
             Evidence::SelfCheck => "self_check",
         }
     }
@@ -81,6 +88,8 @@ impl Evidence {
             (Evidence::Consequence, Verdict::Refuted) => "inconsistent".into(),
             (Evidence::Proxy, Verdict::Holds) => on("reproduced"),
             (Evidence::Proxy, Verdict::Refuted) => on("not reproduced"),
+            (Evidence::Printed, Verdict::Holds) => "consistent with its printed numbers".into(),
+            (Evidence::Printed, Verdict::Refuted) => "inconsistent with its printed numbers".into(),
             (Evidence::SelfCheck, Verdict::Holds) => "passed".into(),
             (Evidence::SelfCheck, Verdict::Refuted) => "failed".into(),
         }

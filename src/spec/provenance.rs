@@ -39,14 +39,17 @@ pub(super) fn prediction(
                 format!("{field}.evidence"),
                 "missing: every prediction says what it is evidence of: statement (a sentence \
                  of the paper, with `quote`), consequence (derived by the tool), proxy (an \
-                 empirical result on another task, named in `proxy`) or self_check (the tool's \
-                 own correctness)",
+                 empirical result on another task, named in `proxy`), printed (a sentence \
+                 read on the paper's own printed numbers, with `quote`) or self_check (the \
+                 tool's own correctness)",
             ))
         }
         Some(e) => Evidence::parse(e).ok_or_else(|| {
             ctx.err(
                 format!("{field}.evidence"),
-                format!("unknown evidence `{e}` (statement, consequence, proxy, self_check)"),
+                format!(
+                    "unknown evidence `{e}` (statement, consequence, proxy, printed, self_check)"
+                ),
             )
         })?,
     };
@@ -61,6 +64,11 @@ pub(super) fn prediction(
         return Err(ctx.err(
             format!("{field}.quote"),
             "a statement quotes the paper's sentence it tests: quote: {text: \"...\", where: \"Sec. 2, Eq. 5\"}",
+        ));
+    } else if evidence == Evidence::Printed {
+        return Err(ctx.err(
+            format!("{field}.quote"),
+            "a `printed` prediction quotes the sentence it reads on the paper's printed numbers: quote: {text: \"...\", where: \"Sec. 7, Table 5\"}",
         ));
     }
     let proxy = common.proxy.clone().unwrap_or_default().trim().to_string();

@@ -22,6 +22,15 @@ pub enum CouldFail {
 }
 
 impl CouldFail {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CouldFail::Data => "data",
+            CouldFail::Construction => "construction",
+            CouldFail::Printed => "printed",
+            CouldFail::Follows => "follows",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<CouldFail> {
         match s {
             "data" => Some(CouldFail::Data),

@@ -235,7 +235,7 @@ fn place_by_checks(r: &PaperResult, found: &FoundMap) -> Placed {
         .iter()
         .filter_map(|c| lookup(found, c).map(|f| (c, f)))
         .collect();
-    for ev in ["statement", "proxy", "consequence"] {
+    for ev in ["statement", "proxy", "consequence", "printed"] {
         let mine: Vec<&(&Check, &Found)> =
             rows.iter().filter(|(_, f)| f.r["evidence"] == ev).collect();
         if mine.is_empty() {
@@ -269,6 +269,7 @@ fn place_by_checks(r: &PaperResult, found: &FoundMap) -> Placed {
             ("statement", Combined::Inconclusive) => Section::Inconclusive,
             ("statement", _) => Section::NotTestable,
             ("proxy", _) => Section::Proxies,
+            ("printed", _) => Section::Printed,
             _ => Section::Consequences,
         };
         return Placed {

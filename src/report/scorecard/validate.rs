@@ -101,6 +101,33 @@ impl Scorecard {
                         c.prediction
                     )));
                 }
+                // The claim's own word follows what the scorecard counts: a result on the
+                // paper's printed numbers is read by `printed` predictions, and one true by
+                // construction by self-checks, so that no claim page or verdicts.json row
+                // says "holds" where the scorecard says otherwise.
+                let wants = match r.could_fail {
+                    Some(CouldFail::Printed) => Some(Evidence::Printed),
+                    Some(CouldFail::Construction) => Some(Evidence::SelfCheck),
+                    _ => None,
+                };
+                if let Some(e) = wants.filter(|e| *e != p.evidence) {
+                    return Err(bad(format!(
+                        "`{}` / `{}` checks a `could_fail: {}` result: its evidence must be \
+                         `{e}` (it is `{}`), so that its own page words it as the scorecard \
+                         counts it",
+                        c.claim,
+                        c.prediction,
+                        r.could_fail.map(CouldFail::as_str).unwrap_or_default(),
+                        p.evidence
+                    )));
+                }
+                if p.evidence == Evidence::Printed && r.could_fail != Some(CouldFail::Printed) {
+                    return Err(bad(format!(
+                        "`{}` / `{}` reads the paper's printed numbers (`evidence: printed`): the \
+                         result it checks declares `could_fail: printed`",
+                        c.claim, c.prediction
+                    )));
+                }
                 let gate = |h: &&String| {
                     !self
                         .hypotheses
