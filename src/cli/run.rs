@@ -220,47 +220,37 @@ fn guard_outputs(a: &RunArgs, claims: &[spec::Claim]) -> anyhow::Result<()> {
     alias::guard(&outs, alias::run_inputs(claims, scorecards, baseline))
 }
 
-/// Runs `claims`. With `--fail-fast` and a baseline to compare, one claim at a time, and
-/// the run also stops after the first claim that changed against the baseline (or, with
-/// `--require-baseline`, has no snapshot): the pipeline's own `fail_fast` sees the
-/// verdicts only, and a regression of the core mostly shows as a baseline change.
+/// Runs `claims`. With `--fail-fast` the run stops after the first claim that fails it,
+/// and, with a baseline to compare, also after the first that changed against the
+/// baseline (or, with `--require-baseline`, has no snapshot): a regression of the core
+/// mostly shows as a baseline change, not as a failing verdict.
 fn run_stopping_at_regressions(
     a: &RunArgs,
     claims: &[spec::Claim],
     obs: &dyn pipeline::run::Observer,
 ) -> anyhow::Result<pipeline::run::Ran> {
+    use pipeline::run::Stop;
     let baseline = a.baseline.baseline();
-    if !a.select.fail_fast || baseline.no_baseline {
-        return pipeline::run::run_claims(claims, a.profile, a.seed, a.select.fail_fast, obs);
-    }
-    let mut all = pipeline::run::Ran {
-        outcomes: Vec::new(),
-        times: Default::default(),
-        failed: Vec::new(),
-        stopped_early: false,
-    };
-    for (k, c) in claims.iter().enumerate() {
-        let one = std::slice::from_ref(c);
-        let ran = pipeline::run::run_claims(one, a.profile, a.seed, false, obs)?;
-        let moved =
-            match report::baseline::compare(&baseline.baseline, &ran.outcomes, a.profile, a.seed) {
-                report::baseline::Baseline::Changed(_) => true,
-                report::baseline::Baseline::Unchanged { new, .. } => {
-                    baseline.require_baseline && !new.is_empty()
-                }
-                report::baseline::Baseline::NotChecked(_) => false,
-            };
-        let failed = moved || !ran.failed.is_empty();
-        all.outcomes.extend(ran.outcomes);
-        all.times.extend(ran.times);
-        all.failed.extend(ran.failed);
-        if failed {
-            obs.stopped_early(c, k + 1, claims.len());
-            all.stopped_early = k + 1 < claims.len();
-            break;
+    let moved = |o: &crate::judge::ClaimOutcome| -> bool {
+        match report::baseline::compare(
+            &baseline.baseline,
+            std::slice::from_ref(o),
+            a.profile,
+            a.seed,
+        ) {
+            report::baseline::Baseline::Changed(_) => true,
+            report::baseline::Baseline::Unchanged { new, .. } => {
+                baseline.require_baseline && !new.is_empty()
+            }
+            report::baseline::Baseline::NotChecked(_) => false,
         }
-    }
-    Ok(all)
+    };
+    let stop = match (a.select.fail_fast, baseline.no_baseline) {
+        (false, _) => Stop::Never,
+        (true, true) => Stop::AtFailure,
+        (true, false) => Stop::AtFailureOr(&moved),
+    };
+    pipeline::run::run_claims(claims, a.profile, a.seed, stop, obs)
 }
 
 /// The claims a run runs: its paths or ids, filtered by `-k` and `--last-failed`.

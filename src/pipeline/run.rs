@@ -62,14 +62,35 @@ pub fn prepare_cores(claims: &[Claim]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs and judges `claims` one after the other with the papers' formulas; with
-/// `fail_fast`, stops after the first claim that fails the run. An error of a claim's
-/// run is an [`InClaim`].
+/// When a run stops before its last claim (`--fail-fast`).
+pub enum Stop<'a> {
+    /// Every claim runs.
+    Never,
+    /// After the first claim that fails the run ([`fails`]).
+    AtFailure,
+    /// After the first claim that fails the run or for which the rule says so (the
+    /// command line's: its results changed against the accepted baseline; the pipeline
+    /// knows no baseline).
+    AtFailureOr(&'a dyn Fn(&ClaimOutcome) -> bool),
+}
+
+impl Stop<'_> {
+    fn after(&self, o: &ClaimOutcome) -> bool {
+        match self {
+            Stop::Never => false,
+            Stop::AtFailure => fails(o),
+            Stop::AtFailureOr(rule) => fails(o) || rule(o),
+        }
+    }
+}
+
+/// Runs and judges `claims` one after the other with the papers' formulas, stopping as
+/// `stop` says. An error of a claim's run is an [`InClaim`].
 pub fn run_claims(
     claims: &[Claim],
     profile: Profile,
     seed: u64,
-    fail_fast: bool,
+    stop: Stop,
     obs: &dyn Observer,
 ) -> anyhow::Result<Ran> {
     let mut outcomes = Vec::new();
@@ -107,9 +128,9 @@ pub fn run_claims(
             },
         );
         obs.claim_judged(&o);
-        let failed = fails(&o);
+        let stops = stop.after(&o);
         outcomes.push(o);
-        if failed && fail_fast {
+        if stops {
             obs.stopped_early(c, outcomes.len(), claims.len());
             stopped_early = outcomes.len() < claims.len();
             break;
