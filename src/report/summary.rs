@@ -15,7 +15,11 @@ pub fn claim_in_words(o: &ClaimOutcome) -> String {
         .iter()
         .filter(|r| r.evidence == Evidence::Statement && !r.ablation && !r.exploratory)
         .collect();
-    let head = if stmts.is_empty() {
+    let head = if stmts.is_empty() && main.iter().any(|r| r.evidence == Evidence::Printed) {
+        // A sentence of the paper, read on its own printed numbers: never a verdict on
+        // the result itself.
+        "**read on the paper's printed numbers**"
+    } else if stmts.is_empty() {
         "**no statement of the paper**"
     } else if stmts.iter().any(|r| r.verdict == Refuted) {
         if stmts
