@@ -205,7 +205,7 @@ results:
     title: {}
     quote: {{text: {}, where: {}}}
     key: {{from: {{claim: hostile-markup, prediction: finite, variant: prop22}}, value: estimate, meaning: {}}}
-    could_fail: printed
+    could_fail: data
     checked_by:
       - {{claim: hostile-markup, prediction: finite, variant: prop22}}
   - result: "Table 1"

@@ -198,14 +198,17 @@ fn a_scorecard_change_after_results_is_refused_until_amended_and_then_shown() {
         "title: \"the loss stays below a bound\"",
     );
     ok(&dpclaims_in(d, &["run", "--out", "out"]));
-    // Counting the result as the paper's printed numbers is judged: refused, named.
-    edit_card("could_fail: data", "could_fail: printed");
+    // Choosing another key number is judged: refused, named.
+    edit_card(
+        "    could_fail: data\n",
+        "    could_fail: data\n    key: {from: {claim: tiny-led, prediction: finite, variant: prop22}, value: estimate, meaning: \"the loss {v}\"}\n",
+    );
     let o = dpclaims_in(d, &["run", "--out", "out"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("scorecard `scorecard-tiny-paper`"), "{err}");
     assert!(
-        err.contains("results[Eq. 20].could_fail: data -> printed"),
+        err.contains("results[Eq. 20].key.from.claim: (absent) -> tiny-led"),
         "{err}"
     );
     let out = ok(&dpclaims_in(
@@ -213,7 +216,7 @@ fn a_scorecard_change_after_results_is_refused_until_amended_and_then_shown() {
         &[
             "accept",
             "--amend",
-            "the check reads the paper's table, not a simulation",
+            "the row's estimate is the number the paper's sentence is about",
             "scorecard-tiny-paper",
         ],
     ));
@@ -222,8 +225,8 @@ fn a_scorecard_change_after_results_is_refused_until_amended_and_then_shown() {
     let details = read(&d.join("out/scorecard-tiny-paper-details.md"));
     assert!(
         details.contains("## Changes to this scorecard after registration (amendments)")
-            && details.contains("the check reads the paper's table, not a simulation")
-            && details.contains("`results[Eq. 20].could_fail` `data` → `printed`"),
+            && details.contains("the row's estimate is the number the paper's sentence is about")
+            && details.contains("`results[Eq. 20].key.from.claim`"),
         "{details}"
     );
     let short = read(&d.join("out/scorecard-tiny-paper.md"));

@@ -231,7 +231,7 @@ fn run_stopping_at_regressions(
 ) -> anyhow::Result<pipeline::run::Ran> {
     use pipeline::run::Stop;
     let baseline = a.baseline.baseline();
-    let moved = |o: &crate::judge::ClaimOutcome| -> bool {
+    let moved = |o: &pipeline::ClaimOutcome| -> bool {
         match report::baseline::compare(
             &baseline.baseline,
             std::slice::from_ref(o),
