@@ -160,3 +160,30 @@ fn a_result_true_by_construction_or_on_printed_numbers_is_worded_so_in_verdicts_
         "{seen} rows of construction results: the scorecards list fewer than expected"
     );
 }
+
+/// On the committed HTML pages a result on the paper's printed numbers never wears a
+/// holds's colour: every cell that says "consistent with its printed numbers" has the
+/// `printed` class (white, dashed frame), and at least one such cell exists (the check
+/// sees what it looks for).
+#[test]
+fn a_printed_numbers_result_is_never_coloured_as_a_holds_on_the_pages() {
+    let mut cells = 0;
+    for e in std::fs::read_dir(root().join("reports")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().and_then(|x| x.to_str()) != Some("html") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        for (i, _) in text.match_indices("<strong>consistent with its printed numbers") {
+            let open = text[..i].rfind("<td").unwrap();
+            let tag = &text[open..i];
+            assert!(
+                tag.contains("class=\"printed\""),
+                "{}: a printed-numbers cell is coloured `{tag}`",
+                p.display()
+            );
+            cells += 1;
+        }
+    }
+    assert!(cells > 0, "no printed-numbers cell on any committed page");
+}

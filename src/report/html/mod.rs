@@ -49,6 +49,7 @@ nav{margin-bottom:1rem}\
 .out_of_regime{background:#e6e6e6}.caught{background:#d9ecf7}\
 .notrepro{background:#f7d9b5}.nottestable{background:#dcdcf4}.notresolved{background:#c9ece6}\
 .notcheckable{background:#fff;color:#555;font-style:italic}\
+.printed{background:#fff;outline:2px dashed #7fb77f;outline-offset:-3px}\
 blockquote{border-left:4px solid #7a9cc6;background:#f5f8fc;margin:0.8rem 0;padding:0.3rem 1rem}\
 .missed{background:#d4b3f0;font-weight:bold;outline:2px solid #7b2cbf;outline-offset:-2px}\
 .legend span{display:inline-block;padding:0 0.5rem;margin-right:0.3rem;border:1px solid #ccc}\
@@ -87,7 +88,7 @@ fn verdict_class(r: &PredictionResult) -> &'static str {
 
 /// The outcome classes from the worst to the best: a claim's row on the index takes the
 /// worst class of its main results.
-const WORST_FIRST: [&str; 9] = [
+const WORST_FIRST: [&str; 10] = [
     "refuted",
     "notrepro",
     "inconclusive",
@@ -95,6 +96,7 @@ const WORST_FIRST: [&str; 9] = [
     "nottestable",
     "out_of_regime",
     "notcheckable",
+    "printed",
     "holds",
     "caught",
 ];
@@ -141,6 +143,7 @@ fn legend() -> Markup {
             span.nottestable { "not testable" }
             span.out_of_regime { "out of regime" }
             span.notcheckable { "not checkable in simulation" }
+            span.printed { "consistent with its printed numbers (not a holds)" }
             span.caught { "control caught" }
             span.missed { "control NOT caught" }
         }
@@ -265,8 +268,12 @@ fn word_class(word: &str) -> Option<&'static str> {
     // One colour per outcome, the same on the index, the scorecards and the claim pages:
     // an erratum (a refuted statement) red; a proxy not reproduced or a consequence
     // inconsistent orange (never an erratum's red); inconclusive yellow; not resolved
-    // teal; not testable lavender; not checkable in simulation uncoloured; the rest grey.
-    if w.starts_with("refuted") || w.starts_with("erratum") {
+    // teal; not testable lavender; not checkable in simulation uncoloured; consistent with
+    // the paper's printed numbers white in a dashed green frame (never a holds's fill);
+    // the rest grey.
+    if w.starts_with("consistent with its printed numbers") {
+        Some("printed")
+    } else if w.starts_with("refuted") || w.starts_with("erratum") {
         Some("refuted")
     } else if w.starts_with("not reproduced") || w.starts_with("inconsistent") {
         Some("notrepro")
