@@ -9,8 +9,10 @@ where it stopped. reports/MUTANTS.md is generated from those committed files and
 survivors' fates (mutants/fates.json).
 
     scripts/mutants.py sample [--seed S] [--size K] [--force]
+    scripts/mutants.py sample --refresh [--size K]
     scripts/mutants.py run [--shard I/N] [--limit K]
     scripts/mutants.py status
+    touch target/mutants/shard-<I>-of-<N>/stop   (the run stops after the mutant it judges)
     scripts/mutants.py report [--out reports/MUTANTS.md]
     scripts/mutants.py slurm --shards N [--time HH:MM:SS] [--cpus-per-task K] [--partition P]
 
@@ -165,6 +167,8 @@ def write_atomic(path, text):
 
 
 def tool_version():
+    if os.environ.get("MUTANTS_LISTING"):  # a listing from a file (the script's tests)
+        return read_json(os.environ["MUTANTS_LISTING"], "the listing")["tool"]
     try:
         out = subprocess.run(
             ["cargo", "mutants", "--version"], cwd=ROOT, capture_output=True, text=True
@@ -177,6 +181,8 @@ def tool_version():
 
 
 def list_mutants(root):
+    if os.environ.get("MUTANTS_LISTING"):
+        return read_json(os.environ["MUTANTS_LISTING"], "the listing")["mutants"]
     args = ["cargo", "mutants", "--list", "--json", "--diff"]
     for m in MODULES:
         args += ["--file", m if m.endswith(".rs") else m + "/**/*.rs"]
@@ -212,6 +218,8 @@ def normalise(m):
 
 def cmd_sample(a):
     path = os.path.join(ROOT, SAMPLE)
+    if a.refresh:
+        return refresh_sample(a, path)
     if os.path.exists(path) and not a.force:
         raise Refused(f"{SAMPLE} exists (the committed sample); --force draws a new one")
     version = tool_version()
@@ -242,6 +250,76 @@ def cmd_sample(a):
     }
     write_atomic(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
     print(f"sample: {a.size} of {len(population)} mutants (seed {a.seed}, {version}) -> {SAMPLE}")
+    return 0
+
+
+def refresh_sample(a, path):
+    """The committed sample brought up to the current sources without throwing away what is
+    judged. A sampled mutant whose file is unchanged stays (its record still counts); the
+    mutants of a changed file are replaced, slot for slot (so the run order stays random),
+    by as many drawn at random from that file's current mutants, the generator seeded by
+    the sample's seed, the file and its new contents; a file that is gone gives its slots
+    up. `--size K` above the sample's size appends K - size more, drawn from the current
+    population outside the sample. Each refresh is recorded in the sample."""
+    sample = read_json(path, "the sample")
+    version = tool_version()
+    if version != sample["tool"]:
+        raise Refused(f"the sample was listed by {sample['tool']}, this is {version}: "
+                      "another version lists other mutants; draw a new sample (--force)")
+    population = [normalise(m) for m in list_mutants(ROOT)]
+    population = [m for m in population if m["module"] is not None]
+    population.sort(key=lambda m: (m["file"], m["line"], m["column"], m["id"]))
+    by_file = {}
+    for m in population:
+        by_file.setdefault(m["file"], []).append(m)
+    now = {}
+    for f in sample["source_sha256"]:
+        p = os.path.join(ROOT, f)
+        now[f] = sha256_file(p) if os.path.isfile(p) else None
+    changed = sorted(f for f, h in sample["source_sha256"].items() if now[f] != h)
+    taken = {m["id"] for m in sample["mutants"] if m["file"] not in changed}
+    fresh = {}
+    for f in changed:
+        want = sum(1 for m in sample["mutants"] if m["file"] == f)
+        pool = [m for m in by_file.get(f, []) if m["id"] not in taken] if now[f] else []
+        fresh[f] = random.Random(f"{sample['seed']}:{f}:{now[f]}").sample(pool, min(want, len(pool)))
+        taken |= {m["id"] for m in fresh[f]}
+    mutants = []
+    for m in sample["mutants"]:
+        if m["file"] in changed:
+            if fresh[m["file"]]:
+                mutants.append(fresh[m["file"]].pop(0))
+        else:
+            mutants.append(m)
+    replaced = sum(1 for m in sample["mutants"] if m["file"] in changed)
+    added = 0
+    size = a.size if a.size_given else len(mutants)
+    if size > len(mutants):
+        rest = [m for m in population if m["id"] not in taken]
+        if size - len(mutants) > len(rest):
+            raise Refused(f"--size {size}: only {len(rest)} listed mutants are outside the sample")
+        extra = random.Random(f"{sample['seed']}:extend:{len(mutants)}:{size}").sample(
+            rest, size - len(mutants))
+        added = len(extra)
+        mutants += extra
+    elif size < len(mutants):
+        raise Refused(f"--size {size} is below the sample's {len(mutants)}: a sample only grows")
+    if not changed and not added:
+        print(f"sample: {len(mutants)} mutants, every sampled source unchanged; nothing to do")
+        return 0
+    per_module = {}
+    for m in population:
+        per_module[m["module"]] = per_module.get(m["module"], 0) + 1
+    files = sorted({m["file"] for m in mutants})
+    sample.setdefault("refreshed", []).append({
+        "commit": head_commit(ROOT), "changed_files": changed, "replaced": replaced,
+        "added": added, "population": len(population)})
+    sample.update(size=len(mutants), mutants=mutants, population=len(population),
+                  population_per_module=per_module,
+                  source_sha256={f: sha256_file(os.path.join(ROOT, f)) for f in files})
+    write_atomic(path, json.dumps(sample, indent=1, sort_keys=True) + "\n")
+    print(f"sample: refreshed: {replaced} mutants of {len(changed)} changed files redrawn, "
+          f"{added} added; {len(mutants)} in all -> {SAMPLE}")
     return 0
 
 
@@ -313,8 +391,7 @@ def check_sample_current(root, sample):
         raise Refused(
             "the sample was drawn from other sources of "
             + ", ".join(stale)
-            + f": its diffs no longer apply; draw a new one (`scripts/mutants.py sample --force`) "
-            "and move the old results aside"
+            + f": its diffs no longer apply; redraw their mutants (`scripts/mutants.py sample --refresh`; records of unchanged files still count)"
         )
 
 
@@ -477,6 +554,32 @@ def run_suite_claims(step, order, tree, env, work, timeouts, log):
     return "ok", total, "", None, len(order)
 
 
+def learned_order(order, m, records):
+    """The claims of the suite in the order to try them on mutant `m`: first those that
+    caught an earlier mutant of the same file, then of the same module, then of any file
+    (most catches first within each tier), then the rest; ties (and the rest) cheapest
+    first, as `order` (the unmutated run's) has them. Only the time to the first failure
+    depends on the order: the suite catches a mutant when any of its claims fails, and
+    each claim's verdict does not depend on the others (the tool's determinism)."""
+    rank = {c: k for k, c in enumerate(order)}
+    tiers = ({}, {}, {})
+    for r in records.values():
+        c = r.get("suite_claim")
+        if r.get("suite") != "caught" or c not in rank or r.get("id") == m["id"]:
+            continue
+        for t, same in enumerate((r.get("file") == m["file"],
+                                  r.get("module") == m.get("module"), True)):
+            if same:
+                tiers[t][c] = tiers[t].get(c, 0) + 1
+
+    def key(c):
+        for t, tier in enumerate(tiers):
+            if c in tier:
+                return (t, -tier[c], rank[c])
+        return (len(tiers), 0, rank[c])
+    return sorted(order, key=key)
+
+
 def head_commit(root):
     out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True)
     return out.stdout.strip() if out.returncode == 0 else None
@@ -577,7 +680,15 @@ def cmd_run(a):
                                 config.get("min_timeout", {}))
     remove_strays(tree, keep)
     commit = head_commit(root)
+    stop = os.path.join(work, "stop")
+    if os.path.exists(stop):
+        os.remove(stop)
     for m in todo:
+        if os.path.exists(stop):
+            os.remove(stop)
+            print(f"mutants: stopped between mutants ({WORK}/{name}/stop); the same command resumes",
+                  flush=True)
+            break
         rec = judge_mutant(tree, work, env, steps, m, timeouts, orders)
         remove_strays(tree, keep)
         rec["source_sha256"] = sample["source_sha256"][m["file"]]
@@ -671,8 +782,9 @@ def judge_mutant(tree, work, env, steps, m, timeouts, orders):
             key = f"{s['name']}/test"
             log = os.path.join(work, "logs", "mutant-test.log")
             if s.get("kind") == "suite-claims":
+                order = learned_order(orders[s["name"]], m, load_records(ROOT))
                 status, secs, text, claim, ran = run_suite_claims(
-                    s, orders[s["name"]], tree, env, work, timeouts, log)
+                    s, order, tree, env, work, timeouts, log)
                 entry = {"step": key, "status": status, "seconds": round(secs, 1),
                          "claims_run": ran}
                 if claim:
@@ -930,8 +1042,11 @@ def main(argv=None):
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("sample", help="draw the seeded sample (mutants/sample.json)")
     s.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    s.add_argument("--size", type=int, default=DEFAULT_SIZE)
+    s.add_argument("--size", type=int)
     s.add_argument("--force", action="store_true")
+    s.add_argument("--refresh", action="store_true",
+                   help="redraw only the mutants of changed files (records of the others still "
+                        "count); with --size, grow the sample")
     r = sub.add_parser("run", help="judge the sampled mutants not yet judged")
     r.add_argument("--shard", default="0/1")
     r.add_argument("--limit", type=int, help="judge at most this many, then stop")
@@ -949,6 +1064,9 @@ def main(argv=None):
     sl.add_argument("--cpus-per-task", type=int, default=2)
     sl.add_argument("--partition")
     a = p.parse_args(argv)
+    if a.cmd == "sample":
+        a.size_given = a.size is not None
+        a.size = DEFAULT_SIZE if a.size is None else a.size
     try:
         return {"sample": cmd_sample, "run": cmd_run, "status": cmd_status,
                 "report": cmd_report, "slurm": cmd_slurm}[a.cmd](a)

@@ -429,10 +429,97 @@ def test_the_claim_suite_runs_one_claim_a_process_cheapest_first_and_stops_at_th
     assert r["m6 hangs"]["outcome"] == "timeout"
     assert r["m6 hangs"]["suite_claim"] == "claims/b-fast.yaml"
     assert gone("sleep 61")
-    # The log of claims run: the baseline's three by name, then m2's, m4's and m6's
-    # (the sample's order) cheapest first, each up to its first failure.
+    # The log of claims run: the baseline's three by name, then m2's and m4's (the
+    # sample's order) cheapest first, each up to its first failure; m6 comes after m4 was
+    # caught by c-mid in the same file, so it tries c-mid first (learned order), then
+    # b-fast, where it hangs.
     ran = (logs / "claims.log").read_text().split()
     assert ran == ["claims/a-slow.yaml", "claims/b-fast.yaml", "claims/c-mid.yaml",
                    "claims/b-fast.yaml", "claims/c-mid.yaml", "claims/a-slow.yaml",
                    "claims/b-fast.yaml", "claims/c-mid.yaml",
-                   "claims/b-fast.yaml"]
+                   "claims/c-mid.yaml", "claims/b-fast.yaml"]
+    s6 = [s for s in r["m6 hangs"]["steps"] if s["step"] == "claim suite/test"][0]
+    assert (s6["status"], s6["claims_run"]) == ("timeout", 2)
+
+
+def test_the_learned_order_tries_claims_that_caught_the_same_file_then_module_first():
+    """Only the time to the first failure depends on the order; it is learned from the
+    records: same file, then same module, then any, by catches; the rest cheapest first."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    import mutants
+    order = ["a", "b", "c", "d", "e"]
+    recs = {
+        "x1": {"id": "x1", "file": "src/fit/p.rs", "module": "src/fit", "suite": "caught", "suite_claim": "e"},
+        "x2": {"id": "x2", "file": "src/fit/q.rs", "module": "src/fit", "suite": "caught", "suite_claim": "d"},
+        "x3": {"id": "x3", "file": "src/fit/q.rs", "module": "src/fit", "suite": "caught", "suite_claim": "d"},
+        "x4": {"id": "x4", "file": "src/train/r.rs", "module": "src/train", "suite": "caught", "suite_claim": "c"},
+        "x5": {"id": "x5", "file": "src/fit/p.rs", "module": "src/fit", "suite": "missed"},
+        "x6": {"id": "x6", "file": "src/fit/p.rs", "module": "src/fit", "suite": "timeout", "suite_claim": "b"},
+        "x7": {"id": "x7", "file": "src/fit/p.rs", "module": "src/fit", "suite": "caught", "suite_claim": "gone"},
+    }
+    m = {"id": "new", "file": "src/fit/p.rs", "module": "src/fit"}
+    assert mutants.learned_order(order, m, recs) == ["e", "d", "c", "a", "b"]
+    assert mutants.learned_order(order, {"id": "n", "file": "src/data/z.rs", "module": "src/data"},
+                                 recs) == ["d", "c", "e", "a", "b"]
+    assert mutants.learned_order(order, m, {}) == order
+    # a mutant's own earlier record does not order its own run again
+    assert mutants.learned_order(order, {"id": "x1", "file": "src/other.rs", "module": "m"},
+                                 {"x1": recs["x1"]}) == order
+
+
+def listing(mutants_by_file, tool="cargo-mutants 0.0.0-test"):
+    return {"tool": tool, "mutants": [
+        {"name": f"{f}:{l}:1: replace line {l}", "file": f, "genre": "FnValue",
+         "replacement": "X", "span": {"start": {"line": l, "column": 1}, "end": {"line": l, "column": 5}},
+         "function": {"function_name": "f"}, "diff": diff(l, "X").replace("src/train/a.rs", f)}
+        for f, lines in mutants_by_file.items() for l in lines]}
+
+
+def test_a_refresh_redraws_only_the_mutants_of_changed_files_and_keeps_the_records_of_the_rest(tree, tmp_path):
+    root, logs, cfg = tree
+    (root / "src/train/b.rs").write_text(SOURCE)
+    sample = json.loads((root / "mutants/sample.json").read_text())
+    sample["mutants"] = [m for m in sample["mutants"] if m["id"] in ("m1 caught by unit", "m2 survives")]
+    extra = {"id": "src/train/b.rs:3:1: replace line 3", "file": "src/train/b.rs", "module": "src/train",
+             "line": 3, "column": 1, "function": "f", "genre": "FnValue", "replacement": "X",
+             "diff": diff(3, "X").replace("src/train/a.rs", "src/train/b.rs")}
+    sample["mutants"].insert(1, extra)
+    sample["size"] = 3
+    sample["source_sha256"]["src/train/b.rs"] = hashlib.sha256(SOURCE.encode()).hexdigest()
+    (root / "mutants/sample.json").write_text(json.dumps(sample, indent=1))
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "two files")
+    out = run(root, cfg, "run")
+    assert out.returncode == 0, out.stderr
+    # b.rs changes: its one sampled mutant is stale, and the run says how to refresh.
+    (root / "src/train/b.rs").write_text("line 0\n" + SOURCE)
+    out = run(root, cfg, "run")
+    assert out.returncode == 2 and "src/train/b.rs" in out.stderr and "--refresh" in out.stderr
+    lst = tmp_path / "listing.json"
+    lst.write_text(json.dumps(listing({"src/train/a.rs": range(1, 11), "src/train/b.rs": range(1, 12)})))
+    env = {"MUTANTS_LISTING": str(lst)}
+    out = run(root, cfg, "sample", "--refresh", env=env)
+    assert out.returncode == 0, out.stderr
+    new = json.loads((root / "mutants/sample.json").read_text())
+    ids = [m["id"] for m in new["mutants"]]
+    # a.rs's two keep their slots (and records); b.rs's slot holds one of b.rs's mutants.
+    assert ids[0] == "m1 caught by unit" and ids[2] == "m2 survives"
+    assert ids[1].startswith("src/train/b.rs:")
+    assert new["source_sha256"]["src/train/b.rs"] == hashlib.sha256(("line 0\n" + SOURCE).encode()).hexdigest()
+    assert new["refreshed"][-1]["changed_files"] == ["src/train/b.rs"] and new["refreshed"][-1]["replaced"] == 1
+    # The same refresh again is a no-op; growing draws from outside the sample only.
+    again = run(root, cfg, "sample", "--refresh", env=env)
+    assert again.returncode == 0 and "nothing to do" in again.stdout
+    out = run(root, cfg, "sample", "--refresh", "--size", "6", env=env)
+    assert out.returncode == 0, out.stderr
+    grown = json.loads((root / "mutants/sample.json").read_text())
+    assert [m["id"] for m in grown["mutants"]][:3] == ids and len(set(m["id"] for m in grown["mutants"])) == 6
+    assert run(root, cfg, "sample", "--refresh", "--size", "2", env=env).returncode == 2
+    # a listing by another tool version is refused
+    lst.write_text(json.dumps(listing({"src/train/a.rs": [1]}, tool="cargo-mutants 9")))
+    bad = run(root, cfg, "sample", "--refresh", env=env)
+    assert bad.returncode == 2 and "another version" in bad.stderr
+    # The records of a.rs's mutants still count; b.rs's old record does not (even were
+    # the same id redrawn: it was judged on other sources).
+    st = run(root, cfg, "status")
+    assert "caught 1" in st.stdout and "missed 1" in st.stdout and "not yet run 4" in st.stdout
