@@ -11,6 +11,7 @@ survivors' fates (mutants/fates.json).
     scripts/mutants.py sample [--seed S] [--size K] [--force]
     scripts/mutants.py sample --refresh [--size K]
     scripts/mutants.py run [--shard I/N] [--limit K]
+    scripts/mutants.py coverage
     scripts/mutants.py status
     touch target/mutants/shard-<I>-of-<N>/stop   (the run stops after the mutant it judges)
     scripts/mutants.py report [--out reports/MUTANTS.md]
@@ -580,6 +581,166 @@ def learned_order(order, m, records):
     return sorted(order, key=key)
 
 
+# ---------------------------------------------------------------------------------------
+# coverage: which claims reach which lines
+
+COVERAGE = "mutants/coverage.json"
+LLVM_TOOLS = ("llvm-profdata", "llvm-cov")
+LLVM_VERSIONS = ("", "-22", "-21", "-20", "-19")
+
+
+def llvm_tool(name):
+    """An llvm tool able to read this rustc's coverage (LLVM 19 reads rustc 1.95's)."""
+    for v in LLVM_VERSIONS:
+        path = shutil.which(name + v)
+        if path:
+            return path
+    return None
+
+
+def source_key(root, tree):
+    """The checkout's tracked files a detector can see (the driver's own excepted), as
+    copied into `tree`, hashed: coverage measured on them holds for a tree with the same
+    key."""
+    return sha256_bytes(json.dumps(sorted((f, sha256_file(os.path.join(tree, f)))
+                                          for f in tracked_files(root) if not own_file(f)
+                                          and os.path.isfile(os.path.join(tree, f)))).encode())
+
+
+def covered_lines(lcov, files):
+    """{file: sorted lines executed at least once} from an lcov export, for `files` only."""
+    out, cur = {}, None
+    for line in lcov.splitlines():
+        if line.startswith("SF:"):
+            path = line[3:]
+            cur = next((f for f in files if path.endswith("/" + f) or path == f), None)
+        elif line.startswith("DA:") and cur:
+            ln, count = line[3:].split(",")[:2]
+            if int(count) > 0:
+                out.setdefault(cur, set()).add(int(ln))
+        elif line == "end_of_record":
+            cur = None
+    return {f: sorted(v) for f, v in out.items()}
+
+
+def ranges(lines):
+    out = []
+    for l in lines:
+        if out and out[-1][1] == l - 1:
+            out[-1][1] = l
+        else:
+            out.append([l, l])
+    return out
+
+
+def cmd_coverage(a):
+    """Each claim of the suite run once on an instrumented build of the unmutated tree;
+    the lines of the sampled files it executes are stored in mutants/coverage.json, keyed
+    by the sources. A claim that never executes a mutant's lines computes the same bytes
+    with the mutant as without it (the tool is deterministic), so the suite step runs only
+    the claims that reach the mutant; a mutant no claim reaches is missed by the suite
+    without running it."""
+    root = ROOT
+    sample = read_json(os.path.join(root, SAMPLE), "the sample")
+    check_sample_current(root, sample)
+    tools = {t: llvm_tool(t) for t in LLVM_TOOLS}
+    if not all(tools.values()):
+        raise Refused("llvm-profdata and llvm-cov are needed (Debian: apt-get install llvm-19)")
+    config = read_json(a.config, "the detector configuration") if a.config else default_config()
+    step = next((s for s in config["steps"] if s.get("kind") == "suite-claims"), None)
+    if step is None:
+        raise Refused("the oracle has no `suite-claims` step to measure")
+    work = os.path.join(root, WORK, "coverage")
+    tree = os.path.join(work, "tree")
+    os.makedirs(tree, exist_ok=True)
+    lock = open(os.path.join(work, "lock"), "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        raise Refused(f"another `mutants.py coverage` holds {WORK}/coverage/lock")
+    sync_tree(root, tree)
+    key = source_key(root, tree)
+    env = dict(os.environ)
+    env.update(config.get("env", {}))
+    env["CARGO_TARGET_DIR"] = os.path.join(tree, "target")
+    # Only the crate is instrumented (its dependencies keep the copied build): a wrapper
+    # adds the flag to rustc when it compiles `dpclaims`.
+    wrap = os.path.join(work, "rustc-coverage")
+    with open(wrap, "w") as f:
+        f.write('#!/bin/sh\ncase " $* " in *" --crate-name dpclaims "*) exec "$@" '
+                '-C instrument-coverage ;; esac\nexec "$@"\n')
+    os.chmod(wrap, 0o755)
+    env["RUSTC_WRAPPER"] = wrap
+    if config.get("seed_target"):
+        seed_target(root, tree)
+    claims = suite_claims(tree, step)
+    path = os.path.join(root, COVERAGE)
+    old = read_json(path, "the coverage") if os.path.exists(path) else {}
+    done = old.get("claims", {}) if old.get("key") == key else {}
+    todo = [c for c in claims if c not in done]
+    print(f"mutants: coverage: {len(claims) - len(todo)} of {len(claims)} claims measured "
+          f"on these sources, {len(todo)} to run", flush=True)
+    if not todo:
+        return 0
+    os.makedirs(os.path.join(work, "logs"), exist_ok=True)
+    log = os.path.join(work, "logs", "build.log")
+    status, secs, text = run_step(fill(step["build"], work), tree, env, None, log)
+    if status != "ok":
+        raise Refused(f"the instrumented build failed: {failure_detail('build', text)} (log: {log})")
+    print(f"mutants: coverage: instrumented build {secs:.0f} s", flush=True)
+    binary = os.path.join(tree, "target", PROFILE, "dpclaims")
+    files = sorted({m["file"] for m in sample["mutants"]})
+    raw = os.path.join(work, "raw")
+    for claim in todo:
+        shutil.rmtree(raw, ignore_errors=True)
+        os.makedirs(raw)
+        cenv = dict(env, LLVM_PROFILE_FILE=os.path.join(raw, "%p-%m.profraw"))
+        log = os.path.join(work, "logs", "claim.log")
+        status, secs, text = run_step(fill(step["test"], work, claim), tree, cenv, None, log)
+        if status != "ok":
+            raise Refused(f"the unmutated, instrumented tree fails {claim}: "
+                          f"{failure_detail('suite-claims', text)} (log: {log})")
+        merged = os.path.join(work, "merged.profdata")
+        profs = sorted(os.path.join(raw, n) for n in os.listdir(raw))
+        out = subprocess.run([tools["llvm-profdata"], "merge", "-sparse", *profs, "-o", merged],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            raise Refused(f"llvm-profdata merge failed: {out.stderr[-500:]}")
+        out = subprocess.run([tools["llvm-cov"], "export", "--format=lcov",
+                              f"--instr-profile={merged}", binary],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            raise Refused(f"llvm-cov export failed: {out.stderr[-500:]}")
+        cov = covered_lines(out.stdout, files)
+        done[claim] = {"seconds": round(secs, 1),
+                       "lines": {f: ranges(v) for f, v in sorted(cov.items())}}
+        # Written after each claim: a stopped measurement resumes.
+        write_atomic(path, json.dumps({"key": key, "tool": os.path.basename(tools["llvm-cov"]),
+                                       "claims": done}, indent=None, sort_keys=True) + "\n")
+        reached = sum(1 for m in sample["mutants"] if reaches(done[claim], m))
+        print(f"mutants: coverage: {claim}: {secs:.0f} s, reaches {reached} sampled mutants",
+              flush=True)
+    return 0
+
+
+def reaches(entry, m):
+    """Whether a claim's coverage entry executes any line of the mutant's span."""
+    lo, hi = m["line"], max(m.get("end_line") or m["line"], m["line"])
+    return any(a <= hi and lo <= b for a, b in entry["lines"].get(m["file"], []))
+
+
+def coverage_for(root, tree, claims):
+    """The stored coverage when it was measured on the tree's sources for every claim of
+    the suite, else None (then every claim runs on every mutant)."""
+    path = os.path.join(root, COVERAGE)
+    if not os.path.exists(path):
+        return None
+    c = read_json(path, "the coverage")
+    if c.get("key") != source_key(root, tree) or set(claims) - set(c.get("claims", {})):
+        return None
+    return c
+
+
 def head_commit(root):
     out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True)
     return out.stdout.strip() if out.returncode == 0 else None
@@ -679,6 +840,13 @@ def cmd_run(a):
     timeouts, orders = baseline(root, work, tree, env, steps, sample, a.timeout_factor,
                                 config.get("min_timeout", {}))
     remove_strays(tree, keep)
+    suite = next((s for s in steps if s.get("kind") == "suite-claims"), None)
+    cov = coverage_for(root, tree, suite_claims(tree, suite)) if suite else None
+    if suite:
+        print("mutants: the suite runs " + (
+            f"only the claims that reach a mutant's lines ({COVERAGE})" if cov else
+            f"every claim on every mutant ({COVERAGE} is missing or of other sources: "
+            "`scripts/mutants.py coverage` measures it)"), flush=True)
     commit = head_commit(root)
     stop = os.path.join(work, "stop")
     if os.path.exists(stop):
@@ -689,7 +857,7 @@ def cmd_run(a):
             print(f"mutants: stopped between mutants ({WORK}/{name}/stop); the same command resumes",
                   flush=True)
             break
-        rec = judge_mutant(tree, work, env, steps, m, timeouts, orders)
+        rec = judge_mutant(tree, work, env, steps, m, timeouts, orders, cov)
         remove_strays(tree, keep)
         rec["source_sha256"] = sample["source_sha256"][m["file"]]
         rec["commit"] = commit
@@ -753,7 +921,7 @@ def baseline(root, work, tree, env, steps, sample, factor, floors):
     return timeouts, orders
 
 
-def judge_mutant(tree, work, env, steps, m, timeouts, orders):
+def judge_mutant(tree, work, env, steps, m, timeouts, orders, cov=None):
     path = os.path.join(tree, m["file"])
     with open(path, "rb") as f:
         original = f.read()
@@ -783,10 +951,14 @@ def judge_mutant(tree, work, env, steps, m, timeouts, orders):
             log = os.path.join(work, "logs", "mutant-test.log")
             if s.get("kind") == "suite-claims":
                 order = learned_order(orders[s["name"]], m, load_records(ROOT))
+                if cov is not None:
+                    order = [c for c in order if reaches(cov["claims"][c], m)]
                 status, secs, text, claim, ran = run_suite_claims(
                     s, order, tree, env, work, timeouts, log)
                 entry = {"step": key, "status": status, "seconds": round(secs, 1),
                          "claims_run": ran}
+                if cov is not None:
+                    entry["claims_reaching"] = len(order)
                 if claim:
                     entry["claim"] = claim
             else:
@@ -1058,6 +1230,8 @@ def main(argv=None):
     sub.add_parser("status", help="how many sampled mutants are judged, by outcome")
     g = sub.add_parser("report", help="write reports/MUTANTS.md")
     g.add_argument("--out", default=REPORT)
+    c = sub.add_parser("coverage", help="which claims reach which lines (mutants/coverage.json)")
+    c.add_argument("--config", default=os.environ.get("MUTANTS_CONFIG"))
     sl = sub.add_parser("slurm", help="print an sbatch script running the sample in shards")
     sl.add_argument("--shards", type=int, required=True)
     sl.add_argument("--time")
@@ -1069,7 +1243,7 @@ def main(argv=None):
         a.size = DEFAULT_SIZE if a.size is None else a.size
     try:
         return {"sample": cmd_sample, "run": cmd_run, "status": cmd_status,
-                "report": cmd_report, "slurm": cmd_slurm}[a.cmd](a)
+                "report": cmd_report, "slurm": cmd_slurm, "coverage": cmd_coverage}[a.cmd](a)
     except Refused as e:
         print(f"mutants: {e}", file=sys.stderr)
         return 2

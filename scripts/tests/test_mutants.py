@@ -523,3 +523,78 @@ def test_a_refresh_redraws_only_the_mutants_of_changed_files_and_keeps_the_recor
     # the same id redrawn: it was judged on other sources).
     st = run(root, cfg, "status")
     assert "caught 1" in st.stdout and "missed 1" in st.stdout and "not yet run 4" in st.stdout
+
+
+def test_with_coverage_the_suite_runs_only_the_claims_that_reach_a_mutant(tree):
+    """mutants/coverage.json (measured on the same sources) says which claims execute which
+    lines; a claim that never executes a mutant's lines is not run for it, and a mutant no
+    claim reaches is missed by the suite without running any. Coverage of other sources is
+    ignored (every claim runs)."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    import mutants
+    root, logs, cfg = tree
+    claims = root / "claims"
+    claims.mkdir()
+    for name in ("a", "b", "c"):
+        (claims / f"{name}.yaml").write_text(f"id: {name}\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "claims")
+    run_claim = (
+        "c=$1; echo \"$c\" >> \"$LOGDIR/claims.log\"; "
+        "if grep -q SUITE_FAILS src/train/a.rs && [ \"$c\" = claims/c.yaml ]; then "
+        "echo 'baseline CHANGED: c'; exit 1; fi"
+    )
+    c = json.loads(cfg.read_text())
+    c["steps"][1] = {"name": "claim suite", "kind": "suite-claims", "always": True,
+                     "claims": "claims", "build": None,
+                     "test": ["sh", "-c", run_claim, "sh", "{claim}"]}
+    cfg.write_text(json.dumps(c))
+    sample = json.loads((root / "mutants/sample.json").read_text())
+    sample["mutants"] = [m for m in sample["mutants"]
+                         if m["id"] in ("m2 survives", "m4 caught by suite")]
+    (root / "mutants/sample.json").write_text(json.dumps(sample, indent=1))
+    git(root, "commit", "-q", "-am", "two mutants")
+    # a and c execute lines 3-5 of a.rs, b none of them: m4 (line 4) meets a and c only;
+    # m2 (line 2) meets none.
+    key = mutants.source_key(str(root), str(root))
+    cov = {"key": key, "claims": {
+        "claims/a.yaml": {"seconds": 1, "lines": {"src/train/a.rs": [[3, 5]]}},
+        "claims/b.yaml": {"seconds": 1, "lines": {"src/other.rs": [[1, 9]]}},
+        "claims/c.yaml": {"seconds": 1, "lines": {"src/train/a.rs": [[4, 4], [8, 9]]}}}}
+    (root / "mutants/coverage.json").write_text(json.dumps(cov))
+    out = run(root, cfg, "run")
+    assert out.returncode == 0, out.stderr
+    assert "only the claims that reach" in out.stdout
+    r = {k: v[0] for k, v in records(root).items()}
+    s4 = [s for s in r["m4 caught by suite"]["steps"] if s["step"] == "claim suite/test"][0]
+    assert (s4["status"], s4["claims_reaching"], s4["claim"]) == ("fail", 2, "claims/c.yaml")
+    s2 = [s for s in r["m2 survives"]["steps"] if s["step"] == "claim suite/test"][0]
+    assert (s2["status"], s2["claims_reaching"], s2["claims_run"]) == ("ok", 0, 0)
+    assert r["m2 survives"]["suite"] == "missed" and r["m2 survives"]["outcome"] == "missed"
+    ran = (logs / "claims.log").read_text().split()
+    # the unmutated run, then m4's reaching claims up to c (their order is the unmutated
+    # times'); m2 ran none, and b never ran for a mutant
+    assert ran[:3] == ["claims/a.yaml", "claims/b.yaml", "claims/c.yaml"]
+    assert ran[-1] == "claims/c.yaml" and set(ran[3:]) <= {"claims/a.yaml", "claims/c.yaml"}
+    assert len(ran) - 3 == s4["claims_run"]
+    # Coverage of other sources is not used.
+    (root / "README").write_text("changed\n")
+    git(root, "commit", "-q", "-am", "other sources")
+    out = run(root, cfg, "run", "--rerun", "m2 survives")
+    assert out.returncode == 0, out.stderr
+    assert "every claim on every mutant" in out.stdout
+
+
+def test_lcov_lines_and_spans():
+    sys.path.insert(0, str(SCRIPT.parent))
+    import mutants
+    lcov = ("SF:/x/src/fit/p.rs\nDA:3,1\nDA:4,0\nDA:5,7\nend_of_record\n"
+            "SF:/x/src/other.rs\nDA:1,1\nend_of_record\n")
+    cov = mutants.covered_lines(lcov, ["src/fit/p.rs"])
+    assert cov == {"src/fit/p.rs": [3, 5]}
+    assert mutants.ranges([1, 2, 3, 7, 9, 10]) == [[1, 3], [7, 7], [9, 10]]
+    e = {"lines": {"src/fit/p.rs": [[3, 3], [5, 9]]}}
+    assert mutants.reaches(e, {"file": "src/fit/p.rs", "line": 4, "end_line": 4}) is False
+    assert mutants.reaches(e, {"file": "src/fit/p.rs", "line": 1, "end_line": 3}) is True
+    assert mutants.reaches(e, {"file": "src/fit/p.rs", "line": 9}) is True
+    assert mutants.reaches(e, {"file": "src/fit/q.rs", "line": 3}) is False
