@@ -513,8 +513,17 @@ def run_step(cmd, cwd, env, timeout, log):
 def failure_detail(kind, text):
     """What a failing detector names: the failing tests, or the suite's FAIL lines."""
     if kind in ("suite", "suite-claims"):
-        lines = [l.strip() for l in text.splitlines()
-                 if l.startswith(("FAIL", "error", "baseline CHANGED:"))]
+        # A changed baseline names the claim, then its moved rows, indented.
+        lines, follow = [], 0
+        for l in text.splitlines():
+            if l.startswith(("FAIL", "error", "baseline CHANGED:")):
+                lines.append(l.strip())
+                follow = 2 if l.startswith("baseline CHANGED:") else 0
+            elif follow and l.startswith("    "):
+                lines.append(l.strip())
+                follow -= 1
+            else:
+                follow = 0
     else:
         lines = re.findall(r"^test (\S+) \.\.\. FAILED", text, flags=re.M)
         if not lines:
@@ -586,7 +595,7 @@ def learned_order(order, m, records):
 
 COVERAGE = "mutants/coverage.json"
 LLVM_TOOLS = ("llvm-profdata", "llvm-cov")
-LLVM_VERSIONS = ("", "-22", "-21", "-20", "-19")
+LLVM_VERSIONS = ("-22", "-21", "-20", "-19", "")  # the newest first (an unversioned one may be old)
 
 
 def llvm_tool(name):
@@ -1048,14 +1057,25 @@ def cmd_report(a):
       f"at random from the {sample['population']} that cargo-mutants lists in "
       + ", ".join(md_code(x) for x in sample["modules"]) + ".")
     w("* oracle: the claim suite first, on every viable mutant (`dpclaims run <claim> "
-      "--profile quick --no-cache --require-baseline`, one claim a process, cheapest first, "
-      "up to the first claim that fails: the suite-alone score); then, for what it missed, "
-      "the unit tests (`cargo test --release --lib`), the fault sentinels "
-      "(`tests/faults.rs`) and the other integration tests. A step times out at 5 times its "
-      "unmutated time (builds at least 300 s, tests and each claim at least 60 s). The "
-      "first records, made before this order, ran the unit tests and the fault sentinels "
-      "before the suite and the suite as one `run --fail-fast`: the same detectors, so the "
-      "same outcome; only which detector is named first can differ.")
+      "--profile quick --no-cache --require-baseline`, one claim a process, up to the first "
+      "claim that fails: the suite-alone score); then, for what it missed, the unit tests "
+      "(`cargo test --release --lib`), the fault sentinels (`tests/faults.rs`) and the "
+      "other integration tests. A step times out at 5 times its unmutated time (builds at "
+      "least 300 s, tests and each claim at least 60 s).")
+    w("* which claims run: only those that execute at least one line of the mutant in the "
+      "unmutated run (`mutants/coverage.json`, from `scripts/mutants.py coverage`: each "
+      "claim run once on a build instrumented with `-C instrument-coverage`). A claim that "
+      "never reaches the mutated lines computes the same bytes with the mutant (the tool "
+      "is deterministic), so it cannot catch it; a mutant no claim reaches is missed by the "
+      "suite without running one. Among the reaching claims, those that caught earlier "
+      "mutants of the same file, then module, go first, then the cheapest: only the time "
+      "to the first failure depends on the order.")
+    early = [r for m, r in judged if r.get("steps") and not r["steps"][0]["step"].startswith("claim suite")]
+    if early:
+        w(f"* {len(early)} records were made before this order: they ran the unit tests and "
+          "the fault sentinels before the suite, and the suite as one `run --fail-fast` on "
+          "every claim: the same detectors, so the same outcome; only which detector is named "
+          "first can differ.")
     w("* score = caught / (caught + missed), equivalent survivors (their fate below) left "
       "out; unviable mutants (they do not compile) and timeouts are counted apart.\n")
     w("## Per module\n")
@@ -1091,6 +1111,12 @@ def cmd_report(a):
       f"**{pct(tot['caught'], tot['caught'] + tot['missed'])}** | "
       f"**{pct(tot['suite_caught'], tot['suite_viable'])}** |\n")
     viable = tot["caught"] + tot["missed"]
+    unreached = [r for m, r in judged if r["outcome"] in ("caught", "missed")
+                 and any(st.get("claims_reaching") == 0 for st in r.get("steps", []))]
+    if unreached:
+        w(f"{len(unreached)} viable mutants are reached by no claim of the suite (coverage): "
+          f"{sum(r['outcome'] == 'caught' for r in unreached)} of them are caught by the "
+          "tests, the others are survivors below.\n")
     w(f"Goal: at least 100 viable, non-equivalent mutants judged (now {viable}), "
       f"score at least 90 % (now {pct(tot['caught'], viable)}), claim suite alone at least 80 % "
       f"(now {pct(tot['suite_caught'], tot['suite_viable'])}).\n")

@@ -598,3 +598,14 @@ def test_lcov_lines_and_spans():
     assert mutants.reaches(e, {"file": "src/fit/p.rs", "line": 1, "end_line": 3}) is True
     assert mutants.reaches(e, {"file": "src/fit/p.rs", "line": 9}) is True
     assert mutants.reaches(e, {"file": "src/fit/q.rs", "line": 3}) is False
+
+
+def test_a_changed_baseline_is_named_with_its_moved_rows():
+    sys.path.insert(0, str(SCRIPT.parent))
+    import mutants
+    text = ("running...\nbaseline CHANGED: pff-proof-ingredients: 2 rows moved\n"
+            "    Eq. 12 / main: estimate 0.31 -> 0.52\n    Eq. 14 / main: holds -> refuted\n"
+            "    Eq. 15 / main: third\nnot indented\n    indented but not after a change\n")
+    d = mutants.failure_detail("suite-claims", text)
+    assert d == ("baseline CHANGED: pff-proof-ingredients: 2 rows moved; "
+                 "Eq. 12 / main: estimate 0.31 -> 0.52; Eq. 14 / main: holds -> refuted")
