@@ -607,13 +607,20 @@ def llvm_tool(name):
     return None
 
 
+# What a claim's run reads (its inputs): the sources, the claims and what they load. The
+# docs, the tests, the committed reports and baseline snapshots are not among them, so a
+# change there keeps the coverage (the baseline snapshots only decide whether the run
+# passes, and the unmutated run is checked against them anyway).
+COVERAGE_INPUTS = ("src/", "claims/", "assets/", "python/", "scorecards/", "build.rs",
+                   "Cargo.toml", "Cargo.lock", "dpclaims.toml")
+
+
 def source_key(root, tree):
-    """The checkout's tracked files a detector can see (the driver's own excepted), as
-    copied into `tree`, hashed: coverage measured on them holds for a tree with the same
-    key."""
-    return sha256_bytes(json.dumps(sorted((f, sha256_file(os.path.join(tree, f)))
-                                          for f in tracked_files(root) if not own_file(f)
-                                          and os.path.isfile(os.path.join(tree, f)))).encode())
+    """The checkout's tracked inputs of a claim's run, as copied into `tree`, hashed:
+    coverage measured on them holds for a tree with the same key."""
+    return sha256_bytes(json.dumps(sorted(
+        (f, sha256_file(os.path.join(tree, f))) for f in tracked_files(root)
+        if f.startswith(COVERAGE_INPUTS) and os.path.isfile(os.path.join(tree, f)))).encode())
 
 
 def covered_lines(lcov, files):
