@@ -1127,6 +1127,19 @@ def cmd_report(a):
     w(f"Goal: at least 100 viable, non-equivalent mutants judged (now {viable}), "
       f"score at least 90 % (now {pct(tot['caught'], viable)}), claim suite alone at least 80 % "
       f"(now {pct(tot['suite_caught'], tot['suite_viable'])}).\n")
+    # Coverage's soundness, checked where it can be: a mutant judged with every claim run
+    # (before coverage, or without it) and caught by a named claim must be reached by it.
+    cpath = os.path.join(ROOT, COVERAGE)
+    cov = read_json(cpath, "the coverage") if os.path.exists(cpath) else None
+    if cov and cov.get("key") == source_key(ROOT, ROOT):
+        full = [(m, r) for m, r in judged if r.get("suite") == "caught" and r.get("suite_claim")
+                and not any("claims_reaching" in st for st in r.get("steps", []))
+                and r["suite_claim"] in cov["claims"]]
+        bad = [m["id"] for m, r in full if not reaches(cov["claims"][r["suite_claim"]], m)]
+        w(f"Coverage cross-check: of the {len(full)} mutant{'s' if len(full) != 1 else ''} caught by a named claim while every "
+          f"claim ran (no coverage used), the catching claim executes the mutated lines in "
+          f"{len(full) - len(bad)}" + (": all.\n" if not bad else
+                                       ". Not: " + ", ".join(md_code(b) for b in bad) + ".\n"))
     w("## Caught: by which detector\n")
     caught = [(m, r) for m, r in judged if r["outcome"] == "caught"]
     if caught:
