@@ -694,6 +694,10 @@ def cmd_coverage(a):
     old = read_json(path, "the coverage") if os.path.exists(path) else {}
     done = old.get("claims", {}) if old.get("key") == key else {}
     todo = [c for c in claims if c not in done]
+    # Cheapest first (an unmutated run's order, when one is stored): a measurement still
+    # under way already spares the most claims.
+    known = unmutated_order(root, step["name"])
+    todo.sort(key=lambda c: (known.index(c) if c in known else len(known), c))
     print(f"mutants: coverage: {len(claims) - len(todo)} of {len(claims)} claims measured "
           f"on these sources, {len(todo)} to run", flush=True)
     if not todo:
@@ -739,22 +743,44 @@ def cmd_coverage(a):
     return 0
 
 
+def unmutated_order(root, name):
+    """The claims of suite step `name`, cheapest first, from the newest stored unmutated
+    run of any shard ([] when none)."""
+    best, when = [], -1.0
+    d = os.path.join(root, WORK)
+    for shard in (os.listdir(d) if os.path.isdir(d) else []):
+        p = os.path.join(d, shard, "baseline.json")
+        try:
+            t = os.path.getmtime(p)
+            with open(p, encoding="utf-8") as f:
+                order = json.load(f).get("orders", {}).get(name, [])
+        except (OSError, ValueError):
+            continue
+        if order and t > when:
+            best, when = order, t
+    return best
+
+
 def reaches(entry, m):
     """Whether a claim's coverage entry executes any line of the mutant's span."""
     lo, hi = m["line"], max(m.get("end_line") or m["line"], m["line"])
     return any(a <= hi and lo <= b for a, b in entry["lines"].get(m["file"], []))
 
 
-def coverage_for(root, tree, claims):
-    """The stored coverage when it was measured on the tree's sources for every claim of
-    the suite, else None (then every claim runs on every mutant)."""
+def coverage_for(root, tree):
+    """The stored coverage when it was measured on the tree's sources, else None (then
+    every claim runs on every mutant). It may hold some claims only (a measurement still
+    under way): a claim it does not hold runs on every mutant."""
     path = os.path.join(root, COVERAGE)
     if not os.path.exists(path):
         return None
     c = read_json(path, "the coverage")
-    if c.get("key") != source_key(root, tree) or set(claims) - set(c.get("claims", {})):
-        return None
-    return c
+    return c if c.get("key") == source_key(root, tree) else None
+
+
+def may_reach(cov, claim, m):
+    """Whether `claim` can see mutant `m`: unknown (not measured) counts as yes."""
+    return cov is None or claim not in cov["claims"] or reaches(cov["claims"][claim], m)
 
 
 def head_commit(root):
@@ -857,10 +883,13 @@ def cmd_run(a):
                                 config.get("min_timeout", {}))
     remove_strays(tree, keep)
     suite = next((s for s in steps if s.get("kind") == "suite-claims"), None)
-    cov = coverage_for(root, tree, suite_claims(tree, suite)) if suite else None
+    cov = coverage_for(root, tree) if suite else None
     if suite:
+        claims = suite_claims(tree, suite)
+        measured = sum(1 for c in claims if cov and c in cov["claims"])
         print("mutants: the suite runs " + (
-            f"only the claims that reach a mutant's lines ({COVERAGE})" if cov else
+            f"only the claims that reach a mutant's lines ({COVERAGE}; {measured} of "
+            f"{len(claims)} claims measured, the others run on every mutant)" if cov else
             f"every claim on every mutant ({COVERAGE} is missing or of other sources: "
             "`scripts/mutants.py coverage` measures it)"), flush=True)
     commit = head_commit(root)
@@ -968,7 +997,7 @@ def judge_mutant(tree, work, env, steps, m, timeouts, orders, cov=None):
             if s.get("kind") == "suite-claims":
                 order = learned_order(orders[s["name"]], m, load_records(ROOT))
                 if cov is not None:
-                    order = [c for c in order if reaches(cov["claims"][c], m)]
+                    order = [c for c in order if may_reach(cov, c, m)]
                 status, secs, text, claim, ran = run_suite_claims(
                     s, order, tree, env, work, timeouts, log)
                 entry = {"step": key, "status": status, "seconds": round(secs, 1),

@@ -603,6 +603,12 @@ def test_lcov_lines_and_spans():
     assert mutants.reaches(e, {"file": "src/fit/p.rs", "line": 1, "end_line": 3}) is True
     assert mutants.reaches(e, {"file": "src/fit/p.rs", "line": 9}) is True
     assert mutants.reaches(e, {"file": "src/fit/q.rs", "line": 3}) is False
+    # A claim the coverage does not hold (a measurement under way) may reach anything.
+    cov = {"claims": {"measured": e}}
+    m = {"file": "src/fit/q.rs", "line": 3}
+    assert mutants.may_reach(cov, "measured", m) is False
+    assert mutants.may_reach(cov, "not measured", m) is True
+    assert mutants.may_reach(None, "measured", m) is True
 
 
 def test_a_changed_baseline_is_named_with_its_moved_rows():
