@@ -620,3 +620,14 @@ def test_a_changed_baseline_is_named_with_its_moved_rows():
     d = mutants.failure_detail("suite-claims", text)
     assert d == ("baseline CHANGED: pff-proof-ingredients: 2 rows moved; "
                  "Eq. 12 / main: estimate 0.31 -> 0.52; Eq. 14 / main: holds -> refuted")
+
+
+def test_a_const_fn_mutant_is_run_by_every_claim():
+    """A const fn may run at compile time, where coverage has no counter."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    import mutants
+    text = "impl Memo {\n    pub(super) const fn new() -> Self { Memo { x: 1 } }\n}\nfn newer() {}\n"
+    assert mutants.in_const_fn(text, {"function": "Memo::new"}) is True
+    assert mutants.in_const_fn(text, {"function": "newer"}) is False
+    assert mutants.in_const_fn(text, {"function": "LogregPass<'f>::run"}) is False
+    assert mutants.in_const_fn(text, {"function": None}) is False
