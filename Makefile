@@ -170,22 +170,32 @@ time-to-red: deps
 # reports/MUTANTS.md: regression power measured by mutation testing (issue 57;
 # docs/fault-matrix.md, "Mutation testing"). cargo-mutants (pinned, installed when
 # missing) lists the mutants of the core and the verdict layer; the committed seeded
-# sample (mutants/sample.json, drawn once) is judged one mutant at a time in a scratch
-# copy (target/mutants/), the claim suite first (cheapest claim first, to the first that
-# fails), the tests for what it missed, each result appended to
-# mutants/results/shard-<I>-of-<N>.jsonl as soon as it is known: stopped, the same
-# command resumes. Hours to days on 2 cores (the claim suite runs on every viable
-# mutant); `scripts/mutants.py slurm --shards N` shards it on a cluster.
+# sample (mutants/sample.json; `scripts/mutants.py sample --refresh` redraws only the
+# mutants of files changed since) is judged one mutant at a time in a scratch copy
+# (target/mutants/). Coverage first (mutants/coverage.json: which claims execute which
+# lines, measured once per version of the sources with llvm-19's tools, installed when
+# missing; resumable), then each mutant: the claims that reach it (to the first that
+# fails), the tests for what they missed, each result appended to
+# mutants/results/shard-<I>-of-<N>.jsonl as soon as it is known: stopped (or `touch
+# target/mutants/shard-0-of-1/stop` to stop between mutants), the same command resumes.
+# Hours on 2 cores; `scripts/mutants.py slurm --shards N` shards it on a cluster.
 # MUTANTS_ARGS="--limit 5" judges five and stops; `make mutants-report` writes the
 # report from the committed results alone; `scripts/mutants.py status` counts them.
 MUTANTS_VERSION := 27.1.0
+MUTANTS_LLVM := llvm-19
 MUTANTS_ARGS ?=
 mutants: deps
 	@if [ "$$($(CARGO) mutants --version 2>/dev/null)" != "cargo-mutants $(MUTANTS_VERSION)" ]; then \
 	  echo "mutants: installing cargo-mutants $(MUTANTS_VERSION)"; \
 	  $(CARGO) install --locked cargo-mutants@$(MUTANTS_VERSION); \
 	fi
+	@if dpkg -s $(MUTANTS_LLVM) >/dev/null 2>&1; then :; else \
+	  echo "mutants: installing $(MUTANTS_LLVM) (llvm-cov and llvm-profdata read the coverage)"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(MUTANTS_LLVM); \
+	fi
 	@[ -f mutants/sample.json ] || python3 scripts/mutants.py sample
+	python3 scripts/mutants.py coverage
 	python3 scripts/mutants.py run $(MUTANTS_ARGS)
 	python3 scripts/mutants.py report
 
