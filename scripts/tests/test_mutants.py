@@ -170,6 +170,28 @@ def seen(logs, step):
     return p.read_text().split() if p.exists() else []
 
 
+def with_claim_suite(tree, claims, run_claim, keep):
+    """The toy tree with claim files (name -> text), a `suite-claims` step running
+    `run_claim` (sh, the claim's path as $1) one claim a process, and the sample cut to
+    the mutants named in `keep`; committed. Returns the claims directory."""
+    root, logs, cfg = tree
+    d = root / "claims"
+    d.mkdir()
+    for name, text in claims.items():
+        (d / f"{name}.yaml").write_text(text)
+    c = json.loads(cfg.read_text())
+    c["steps"][1] = {"name": "claim suite", "kind": "suite-claims", "always": True,
+                     "claims": "claims", "build": None,
+                     "test": ["sh", "-c", run_claim, "sh", "{claim}"]}
+    cfg.write_text(json.dumps(c))
+    sample = json.loads((root / "mutants/sample.json").read_text())
+    sample["mutants"] = [m for m in sample["mutants"] if m["id"] in keep]
+    (root / "mutants/sample.json").write_text(json.dumps(sample, indent=1))
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "claims and mutants")
+    return d
+
+
 def test_a_killed_run_resumes_where_it_stopped(tree):
     root, logs, cfg = tree
     before = snapshot(root)
@@ -388,29 +410,16 @@ def test_the_claim_suite_runs_one_claim_a_process_cheapest_first_and_stops_at_th
     (a regression of any kind), names it, and a claim that hangs times out on its own
     limit."""
     root, logs, cfg = tree
-    claims = root / "claims"
-    claims.mkdir()
-    # a-slow takes longest, b-fast least; c-mid in between.
-    for name, secs in [("a-slow", 0.6), ("b-fast", 0.0), ("c-mid", 0.3)]:
-        (claims / f"{name}.yaml").write_text(f"id: {name}\nsleep: {secs}\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "claims")
     run_claim = (
         "c=$1; echo \"$c\" >> \"$LOGDIR/claims.log\"; sleep $(sed -n 's/^sleep: //p' \"$c\"); "
         "if grep -q SUITE_FAILS src/train/a.rs && [ \"$c\" = claims/c-mid.yaml ]; then "
         "echo 'baseline CHANGED: c-mid: differs from its snapshot'; exit 1; fi; "
         "if grep -q HANG src/train/a.rs && [ \"$c\" = claims/b-fast.yaml ]; then sleep 61; fi"
     )
-    c = json.loads(cfg.read_text())
-    c["steps"][1] = {"name": "claim suite", "kind": "suite-claims", "always": True,
-                     "claims": "claims", "build": None,
-                     "test": ["sh", "-c", run_claim, "sh", "{claim}"]}
-    cfg.write_text(json.dumps(c))
-    sample = json.loads((root / "mutants/sample.json").read_text())
-    sample["mutants"] = [m for m in sample["mutants"]
-                         if m["id"] in ("m2 survives", "m4 caught by suite", "m6 hangs")]
-    (root / "mutants/sample.json").write_text(json.dumps(sample, indent=1))
-    git(root, "commit", "-q", "-am", "three mutants")
+    # a-slow takes longest, b-fast least; c-mid in between.
+    with_claim_suite(tree, {n: f"id: {n}\nsleep: {t}\n" for n, t in
+                            [("a-slow", 0.6), ("b-fast", 0.0), ("c-mid", 0.3)]},
+                     run_claim, ("m2 survives", "m4 caught by suite", "m6 hangs"))
     out = run(root, cfg, "run")
     assert out.returncode == 0, out.stderr
     base = json.loads((root / "target/mutants/shard-0-of-1/baseline.json").read_text())
@@ -533,27 +542,13 @@ def test_with_coverage_the_suite_runs_only_the_claims_that_reach_a_mutant(tree):
     sys.path.insert(0, str(SCRIPT.parent))
     import mutants
     root, logs, cfg = tree
-    claims = root / "claims"
-    claims.mkdir()
-    for name in ("a", "b", "c"):
-        (claims / f"{name}.yaml").write_text(f"id: {name}\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "claims")
     run_claim = (
         "c=$1; echo \"$c\" >> \"$LOGDIR/claims.log\"; "
         "if grep -q SUITE_FAILS src/train/a.rs && [ \"$c\" = claims/c.yaml ]; then "
         "echo 'baseline CHANGED: c'; exit 1; fi"
     )
-    c = json.loads(cfg.read_text())
-    c["steps"][1] = {"name": "claim suite", "kind": "suite-claims", "always": True,
-                     "claims": "claims", "build": None,
-                     "test": ["sh", "-c", run_claim, "sh", "{claim}"]}
-    cfg.write_text(json.dumps(c))
-    sample = json.loads((root / "mutants/sample.json").read_text())
-    sample["mutants"] = [m for m in sample["mutants"]
-                         if m["id"] in ("m2 survives", "m4 caught by suite")]
-    (root / "mutants/sample.json").write_text(json.dumps(sample, indent=1))
-    git(root, "commit", "-q", "-am", "two mutants")
+    claims = with_claim_suite(tree, {n: f"id: {n}\n" for n in ("a", "b", "c")}, run_claim,
+                              ("m2 survives", "m4 caught by suite"))
     # a and c execute lines 3-5 of a.rs, b none of them: m4 (line 4) meets a and c only;
     # m2 (line 2) meets none.
     key = mutants.source_key(str(root), str(root))
