@@ -213,7 +213,9 @@ def test_a_killed_run_resumes_where_it_stopped(tree):
     # The unit tests saw each viable mutant once; m5 twice (killed mid-way, then again).
     unit = seen(logs, "unit-tests")
     assert unit.count("KILL_DRIVER") == 2
-    for marker in ("UNIT_FAILS", "HARMLESS", "SUITE_FAILS", "HANG", "INTEGRATION_FAILS"):
+    # UNIT_FAILS twice: its failing test runs again, alone, to tell a catch from a flake.
+    assert unit.count("UNIT_FAILS") == 2, unit
+    for marker in ("HARMLESS", "SUITE_FAILS", "HANG", "INTEGRATION_FAILS"):
         assert unit.count(marker) == 1, (marker, unit)
     assert "NO_BUILD" not in unit
     r = {k: v[0] for k, v in recs.items()}
@@ -626,3 +628,35 @@ def test_a_const_fn_mutant_is_run_by_every_claim():
     assert mutants.in_const_fn(text, {"function": "newer"}) is False
     assert mutants.in_const_fn(text, {"function": "LogregPass<'f>::run"}) is False
     assert mutants.in_const_fn(text, {"function": None}) is False
+
+
+def test_a_test_that_fails_once_and_passes_alone_is_not_a_catch(tree):
+    """A detector's failing tests run again, alone (`-- --exact <names>`): a test that failed
+    only under load (a wait on a child process, say) does not count the mutant caught."""
+    root, logs, cfg = tree
+    c = json.loads(cfg.read_text())
+    c["steps"][0]["test"][2] = (
+        "echo \"$*\" >> \"$LOGDIR/unit-args.log\"; "
+        "if grep -q FLAKY_ONCE src/train/a.rs && [ ! -e \"$LOGDIR/flaked\" ]; then "
+        "touch \"$LOGDIR/flaked\"; echo 'test unit::w ... FAILED'; exit 101; fi; "
+        + c["steps"][0]["test"][2])
+    cfg.write_text(json.dumps(c))
+    sample = json.loads((root / "mutants/sample.json").read_text())
+    m1 = [m for m in sample["mutants"] if m["id"] == "m1 caught by unit"][0]
+    flaky = dict(m1, id="m8 flaky once", line=8, replacement="FLAKY_ONCE", diff=diff(8, "FLAKY_ONCE"))
+    sample["mutants"] = [m1, flaky]
+    (root / "mutants/sample.json").write_text(json.dumps(sample, indent=1))
+    git(root, "commit", "-q", "-am", "a flaky mutant")
+    out = run(root, cfg, "run")
+    assert out.returncode == 0, out.stderr
+    r = {k: v[0] for k, v in records(root).items()}
+    f = r["m8 flaky once"]
+    unit = [s for s in f["steps"] if s["step"] == "unit tests/test"][0]
+    assert unit["status"] == "flaky" and unit["rerun"]["tests"] == ["unit::w"]
+    assert f["outcome"] == "missed" and f["detector"] is None
+    # A test that fails again alone is a catch.
+    c1 = r["m1 caught by unit"]
+    unit1 = [s for s in c1["steps"] if s["step"] == "unit tests/test"][0]
+    assert c1["outcome"] == "caught" and unit1["rerun"]["status"] == "fail"
+    # (sh -c takes the `--` as $0: the rest are the arguments cargo test would get)
+    assert "--exact unit::x" in (logs / "unit-args.log").read_text().split("\n")
