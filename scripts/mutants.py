@@ -669,6 +669,9 @@ def cmd_coverage(a):
     work = os.path.join(root, WORK, "coverage")
     tree = os.path.join(work, "tree")
     os.makedirs(tree, exist_ok=True)
+    # Stopped, a measurement kills the claim it runs (its process group), as `run` does.
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, on_signal)
     lock = open(os.path.join(work, "lock"), "w")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
