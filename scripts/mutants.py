@@ -217,6 +217,14 @@ def normalise(m):
     }
 
 
+def listed_population(root):
+    """cargo-mutants' listing of the sampled modules, normalised, in a fixed order."""
+    population = [normalise(m) for m in list_mutants(root)]
+    population = [m for m in population if m["module"] is not None]
+    population.sort(key=lambda m: (m["file"], m["line"], m["column"], m["id"]))
+    return population
+
+
 def cmd_sample(a):
     path = os.path.join(ROOT, SAMPLE)
     if a.refresh:
@@ -224,9 +232,7 @@ def cmd_sample(a):
     if os.path.exists(path) and not a.force:
         raise Refused(f"{SAMPLE} exists (the committed sample); --force draws a new one")
     version = tool_version()
-    population = [normalise(m) for m in list_mutants(ROOT)]
-    population = [m for m in population if m["module"] is not None]
-    population.sort(key=lambda m: (m["file"], m["line"], m["column"], m["id"]))
+    population = listed_population(ROOT)
     ids = [m["id"] for m in population]
     if len(set(ids)) != len(ids):
         raise Refused("cargo mutants listed two mutants under one name")
@@ -267,9 +273,7 @@ def refresh_sample(a, path):
     if version != sample["tool"]:
         raise Refused(f"the sample was listed by {sample['tool']}, this is {version}: "
                       "another version lists other mutants; draw a new sample (--force)")
-    population = [normalise(m) for m in list_mutants(ROOT)]
-    population = [m for m in population if m["module"] is not None]
-    population.sort(key=lambda m: (m["file"], m["line"], m["column"], m["id"]))
+    population = listed_population(ROOT)
     by_file = {}
     for m in population:
         by_file.setdefault(m["file"], []).append(m)
@@ -478,6 +482,13 @@ def on_signal(signum, _frame):
     raise Interrupted(signum)
 
 
+def stop_on_signals():
+    """SIGTERM, SIGINT and SIGHUP stop the command: the step under way is killed with its
+    process group (run_step), and the same command resumes."""
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, on_signal)
+
+
 def run_step(cmd, cwd, env, timeout, log):
     """Runs one command in its own process group; returns (status, seconds, output) with
     status "ok", "fail" or "timeout". A timeout kills the whole group."""
@@ -670,8 +681,7 @@ def cmd_coverage(a):
     tree = os.path.join(work, "tree")
     os.makedirs(tree, exist_ok=True)
     # Stopped, a measurement kills the claim it runs (its process group), as `run` does.
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, on_signal)
+    stop_on_signals()
     lock = open(os.path.join(work, "lock"), "w")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -878,8 +888,7 @@ def cmd_run(a):
     if a.limit is not None:
         todo = todo[: a.limit]
 
-    for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(s, on_signal)
+    stop_on_signals()
     env = dict(os.environ)
     env.update(config.get("env", {}))
     env["CARGO_TARGET_DIR"] = os.path.join(tree, "target")
@@ -1184,9 +1193,8 @@ def cmd_report(a):
       f"(now {pct(tot['suite_caught'], tot['suite_viable'])}).\n")
     # Coverage's soundness, checked where it can be: a mutant judged with every claim run
     # (before coverage, or without it) and caught by a named claim must be reached by it.
-    cpath = os.path.join(ROOT, COVERAGE)
-    cov = read_json(cpath, "the coverage") if os.path.exists(cpath) else None
-    if cov and cov.get("key") == source_key(ROOT, ROOT):
+    cov = coverage_for(ROOT, ROOT)
+    if cov:
         full = [(m, r) for m, r in judged if r.get("suite") == "caught" and r.get("suite_claim")
                 and not any("claims_reaching" in st for st in r.get("steps", []))
                 and r["suite_claim"] in cov["claims"]]
