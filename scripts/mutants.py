@@ -89,14 +89,24 @@ def default_config():
                 # whole suite's exit status; one process per claim is what lets the suite
                 # stop at the first regression (`run --fail-fast` stops at a failing
                 # verdict, not at a baseline change).
+                #
+                # CI also requires the committed reports byte for byte (`git diff
+                # --exit-code -- reports/` after `make run`): every metric of every point at
+                # 6 significant figures, far more than the snapshot's verdict rows. So each
+                # claim writes its reports into a fresh directory ({out}) and every file it
+                # writes must equal the committed one in `reports`, except the files a
+                # one-claim run cannot reproduce (the summary, index and scorecards, which
+                # gather every claim): those the unmutated run finds different, per claim,
+                # are listed in its baseline and not compared.
                 "name": "claim suite",
                 "kind": "suite-claims",
                 "always": True,
                 "claims": "claims",
+                "reports": "reports",
                 "build": cargo + ["build"] + prof + ["--locked", "--bin", "dpclaims"],
                 "test": [
                     "target/{profile}/dpclaims", "run", "{claim}", "--profile", "quick",
-                    "--no-cache", "--require-baseline", "--no-reports",
+                    "--no-cache", "--require-baseline", "--out", "{out}",
                 ],
             },
             {
@@ -120,6 +130,11 @@ def default_config():
             },
         ],
     }
+
+
+def load_config(path):
+    """The detector configuration: a JSON file (`--config`, MUTANTS_CONFIG) or the default."""
+    return read_json(path, "the detector configuration") if path else default_config()
 
 
 class Refused(Exception):
@@ -357,9 +372,19 @@ def load_records(root):
     return recs
 
 
-def usable(rec, sample):
-    """A record counts when it was made on the sampled source of its file."""
-    return rec is not None and rec.get("source_sha256") == sample["source_sha256"].get(rec.get("file"))
+def usable(rec, sample, oracle=None):
+    """A record counts when it was made on the sampled source of its file, and, when the
+    claim suite did not catch its mutant, by the current suite (`oracle`): a suite that
+    grew may catch it now. A catch stands (the suite only ever gains detectors)."""
+    if rec is None or rec.get("source_sha256") != sample["source_sha256"].get(rec.get("file")):
+        return False
+    return oracle is None or rec.get("suite") in ("caught", "not run") or rec.get("oracle") == oracle
+
+
+def suite_oracle(config):
+    """The claim suite's identity: its step as configured (what it runs and compares)."""
+    step = next((s for s in config["steps"] if s.get("kind") == "suite-claims"), None)
+    return sha256_bytes(json.dumps(step, sort_keys=True).encode())[:12] if step else None
 
 
 def append_record(path, rec):
@@ -527,7 +552,7 @@ def failure_detail(kind, text):
         # A changed baseline names the claim, then its moved rows, indented.
         lines, follow = [], 0
         for l in text.splitlines():
-            if l.startswith(("FAIL", "error", "baseline CHANGED:")):
+            if l.startswith(("FAIL", "error", "baseline CHANGED:", "reports differ:")):
                 lines.append(l.strip())
                 follow = 2 if l.startswith("baseline CHANGED:") else 0
             elif follow and l.startswith("    "):
@@ -546,8 +571,78 @@ def failure_detail(kind, text):
 
 
 def fill(cmd, work, claim=""):
+    out = os.path.join(work, "out")
     return [c.replace("{profile}", PROFILE).replace("{work}", work).replace("{claim}", claim)
-            for c in cmd]
+            .replace("{out}", out) for c in cmd]
+
+
+def written_files(d):
+    """The files under `d` (relative paths, sorted), raw/ aside (the raw f64, never
+    committed)."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(d):
+        rel = os.path.relpath(dirpath, d)
+        if rel == ".":
+            dirnames[:] = [n for n in dirnames if n != "raw"]
+        out.extend(os.path.normpath(os.path.join(rel, n)) for n in filenames)
+    return sorted(out)
+
+
+def first_difference(a, b):
+    """Where two files first differ: `line K: <old> -> <new>` (shortened), or why not."""
+    try:
+        with open(a, "rb") as f:
+            x = f.read().decode(errors="replace").splitlines()
+    except OSError:
+        return "not committed"
+    try:
+        with open(b, "rb") as f:
+            y = f.read().decode(errors="replace").splitlines()
+    except OSError:
+        return "not written"
+    for k, (u, v) in enumerate(zip(x, y)):
+        if u != v:
+            return f"line {k + 1}: {u[:100]!r} -> {v[:100]!r}"
+    return f"{len(x)} lines -> {len(y)} lines"
+
+
+def compare_reports(step, tree, work, expected, skip):
+    """The files of a claim's run ({out}) that differ from the committed reports:
+    `expected` is what the unmutated run wrote (a file it wrote and this run did not is a
+    difference, and so is a new one); `skip` is what a one-claim run cannot reproduce."""
+    if not step.get("reports"):
+        return []
+    out, committed = os.path.join(work, "out"), os.path.join(tree, step["reports"])
+    have = set(written_files(out))
+    differ = []
+    for f in sorted(have | set(expected or have)):
+        if f in skip:
+            continue
+        a, b = os.path.join(committed, f), os.path.join(out, f)
+        if f not in have or not os.path.isfile(a) or not filecmp_same(a, b):
+            differ.append((f, first_difference(a, b)))
+    return differ
+
+
+def filecmp_same(a, b):
+    with open(a, "rb") as x, open(b, "rb") as y:
+        return x.read() == y.read()
+
+
+def run_claim(step, claim, tree, env, work, timeout, log, expected=None, skip=(), compare=True):
+    """One claim of a `suite-claims` step, its reports written into a fresh {out} and
+    compared with the committed ones; returns (status, seconds, output, differing files).
+    A run that passes but writes other report bytes fails, as CI's `git diff` does."""
+    out = os.path.join(work, "out")
+    shutil.rmtree(out, ignore_errors=True)
+    status, secs, text = run_step(fill(step["test"], work, claim), tree, env, timeout, log)
+    differ = []
+    if status == "ok" and compare:
+        differ = compare_reports(step, tree, work, expected, set(skip))
+        if differ:
+            status = "fail"
+            text += "".join(f"\nreports differ: {step['reports']}/{f} ({how})" for f, how in differ)
+    return status, secs, text, differ
 
 
 def suite_claims(tree, step):
@@ -562,17 +657,19 @@ def suite_claims(tree, step):
     return [os.path.join(step.get("claims", "claims"), n) for n in names]
 
 
-def run_suite_claims(step, order, tree, env, work, timeouts, log):
+def run_suite_claims(step, order, tree, env, work, timeouts, log, reports):
     """One claim per process in `order`, stopping at the first that fails or times out;
-    returns (status, seconds, output, claim, claims run)."""
+    returns (status, seconds, output, claim, claims run, differing report files).
+    `reports` is the unmutated run's {"written": {claim: files}, "skip": {claim: files}}."""
     total = 0.0
     for k, claim in enumerate(order):
-        status, secs, text = run_step(fill(step["test"], work, claim), tree, env,
-                                      timeouts.get(f"{step['name']}/test/{claim}"), log)
+        status, secs, text, differ = run_claim(
+            step, claim, tree, env, work, timeouts.get(f"{step['name']}/test/{claim}"), log,
+            reports.get("written", {}).get(claim), reports.get("skip", {}).get(claim, ()))
         total += secs
         if status != "ok":
-            return status, total, text, claim, k + 1
-    return "ok", total, "", None, len(order)
+            return status, total, text, claim, k + 1, differ
+    return "ok", total, "", None, len(order), []
 
 
 def learned_order(order, m, records):
@@ -634,6 +731,12 @@ def source_key(root, tree):
         if f.startswith(COVERAGE_INPUTS) and os.path.isfile(os.path.join(tree, f)))).encode())
 
 
+def coverage_key(root, tree, config):
+    """Coverage holds for the same inputs and the same suite command (writing the reports,
+    say, executes lines that a run without them does not)."""
+    return sha256_bytes((source_key(root, tree) + (suite_oracle(config) or "")).encode())
+
+
 def covered_lines(lcov, files):
     """{file: sorted lines executed at least once} from an lcov export, for `files` only."""
     out, cur = {}, None
@@ -673,7 +776,7 @@ def cmd_coverage(a):
     tools = {t: llvm_tool(t) for t in LLVM_TOOLS}
     if not all(tools.values()):
         raise Refused("llvm-profdata and llvm-cov are needed (Debian: apt-get install llvm-19)")
-    config = read_json(a.config, "the detector configuration") if a.config else default_config()
+    config = load_config(a.config)
     step = next((s for s in config["steps"] if s.get("kind") == "suite-claims"), None)
     if step is None:
         raise Refused("the oracle has no `suite-claims` step to measure")
@@ -688,7 +791,7 @@ def cmd_coverage(a):
     except OSError:
         raise Refused(f"another `mutants.py coverage` holds {WORK}/coverage/lock")
     sync_tree(root, tree)
-    key = source_key(root, tree)
+    key = coverage_key(root, tree, config)
     env = dict(os.environ)
     env.update(config.get("env", {}))
     env["CARGO_TARGET_DIR"] = os.path.join(tree, "target")
@@ -729,6 +832,7 @@ def cmd_coverage(a):
         os.makedirs(raw)
         cenv = dict(env, LLVM_PROFILE_FILE=os.path.join(raw, "%p-%m.profraw"))
         log = os.path.join(work, "logs", "claim.log")
+        shutil.rmtree(os.path.join(work, "out"), ignore_errors=True)
         status, secs, text = run_step(fill(step["test"], work, claim), tree, cenv, None, log)
         if status != "ok":
             raise Refused(f"the unmutated, instrumented tree fails {claim}: "
@@ -788,7 +892,7 @@ def reaches(entry, m):
     return any(a <= hi and lo <= b for a, b in entry["lines"].get(m["file"], []))
 
 
-def coverage_for(root, tree):
+def coverage_for(root, tree, config):
     """The stored coverage when it was measured on the tree's sources, else None (then
     every claim runs on every mutant). It may hold some claims only (a measurement still
     under way): a claim it does not hold runs on every mutant."""
@@ -796,7 +900,7 @@ def coverage_for(root, tree):
     if not os.path.exists(path):
         return None
     c = read_json(path, "the coverage")
-    return c if c.get("key") == source_key(root, tree) else None
+    return c if c.get("key") == coverage_key(root, tree, config) else None
 
 
 def may_reach(cov, claim, m):
@@ -862,7 +966,7 @@ def cmd_run(a):
     i, n = parse_shard(a.shard)
     sample = read_json(os.path.join(root, SAMPLE), "the sample")
     check_sample_current(root, sample)
-    config = read_json(a.config, "the detector configuration") if a.config else default_config()
+    config = load_config(a.config)
     steps = config["steps"]
     name = f"shard-{i}-of-{n}"
     results = os.path.join(root, RESULTS, f"{name}.jsonl")
@@ -876,11 +980,13 @@ def cmd_run(a):
         raise Refused(f"another `mutants.py run --shard {i}/{n}` holds {WORK}/{name}/lock")
 
     records = load_records(root)
+    oracle = suite_oracle(config)
     mine = [m for k, m in enumerate(sample["mutants"]) if k % n == i]
     unknown = sorted(set(a.rerun) - {m["id"] for m in sample["mutants"]})
     if unknown:
         raise Refused("--rerun names no sampled mutant: " + ", ".join(unknown))
-    todo = [m for m in mine if m["id"] in a.rerun or not usable(records.get(m["id"]), sample)]
+    todo = [m for m in mine
+            if m["id"] in a.rerun or not usable(records.get(m["id"]), sample, oracle)]
     print(f"mutants: shard {i}/{n}: {len(mine)} sampled, {len(mine) - len(todo)} already judged, "
           f"{len(todo)} to run", flush=True)
     if not todo:
@@ -899,11 +1005,11 @@ def cmd_run(a):
     if config.get("seed_target"):
         seed_target(root, tree)
 
-    timeouts, orders = baseline(root, work, tree, env, steps, sample, a.timeout_factor,
-                                config.get("min_timeout", {}))
+    timeouts, orders, reports = baseline(root, work, tree, env, steps, sample, a.timeout_factor,
+                                         config.get("min_timeout", {}))
     remove_strays(tree, keep)
     suite = next((s for s in steps if s.get("kind") == "suite-claims"), None)
-    cov = coverage_for(root, tree) if suite else None
+    cov = coverage_for(root, tree, config) if suite else None
     if suite:
         claims = suite_claims(tree, suite)
         measured = sum(1 for c in claims if cov and c in cov["claims"])
@@ -922,12 +1028,13 @@ def cmd_run(a):
             print(f"mutants: stopped between mutants ({WORK}/{name}/stop); the same command resumes",
                   flush=True)
             break
-        rec = judge_mutant(tree, work, env, steps, m, timeouts, orders, cov)
+        rec = judge_mutant(tree, work, env, steps, m, timeouts, orders, cov, reports)
         remove_strays(tree, keep)
         rec["source_sha256"] = sample["source_sha256"][m["file"]]
         rec["commit"] = commit
         rec["tool"] = sample["tool"]
         rec["timeouts"] = timeouts
+        rec["oracle"] = oracle
         append_record(results, rec)
         print(f"mutants: {rec['outcome']:<8} {rec.get('detector') or '-':<18} {m['id']}", flush=True)
     return 0
@@ -945,13 +1052,13 @@ def baseline(root, work, tree, env, steps, sample, factor, floors):
         with open(path, encoding="utf-8") as f:
             b = json.load(f)
         if b.get("key") == key:
-            return b["timeouts"], b.get("orders", {})
+            return b["timeouts"], b.get("orders", {}), b.get("reports", {})
     except (OSError, ValueError):
         pass
     # A mutant's build recompiles the crate: so does the unmutated build measured here.
     first = os.path.join(tree, sample["mutants"][0]["file"])
     os.utime(first)
-    times, timeouts, orders = {}, {}, {}
+    times, timeouts, orders, reports = {}, {}, {}, {"written": {}, "skip": {}}
     print("mutants: the unmutated run (every detector must pass; it sets the timeouts)", flush=True)
     for s in steps:
         for phase in ("build", "test"):
@@ -961,14 +1068,19 @@ def baseline(root, work, tree, env, steps, sample, factor, floors):
             log = os.path.join(work, "logs", f"baseline-{s['name'].replace(' ', '-')}-{phase}.log")
             floor = floors.get(phase, 300 if phase == "build" else 60)
             if phase == "test" and s.get("kind") == "suite-claims":
-                # Each claim timed alone: its own timeout, and the order (cheapest first).
+                # Each claim timed alone: its own timeout, and the order (cheapest first);
+                # and what it writes, against the committed reports.
                 per = {}
                 for claim in suite_claims(tree, s):
-                    status, secs, text = run_step(fill(cmd, work, claim), tree, env, None, log)
+                    # Nothing compared yet: this run learns what a claim writes.
+                    status, secs, text, _ = run_claim(s, claim, tree, env, work, None, log,
+                                                      compare=False)
                     if status != "ok":
                         raise Refused(f"the unmutated tree fails `{s['name']}` at {claim}: "
                                       f"{failure_detail(s.get('kind'), text)} (log: {log})")
                     per[claim] = secs
+                    if s.get("reports"):
+                        learn_reports(s, claim, tree, work, reports)
                 orders[s["name"]] = sorted(per, key=lambda c: (per[c], c))
                 for c, t in per.items():
                     timeouts[f"{s['name']}/test/{c}"] = round(max(floor, factor * t), 1)
@@ -982,11 +1094,30 @@ def baseline(root, work, tree, env, steps, sample, factor, floors):
             timeouts[f"{s['name']}/{phase}"] = round(max(floor, factor * secs), 1)
             print(f"mutants:   {s['name']} {phase}: {secs:.0f} s", flush=True)
     write_atomic(path, json.dumps({"key": key, "seconds": times, "timeouts": timeouts,
-                                   "orders": orders}, indent=1) + "\n")
-    return timeouts, orders
+                                   "orders": orders, "reports": reports}, indent=1) + "\n")
+    return timeouts, orders, reports
 
 
-def judge_mutant(tree, work, env, steps, m, timeouts, orders, cov=None):
+def learn_reports(step, claim, tree, work, reports):
+    """What the unmutated one-claim run writes, and which of those files differ from the
+    committed reports (the files that gather every claim: the summary, the index, the
+    scorecards): those are not compared for this claim. The claim's own files (named after
+    its spec) must be reproduced, else the committed reports are not this tree's."""
+    out = os.path.join(work, "out")
+    written = written_files(out)
+    differ = [f for f, _ in compare_reports(step, tree, work, written, ())]
+    stem = os.path.splitext(os.path.basename(claim))[0]
+    own = [f for f in differ if os.path.basename(f).startswith(stem + ".")]
+    if own or len(differ) == len(written):
+        f = (own or differ or ["nothing"])[0]
+        raise Refused(f"the unmutated run of {claim} does not reproduce the committed "
+                      f"{step['reports']}/{f} ({first_difference(os.path.join(tree, step['reports'], f), os.path.join(out, f))}): "
+                      "run `make run` and commit its reports first")
+    reports["written"][claim] = written
+    reports["skip"][claim] = differ
+
+
+def judge_mutant(tree, work, env, steps, m, timeouts, orders, cov=None, reports=None):
     path = os.path.join(tree, m["file"])
     with open(path, "rb") as f:
         original = f.read()
@@ -1018,10 +1149,13 @@ def judge_mutant(tree, work, env, steps, m, timeouts, orders, cov=None):
                 order = learned_order(orders[s["name"]], m, load_records(ROOT))
                 if cov is not None and not in_const_fn(original.decode(errors="replace"), m):
                     order = [c for c in order if may_reach(cov, c, m)]
-                status, secs, text, claim, ran = run_suite_claims(
-                    s, order, tree, env, work, timeouts, log)
+                status, secs, text, claim, ran, differ = run_suite_claims(
+                    s, order, tree, env, work, timeouts, log, reports or {})
                 entry = {"step": key, "status": status, "seconds": round(secs, 1),
                          "claims_run": ran}
+                if differ:
+                    # The run itself passed: only its report bytes moved.
+                    entry["reports_differ"] = [f for f, _ in differ]
                 if cov is not None:
                     entry["claims_reaching"] = len(order)
                 if claim:
@@ -1064,10 +1198,11 @@ def judge_mutant(tree, work, env, steps, m, timeouts, orders, cov=None):
 def cmd_status(a):
     sample = read_json(os.path.join(ROOT, SAMPLE), "the sample")
     recs = load_records(ROOT)
+    oracle = suite_oracle(load_config(os.environ.get("MUTANTS_CONFIG")))
     counts = {}
     for m in sample["mutants"]:
         r = recs.get(m["id"])
-        o = r["outcome"] if usable(r, sample) else "not yet run"
+        o = r["outcome"] if usable(r, sample, oracle) else "not yet run"
         counts[o] = counts.get(o, 0) + 1
     print(f"mutants: {len(sample['mutants'])} sampled: "
           + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
@@ -1107,10 +1242,11 @@ def cmd_report(a):
     fates_path = os.path.join(ROOT, FATES)
     fates = read_json(fates_path, "the fates file") if os.path.exists(fates_path) else {}
     recs = load_records(ROOT)
+    oracle = suite_oracle(load_config(os.environ.get("MUTANTS_CONFIG")))
     rows = []
     for m in sample["mutants"]:
         r = recs.get(m["id"])
-        rows.append((m, r if usable(r, sample) else None))
+        rows.append((m, r if usable(r, sample, oracle) else None))
     equivalent = {k for k, v in fates.items() if v.get("fate") == "equivalent"}
     judged = [(m, r) for m, r in rows if r]
     out = []
@@ -1193,7 +1329,7 @@ def cmd_report(a):
       f"(now {pct(tot['suite_caught'], tot['suite_viable'])}).\n")
     # Coverage's soundness, checked where it can be: a mutant judged with every claim run
     # (before coverage, or without it) and caught by a named claim must be reached by it.
-    cov = coverage_for(ROOT, ROOT)
+    cov = coverage_for(ROOT, ROOT, load_config(os.environ.get("MUTANTS_CONFIG")))
     if cov:
         full = [(m, r) for m, r in judged if r.get("suite") == "caught" and r.get("suite_claim")
                 and not any("claims_reaching" in st for st in r.get("steps", []))

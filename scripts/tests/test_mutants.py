@@ -253,7 +253,7 @@ def test_the_report_counts_scores_and_lists_survivors_with_their_fates(tree):
     root, logs, cfg = tree
     # A partial run first: the report says so.
     assert run(root, cfg, "run", "--limit", "2").returncode == 0
-    rep = run(root, None, "report")
+    rep = run(root, cfg, "report")
     assert rep.returncode == 0, rep.stderr
     text = (root / "reports/MUTANTS.md").read_text()
     assert "**Partial:** 2 of the 7 sampled mutants are judged; 5 are not yet run" in text
@@ -261,7 +261,7 @@ def test_the_report_counts_scores_and_lists_survivors_with_their_fates(tree):
     assert run(root, cfg, "run").returncode == 0
     (root / "mutants/fates.json").write_text(json.dumps(
         {"m2 survives": {"fate": "equivalent", "why": "a | pipe and `ticks` stay text"}}))
-    rep = run(root, None, "report")
+    rep = run(root, cfg, "report")
     assert rep.returncode == 0, rep.stderr
     text = (root / "reports/MUTANTS.md").read_text()
     assert "Partial" not in text
@@ -272,7 +272,7 @@ def test_the_report_counts_scores_and_lists_survivors_with_their_fates(tree):
     assert "+KILL_DRIVER" in text  # the open survivor's diff
     assert "| `m4 caught by suite` | claim suite | `FAIL claim x: row y` | caught |" in text
     # Generated from the committed files alone: the same bytes again.
-    assert run(root, None, "report").returncode == 0
+    assert run(root, cfg, "report").returncode == 0
     assert (root / "reports/MUTANTS.md").read_text() == text
 
 
@@ -553,7 +553,7 @@ def test_with_coverage_the_suite_runs_only_the_claims_that_reach_a_mutant(tree):
                               ("m2 survives", "m4 caught by suite"))
     # a and c execute lines 3-5 of a.rs, b none of them: m4 (line 4) meets a and c only;
     # m2 (line 2) meets none.
-    key = mutants.source_key(str(root), str(root))
+    key = mutants.coverage_key(str(root), str(root), json.loads(cfg.read_text()))
     cov = {"key": key, "claims": {
         "claims/a.yaml": {"seconds": 1, "lines": {"src/train/a.rs": [[3, 5]]}},
         "claims/b.yaml": {"seconds": 1, "lines": {"src/other.rs": [[1, 9]]}},
@@ -660,3 +660,71 @@ def test_a_test_that_fails_once_and_passes_alone_is_not_a_catch(tree):
     assert c1["outcome"] == "caught" and unit1["rerun"]["status"] == "fail"
     # (sh -c takes the `--` as $0: the rest are the arguments cargo test would get)
     assert "--exact unit::x" in (logs / "unit-args.log").read_text().split("\n")
+
+
+def test_the_suite_compares_each_claims_reports_and_judges_again_what_an_older_suite_missed(tree):
+    """CI requires the committed reports byte for byte, so a claim whose run passes but
+    whose report bytes move fails the suite (the files a one-claim run cannot reproduce,
+    learned from the unmutated run, aside). A mutant an older suite missed is judged again
+    by the current one; a catch stands. An unmutated run that does not reproduce a claim's
+    own report is refused."""
+    root, logs, cfg = tree
+    sample = json.loads((root / "mutants/sample.json").read_text())
+    sample["mutants"].append({
+        "id": "m8 moves a report", "file": "src/train/a.rs", "module": "src/train", "line": 8,
+        "column": 1, "function": "f", "genre": "FnValue", "replacement": "REPORT_MOVES",
+        "diff": diff(8, "REPORT_MOVES")})
+    (root / "mutants/sample.json").write_text(json.dumps(sample, indent=1))
+    (root / "reports").mkdir()
+    for n in ("a", "b"):
+        (root / "reports" / f"{n}.csv").write_text(f"{n} 1\n")
+    (root / "reports/SUMMARY.md").write_text("every claim\n")
+    # Each claim writes its own CSV and a summary of itself only (as a one-claim run does);
+    # m8 moves claim a's CSV only.
+    run_claim = (
+        "c=$(basename \"$1\" .yaml); v=1; "
+        "if [ $c = a ] && grep -q REPORT_MOVES src/train/a.rs; then v=2; fi; "
+        "if grep -q SUITE_FAILS src/train/a.rs; then echo 'FAIL claim x: row y'; exit 1; fi; "
+        "if [ -n \"$2\" ]; then mkdir -p \"$2\"; echo \"$c $v\" > \"$2/$c.csv\"; "
+        "echo \"$c only\" > \"$2/SUMMARY.md\"; fi"
+    )
+    with_claim_suite(tree, {n: f"id: {n}\n" for n in ("a", "b")}, run_claim,
+                     ("m2 survives", "m4 caught by suite", "m8 moves a report"))
+    # First the older suite, which writes no reports: m8 gets past it.
+    c = json.loads(cfg.read_text())
+    c["steps"][1]["test"] = ["sh", "-c", run_claim, "sh", "{claim}"]
+    cfg.write_text(json.dumps(c))
+    assert run(root, cfg, "run").returncode == 0
+    old = records(root)
+    assert old["m8 moves a report"][-1]["suite"] == "missed"
+    assert old["m4 caught by suite"][-1]["suite"] == "caught"
+
+    # The suite as configured now: each claim's reports in {out}, compared with reports/.
+    c["steps"][1]["test"] = ["sh", "-c", run_claim, "sh", "{claim}", "{out}"]
+    c["steps"][1]["reports"] = "reports"
+    cfg.write_text(json.dumps(c))
+    before = snapshot(root)
+    out = run(root, cfg, "run")
+    assert out.returncode == 0, out.stderr
+    assert "1 already judged, 2 to run" in out.stdout, out.stdout
+    recs = records(root)
+    assert len(recs["m4 caught by suite"]) == 1, "a catch was judged again"
+    m8 = recs["m8 moves a report"][-1]
+    assert (m8["outcome"], m8["detector"], m8["suite"]) == ("caught", "claim suite", "caught")
+    assert "reports differ: reports/a.csv (line 1: 'a 1' -> 'a 2')" in m8["detail"], m8["detail"]
+    suite = next(s for s in m8["steps"] if s["step"] == "claim suite/test")
+    assert suite["reports_differ"] == ["a.csv"]
+    m2 = recs["m2 survives"][-1]
+    assert (m2["suite"], m2["outcome"]) == ("missed", "missed")
+    # The summary (which gathers every claim) was learned as not reproducible, so not compared.
+    b = json.loads((root / "target/mutants/shard-0-of-1/baseline.json").read_text())
+    assert b["reports"]["skip"] == {"claims/a.yaml": ["SUMMARY.md"], "claims/b.yaml": ["SUMMARY.md"]}
+    assert snapshot(root) == before
+    assert run(root, cfg, "status").stdout.strip().endswith("caught 2, missed 1")
+
+    # Committed reports that this tree does not write: refused before any mutant runs.
+    (root / "reports/b.csv").write_text("b stale\n")
+    git(root, "commit", "-q", "-am", "stale report")
+    out = run(root, cfg, "run", "--rerun", "m2 survives")
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "does not reproduce the committed reports/b.csv (line 1: 'b stale' -> 'b 1')" in out.stderr
