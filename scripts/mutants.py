@@ -1264,8 +1264,14 @@ def cmd_report(a):
       f"at random from the {sample['population']} that cargo-mutants lists in "
       + ", ".join(md_code(x) for x in sample["modules"]) + ".")
     w("* oracle: the claim suite first, on every viable mutant (`dpclaims run <claim> "
-      "--profile quick --no-cache --require-baseline`, one claim a process, up to the first "
-      "claim that fails: the suite-alone score); then, for what it missed, the unit tests "
+      "--profile quick --no-cache --require-baseline --out <dir>`, one claim a process, up "
+      "to the first claim that fails: the suite-alone score). A claim fails as CI fails it: "
+      "a refuted row, an uncaught control, a changed baseline, or report bytes other than "
+      "the committed `reports/` (CI's `git diff`; the files a one-claim run cannot "
+      "reproduce, the summary, index and scorecards, are not compared; CI's second pass "
+      "with OpenBLAS's generic kernels is not repeated, the report bytes being rounded so "
+      "as not to depend on them). Then, for what it "
+      "missed, the unit tests "
       "(`cargo test --release --lib`), the fault sentinels (`tests/faults.rs`) and the "
       "other integration tests. A step times out at 5 times its unmutated time (builds at "
       "least 300 s, tests and each claim at least 60 s).")
@@ -1283,6 +1289,11 @@ def cmd_report(a):
           "the fault sentinels before the suite, and the suite as one `run --fail-fast` on "
           "every claim: the same detectors, so the same outcome; only which detector is named "
           "first can differ.")
+    older = [r for m, r in judged if r.get("suite") == "caught" and r.get("oracle") != oracle]
+    if older:
+        w(f"* {len(older)} catches of the suite were made by an earlier suite that compared "
+          "the snapshot only, not the report bytes: a catch stands (the suite only gained a "
+          "detector); what that suite missed is judged again.")
     w("* score = caught / (caught + missed), equivalent survivors (their fate below) left "
       "out; unviable mutants (they do not compile) and timeouts are counted apart.\n")
     w("## Per module\n")
@@ -1320,6 +1331,12 @@ def cmd_report(a):
     viable = tot["caught"] + tot["missed"]
     unreached = [r for m, r in judged if r["outcome"] in ("caught", "missed")
                  and any(st.get("claims_reaching") == 0 for st in r.get("steps", []))]
+    by_reports = [r for m, r in judged if r.get("suite") == "caught" and any(
+        st.get("reports_differ") for st in r.get("steps", []))]
+    if tot["suite_caught"]:
+        w(f"Of the suite's {tot['suite_caught']} catches, {len(by_reports)} were by report "
+          "bytes alone (the claim's run passed its verdicts and its baseline; only CI's "
+          "comparison of `reports/` fails).\n")
     if unreached:
         w(f"{len(unreached)} viable mutants are reached by no claim of the suite (coverage): "
           f"{sum(r['outcome'] == 'caught' for r in unreached)} of them are caught by the "
