@@ -1044,17 +1044,36 @@ def baseline(root, work, tree, env, steps, sample, factor, floors):
     """The unmutated run: every detector must pass on it, and its times give each step's
     timeout (`factor` times the unmutated time, at least a minimum). Stored per tree, so a
     resumed run on unchanged sources does not measure again."""
-    key = sha256_bytes(json.dumps([sorted((f, sha256_file(os.path.join(tree, f)))
-                                          for f in tracked_files(root) if not own_file(f)),
-                                   steps, env_of(steps, env), PROFILE, factor, floors]).encode())
+    files = sorted((f, sha256_file(os.path.join(tree, f)))
+                   for f in tracked_files(root) if not own_file(f))
+
+    def key_of(w):
+        # The environment names the shard's own target directory: another shard's key is
+        # the same computation with its directory.
+        e = dict(env, CARGO_TARGET_DIR=os.path.join(w, "tree", "target"))
+        return sha256_bytes(json.dumps([files, steps, env_of(steps, e), PROFILE, factor,
+                                        floors]).encode())
+
+    key = key_of(work)
     path = os.path.join(work, "baseline.json")
-    try:
-        with open(path, encoding="utf-8") as f:
-            b = json.load(f)
-        if b.get("key") == key:
+    # Its own, else another shard's made on the same sources, steps and environment (the
+    # tool is deterministic: the same unmutated run passes in every copy of them).
+    shards = os.path.dirname(work)
+    others = sorted(os.path.join(shards, d) for d in os.listdir(shards)
+                    if os.path.join(shards, d) != work) if os.path.isdir(shards) else []
+    for w in [work] + others:
+        p = os.path.join(w, "baseline.json")
+        try:
+            with open(p, encoding="utf-8") as f:
+                b = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if b.get("key") == key_of(w):
+            if p != path:
+                print(f"mutants: the unmutated run of {os.path.relpath(p, root)} serves "
+                      "(same sources, steps and environment)", flush=True)
+                write_atomic(path, json.dumps(dict(b, key=key), indent=1) + "\n")
             return b["timeouts"], b.get("orders", {}), b.get("reports", {})
-    except (OSError, ValueError):
-        pass
     # A mutant's build recompiles the crate: so does the unmutated build measured here.
     first = os.path.join(tree, sample["mutants"][0]["file"])
     os.utime(first)

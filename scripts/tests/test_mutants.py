@@ -728,3 +728,22 @@ def test_the_suite_compares_each_claims_reports_and_judges_again_what_an_older_s
     out = run(root, cfg, "run", "--rerun", "m2 survives")
     assert out.returncode == 2, out.stdout + out.stderr
     assert "does not reproduce the committed reports/b.csv (line 1: 'b stale' -> 'b 1')" in out.stderr
+
+
+def test_a_shard_uses_another_shards_unmutated_run_made_on_the_same_sources(tree):
+    root, logs, cfg = tree
+    (logs / "killed").touch()  # no kill in this test
+    first = run(root, cfg, "run", "--limit", "1")
+    assert first.returncode == 0, first.stderr
+    assert "the unmutated run (every detector must pass" in first.stdout
+    second = run(root, cfg, "run", "--shard", "1/2", "--limit", "1")
+    assert second.returncode == 0, second.stderr
+    assert "the unmutated run (every detector must pass" not in second.stdout, second.stdout
+    assert ("the unmutated run of target/mutants/shard-0-of-1/baseline.json serves"
+            in second.stdout), second.stdout
+    # Other sources: each shard measures its own again.
+    (root / "README").write_text("changed\n")
+    git(root, "commit", "-q", "-am", "readme")
+    third = run(root, cfg, "run", "--shard", "1/2", "--limit", "1")
+    assert third.returncode == 0, third.stderr
+    assert "the unmutated run (every detector must pass" in third.stdout
