@@ -702,6 +702,12 @@ def learned_order(order, m, records):
 # coverage: which claims reach which lines
 
 COVERAGE = "mutants/coverage.json"
+# Where every listed mutant of the sampled modules sits (file and line span), to measure
+# the suite's reach over the whole population, not only the sample.
+POPULATION = "mutants/population.json"
+# Coverage stores the executed lines of every file of the sampled modules (version 2; the
+# first stored only the sampled files).
+COVERAGE_VERSION = "2: every file of the sampled modules"
 LLVM_TOOLS = ("llvm-profdata", "llvm-cov")
 LLVM_VERSIONS = ("-22", "-21", "-20", "-19", "")  # the newest first (an unversioned one may be old)
 
@@ -734,7 +740,35 @@ def source_key(root, tree):
 def coverage_key(root, tree, config):
     """Coverage holds for the same inputs and the same suite command (writing the reports,
     say, executes lines that a run without them does not)."""
-    return sha256_bytes((source_key(root, tree) + (suite_oracle(config) or "")).encode())
+    return sha256_bytes((source_key(root, tree) + (suite_oracle(config) or "")
+                         + COVERAGE_VERSION).encode())
+
+
+def module_files(root):
+    """The tracked .rs files of the sampled modules."""
+    return sorted(f for f in tracked_files(root) if f.endswith(".rs") and module_of(f))
+
+
+def modules_key(root):
+    return sha256_bytes(json.dumps([(f, sha256_file(os.path.join(root, f)))
+                                    for f in module_files(root)]).encode())
+
+
+def write_population(root):
+    """mutants/population.json: the line span of every mutant cargo-mutants lists in the
+    sampled modules, keyed by their sources (listed again only when they change)."""
+    path = os.path.join(root, POPULATION)
+    key = modules_key(root)
+    if os.path.exists(path) and read_json(path, "the population").get("key") == key:
+        return
+    spans = {}
+    for m in listed_population(root):
+        spans.setdefault(m["file"], []).append([m["line"], max(m["end_line"], m["line"])])
+    write_atomic(path, json.dumps({"key": key, "tool": tool_version(),
+                                   "spans": {f: sorted(v) for f, v in sorted(spans.items())}},
+                                  separators=(",", ":"), sort_keys=True) + "\n")
+    print(f"mutants: {POPULATION}: {sum(len(v) for v in spans.values())} mutants listed",
+          flush=True)
 
 
 def covered_lines(lcov, files):
@@ -791,6 +825,7 @@ def cmd_coverage(a):
     except OSError:
         raise Refused(f"another `mutants.py coverage` holds {WORK}/coverage/lock")
     sync_tree(root, tree)
+    write_population(root)
     key = coverage_key(root, tree, config)
     env = dict(os.environ)
     env.update(config.get("env", {}))
@@ -825,7 +860,7 @@ def cmd_coverage(a):
         raise Refused(f"the instrumented build failed: {failure_detail('build', text)} (log: {log})")
     print(f"mutants: coverage: instrumented build {secs:.0f} s", flush=True)
     binary = os.path.join(tree, "target", PROFILE, "dpclaims")
-    files = sorted({m["file"] for m in sample["mutants"]})
+    files = module_files(root)
     raw = os.path.join(work, "raw")
     for claim in todo:
         shutil.rmtree(raw, ignore_errors=True)
@@ -1375,6 +1410,7 @@ def cmd_report(a):
           f"claim ran (no coverage used), the catching claim executes the mutated lines in "
           f"{len(full) - len(bad)}" + (": all.\n" if not bad else
                                        ". Not: " + ", ".join(md_code(b) for b in bad) + ".\n"))
+    reach_section(w, sample, cov)
     w("## Caught: by which detector\n")
     caught = [(m, r) for m, r in judged if r["outcome"] == "caught"]
     if caught:
@@ -1434,6 +1470,57 @@ def cmd_report(a):
     write_atomic(os.path.join(ROOT, a.out) if not os.path.isabs(a.out) else a.out, text)
     print(f"mutants: wrote {a.out} ({len(judged)} of {len(rows)} judged)")
     return 0
+
+
+def reach_section(w, sample, cov):
+    """The suite's reach over every listed mutant (not only the sample): how many sit in
+    lines that no claim executes (the suite cannot catch those; only the tests can), per
+    module and for the files with the most. From mutants/population.json and the
+    coverage, when both are of the current sources."""
+    path = os.path.join(ROOT, POPULATION)
+    if not cov or not os.path.exists(path):
+        return
+    pop = read_json(path, "the population")
+    if pop.get("key") != modules_key(ROOT):
+        return
+    claims = cov["claims"]
+    w("## Reach of the claim suite over the whole population\n")
+    step = next((s for s in load_config(os.environ.get("MUTANTS_CONFIG"))["steps"]
+                 if s.get("kind") == "suite-claims"), None)
+    total = len(suite_claims(ROOT, step)) if step else len(claims)
+    partial = len(claims) < total
+    w(f"Every mutant cargo-mutants lists in the sampled modules ({sum(len(v) for v in pop['spans'].values())}), "
+      "placed on the lines each claim executes in the unmutated run (`mutants/coverage.json`). "
+      "A mutant in lines no claim executes cannot be caught by the suite, only by the tests: "
+      "this bounds the suite-alone score from above, before any mutant is run."
+      + (f" **Coverage is partial** ({len(claims)} of {total} claims measured): the counts of "
+         "unreached mutants are upper bounds." if partial else "") + "\n")
+    per_mod, per_file = {}, {}
+    for f, spans in pop["spans"].items():
+        mod = module_of(f)
+        for lo, hi in spans:
+            m = {"file": f, "line": lo, "end_line": hi}
+            hit = any(reaches(e, m) for e in claims.values())
+            a = per_mod.setdefault(mod, [0, 0])
+            a[0] += 1
+            a[1] += not hit
+            b = per_file.setdefault(f, [0, 0])
+            b[0] += 1
+            b[1] += not hit
+    w("| module | listed | in lines no claim executes | share |")
+    w("|---|---:|---:|---:|")
+    for mod in sample["modules"]:
+        n, u = per_mod.get(mod, [0, 0])
+        w(f"| {md_code(mod)} | {n} | {u} | {pct(u, n)} |")
+    n, u = sum(v[0] for v in per_mod.values()), sum(v[1] for v in per_mod.values())
+    w(f"| **all** | {n} | {u} | **{pct(u, n)}** |\n")
+    top = sorted(per_file.items(), key=lambda kv: (-kv[1][1], kv[0]))[:12]
+    w("The files with the most unreached mutants:\n")
+    w("| file | listed | unreached |")
+    w("|---|---:|---:|")
+    for f, (n, u) in top:
+        w(f"| {md_code(f)} | {n} | {u} |")
+    w("")
 
 
 # ---------------------------------------------------------------------------------------

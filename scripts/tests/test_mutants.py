@@ -747,3 +747,27 @@ def test_a_shard_uses_another_shards_unmutated_run_made_on_the_same_sources(tree
     third = run(root, cfg, "run", "--shard", "1/2", "--limit", "1")
     assert third.returncode == 0, third.stderr
     assert "the unmutated run (every detector must pass" in third.stdout
+
+
+def test_the_page_bounds_the_suites_reach_over_the_whole_population(tree):
+    """mutants/population.json places every listed mutant; with the coverage, the page
+    counts those in lines no claim executes, per module and per file, and says when the
+    coverage is partial."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    import mutants
+    root, logs, cfg = tree
+    claims = with_claim_suite(tree, {n: f"id: {n}\n" for n in ("a", "b")}, "true", ("m2 survives",))
+    pop = {"key": mutants.modules_key(str(root)), "tool": "t",
+           "spans": {"src/train/a.rs": [[1, 1], [2, 2], [4, 5], [9, 9]]}}
+    (root / "mutants/population.json").write_text(json.dumps(pop))
+    key = mutants.coverage_key(str(root), str(root), json.loads(cfg.read_text()))
+    cov = {"key": key, "claims": {
+        "claims/a.yaml": {"seconds": 1, "lines": {"src/train/a.rs": [[2, 2]]}},
+        "claims/b.yaml": {"seconds": 1, "lines": {"src/train/a.rs": [[5, 6]]}}}}
+    (root / "mutants/coverage.json").write_text(json.dumps(cov))
+    assert run(root, cfg, "report").returncode == 0
+    text = (root / "reports/MUTANTS.md").read_text()
+    assert "## Reach of the claim suite over the whole population" in text
+    assert "| `src/train` | 4 | 2 | 50.0 % |" in text, text
+    assert "| `src/train/a.rs` | 4 | 2 |" in text
+    assert "Coverage is partial" not in text
