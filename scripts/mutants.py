@@ -372,19 +372,39 @@ def load_records(root):
     return recs
 
 
-def usable(rec, sample, oracle=None):
+def usable(rec, sample, suite=None):
     """A record counts when it was made on the sampled source of its file, and, when the
-    claim suite did not catch its mutant, by the current suite (`oracle`): a suite that
-    grew may catch it now. A catch stands (the suite only ever gains detectors)."""
+    claim suite did not catch its mutant, by the current suite (`suite`, from
+    `current_suite`): the same step, and no claim added or changed since that could reach
+    the mutant (per the coverage; without it, any). A suite that grew may catch it now. A
+    catch stands (the suite only ever gains detectors)."""
     if rec is None or rec.get("source_sha256") != sample["source_sha256"].get(rec.get("file")):
         return False
-    return oracle is None or rec.get("suite") in ("caught", "not run") or rec.get("oracle") == oracle
+    if suite is None or rec.get("suite") in ("caught", "not run"):
+        return True
+    if rec.get("oracle") != suite["oracle"]:
+        return False
+    seen = rec.get("suite_claims")
+    if seen is None:  # made before claims were recorded (2026-12-03): the same claims
+        return True
+    cov = suite.get("coverage")
+    return not any(
+        seen.get(c) != h and (cov is None or c not in cov["claims"] or reaches(cov["claims"][c], rec))
+        for c, h in suite["claims"].items())
 
 
 def suite_oracle(config):
     """The claim suite's identity: its step as configured (what it runs and compares)."""
     step = next((s for s in config["steps"] if s.get("kind") == "suite-claims"), None)
     return sha256_bytes(json.dumps(step, sort_keys=True).encode())[:12] if step else None
+
+
+def current_suite(root, config, cov):
+    """The suite a record is checked against: its step's identity, its claims (path ->
+    SHA-256 of the file, shortened) and the coverage (None when not current)."""
+    step = next((s for s in config["steps"] if s.get("kind") == "suite-claims"), None)
+    claims = {c: sha256_file(os.path.join(root, c))[:16] for c in suite_claims(root, step)} if step else {}
+    return {"oracle": suite_oracle(config), "claims": claims, "coverage": cov}
 
 
 def append_record(path, rec):
@@ -1015,13 +1035,13 @@ def cmd_run(a):
         raise Refused(f"another `mutants.py run --shard {i}/{n}` holds {WORK}/{name}/lock")
 
     records = load_records(root)
-    oracle = suite_oracle(config)
+    judging = current_suite(root, config, coverage_for(root, root, config))
     mine = [m for k, m in enumerate(sample["mutants"]) if k % n == i]
     unknown = sorted(set(a.rerun) - {m["id"] for m in sample["mutants"]})
     if unknown:
         raise Refused("--rerun names no sampled mutant: " + ", ".join(unknown))
     todo = [m for m in mine
-            if m["id"] in a.rerun or not usable(records.get(m["id"]), sample, oracle)]
+            if m["id"] in a.rerun or not usable(records.get(m["id"]), sample, judging)]
     print(f"mutants: shard {i}/{n}: {len(mine)} sampled, {len(mine) - len(todo)} already judged, "
           f"{len(todo)} to run", flush=True)
     if not todo:
@@ -1069,7 +1089,8 @@ def cmd_run(a):
         rec["commit"] = commit
         rec["tool"] = sample["tool"]
         rec["timeouts"] = timeouts
-        rec["oracle"] = oracle
+        rec["oracle"] = judging["oracle"]
+        rec["suite_claims"] = judging["claims"]
         append_record(results, rec)
         print(f"mutants: {rec['outcome']:<8} {rec.get('detector') or '-':<18} {m['id']}", flush=True)
     return 0
@@ -1252,11 +1273,12 @@ def judge_mutant(tree, work, env, steps, m, timeouts, orders, cov=None, reports=
 def cmd_status(a):
     sample = read_json(os.path.join(ROOT, SAMPLE), "the sample")
     recs = load_records(ROOT)
-    oracle = suite_oracle(load_config(os.environ.get("MUTANTS_CONFIG")))
+    config = load_config(os.environ.get("MUTANTS_CONFIG"))
+    suite = current_suite(ROOT, config, coverage_for(ROOT, ROOT, config))
     counts = {}
     for m in sample["mutants"]:
         r = recs.get(m["id"])
-        o = r["outcome"] if usable(r, sample, oracle) else "not yet run"
+        o = r["outcome"] if usable(r, sample, suite) else "not yet run"
         counts[o] = counts.get(o, 0) + 1
     print(f"mutants: {len(sample['mutants'])} sampled: "
           + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
@@ -1296,11 +1318,14 @@ def cmd_report(a):
     fates_path = os.path.join(ROOT, FATES)
     fates = read_json(fates_path, "the fates file") if os.path.exists(fates_path) else {}
     recs = load_records(ROOT)
-    oracle = suite_oracle(load_config(os.environ.get("MUTANTS_CONFIG")))
+    config = load_config(os.environ.get("MUTANTS_CONFIG"))
+    cov = coverage_for(ROOT, ROOT, config)
+    suite = current_suite(ROOT, config, cov)
+    oracle = suite["oracle"]
     rows = []
     for m in sample["mutants"]:
         r = recs.get(m["id"])
-        rows.append((m, r if usable(r, sample, oracle) else None))
+        rows.append((m, r if usable(r, sample, suite) else None))
     equivalent = {k for k, v in fates.items() if v.get("fate") == "equivalent"}
     judged = [(m, r) for m, r in rows if r]
     out = []
@@ -1400,7 +1425,6 @@ def cmd_report(a):
       f"(now {pct(tot['suite_caught'], tot['suite_viable'])}).\n")
     # Coverage's soundness, checked where it can be: a mutant judged with every claim run
     # (before coverage, or without it) and caught by a named claim must be reached by it.
-    cov = coverage_for(ROOT, ROOT, load_config(os.environ.get("MUTANTS_CONFIG")))
     if cov:
         full = [(m, r) for m, r in judged if r.get("suite") == "caught" and r.get("suite_claim")
                 and not any("claims_reaching" in st for st in r.get("steps", []))

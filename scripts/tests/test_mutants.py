@@ -771,3 +771,33 @@ def test_the_page_bounds_the_suites_reach_over_the_whole_population(tree):
     assert "| `src/train` | 4 | 2 | 50.0 % |" in text, text
     assert "| `src/train/a.rs` | 4 | 2 |" in text
     assert "Coverage is partial" not in text
+
+
+def test_a_claim_added_to_the_suite_judges_again_only_the_suite_misses_it_can_reach(tree):
+    sys.path.insert(0, str(SCRIPT.parent))
+    import mutants
+    root, logs, cfg = tree
+    claims = with_claim_suite(tree, {"a": "id: a\n"}, "true", ("m2 survives", "m4 caught by suite"))
+    assert run(root, cfg, "run").returncode == 0
+    assert records(root)["m2 survives"][-1]["suite_claims"] == {
+        "claims/a.yaml": hashlib.sha256(b"id: a\n").hexdigest()[:16]}
+    (claims / "b.yaml").write_text("id: b\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "claim b")
+    key = mutants.coverage_key(str(root), str(root), json.loads(cfg.read_text()))
+
+    def coverage(b_lines):
+        (root / "mutants/coverage.json").write_text(json.dumps({"key": key, "claims": {
+            "claims/a.yaml": {"seconds": 1, "lines": {"src/train/a.rs": [[1, 9]]}},
+            "claims/b.yaml": {"seconds": 1, "lines": {"src/train/a.rs": b_lines}}}}))
+
+    # b executes none of m2's line: what the suite missed stands.
+    coverage([[7, 9]])
+    assert "0 to run" in run(root, cfg, "run").stdout
+    # Where b reaches line 2, m2 is judged again; m4 (line 4, missed too: this suite
+    # catches nothing) stands, b not reaching it.
+    coverage([[1, 3]])
+    assert run(root, cfg, "status").stdout.strip().endswith("missed 1, not yet run 1")
+    out = run(root, cfg, "run")
+    assert "1 already judged, 1 to run" in out.stdout, out.stdout
+    assert len(records(root)["m2 survives"]) == 2
