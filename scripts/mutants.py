@@ -1083,6 +1083,12 @@ def cmd_run(a):
             print(f"mutants: stopped between mutants ({WORK}/{name}/stop); the same command resumes",
                   flush=True)
             break
+        if suite:
+            # A coverage measurement still under way adds claims: read it again.
+            again = coverage_for(root, tree, config)
+            if again and len(again["claims"]) > len(cov["claims"] if cov else {}):
+                print(f"mutants: coverage now holds {len(again['claims'])} claims", flush=True)
+                cov = again
         rec = judge_mutant(tree, work, env, steps, m, timeouts, orders, cov, reports)
         remove_strays(tree, keep)
         rec["source_sha256"] = sample["source_sha256"][m["file"]]
