@@ -23,6 +23,7 @@ mutants/results/ and the report changes. Python standard library only.
 """
 import argparse
 import fcntl
+import filecmp
 import hashlib
 import json
 import os
@@ -393,16 +394,21 @@ def usable(rec, sample, suite=None):
         for c, h in suite["claims"].items())
 
 
+def suite_step(config):
+    """The configuration's `suite-claims` step (None when it has none)."""
+    return next((s for s in config["steps"] if s.get("kind") == "suite-claims"), None)
+
+
 def suite_oracle(config):
     """The claim suite's identity: its step as configured (what it runs and compares)."""
-    step = next((s for s in config["steps"] if s.get("kind") == "suite-claims"), None)
+    step = suite_step(config)
     return sha256_bytes(json.dumps(step, sort_keys=True).encode())[:12] if step else None
 
 
 def current_suite(root, config, cov):
     """The suite a record is checked against: its step's identity, its claims (path ->
     SHA-256 of the file, shortened) and the coverage (None when not current)."""
-    step = next((s for s in config["steps"] if s.get("kind") == "suite-claims"), None)
+    step = suite_step(config)
     claims = {c: sha256_file(os.path.join(root, c))[:16] for c in suite_claims(root, step)} if step else {}
     return {"oracle": suite_oracle(config), "claims": claims, "coverage": cov}
 
@@ -590,10 +596,14 @@ def failure_detail(kind, text):
     return "; ".join(lines[:5])[:600]
 
 
+def out_dir(work):
+    """Where a claim of the suite writes its reports ({out}): emptied before each claim."""
+    return os.path.join(work, "out")
+
+
 def fill(cmd, work, claim=""):
-    out = os.path.join(work, "out")
     return [c.replace("{profile}", PROFILE).replace("{work}", work).replace("{claim}", claim)
-            .replace("{out}", out) for c in cmd]
+            .replace("{out}", out_dir(work)) for c in cmd]
 
 
 def written_files(d):
@@ -632,29 +642,23 @@ def compare_reports(step, tree, work, expected, skip):
     difference, and so is a new one); `skip` is what a one-claim run cannot reproduce."""
     if not step.get("reports"):
         return []
-    out, committed = os.path.join(work, "out"), os.path.join(tree, step["reports"])
+    out, committed = out_dir(work), os.path.join(tree, step["reports"])
     have = set(written_files(out))
     differ = []
     for f in sorted(have | set(expected or have)):
         if f in skip:
             continue
         a, b = os.path.join(committed, f), os.path.join(out, f)
-        if f not in have or not os.path.isfile(a) or not filecmp_same(a, b):
+        if f not in have or not os.path.isfile(a) or not filecmp.cmp(a, b, shallow=False):
             differ.append((f, first_difference(a, b)))
     return differ
-
-
-def filecmp_same(a, b):
-    with open(a, "rb") as x, open(b, "rb") as y:
-        return x.read() == y.read()
 
 
 def run_claim(step, claim, tree, env, work, timeout, log, expected=None, skip=(), compare=True):
     """One claim of a `suite-claims` step, its reports written into a fresh {out} and
     compared with the committed ones; returns (status, seconds, output, differing files).
     A run that passes but writes other report bytes fails, as CI's `git diff` does."""
-    out = os.path.join(work, "out")
-    shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(out_dir(work), ignore_errors=True)
     status, secs, text = run_step(fill(step["test"], work, claim), tree, env, timeout, log)
     differ = []
     if status == "ok" and compare:
@@ -831,7 +835,7 @@ def cmd_coverage(a):
     if not all(tools.values()):
         raise Refused("llvm-profdata and llvm-cov are needed (Debian: apt-get install llvm-19)")
     config = load_config(a.config)
-    step = next((s for s in config["steps"] if s.get("kind") == "suite-claims"), None)
+    step = suite_step(config)
     if step is None:
         raise Refused("the oracle has no `suite-claims` step to measure")
     work = os.path.join(root, WORK, "coverage")
@@ -887,7 +891,7 @@ def cmd_coverage(a):
         os.makedirs(raw)
         cenv = dict(env, LLVM_PROFILE_FILE=os.path.join(raw, "%p-%m.profraw"))
         log = os.path.join(work, "logs", "claim.log")
-        shutil.rmtree(os.path.join(work, "out"), ignore_errors=True)
+        shutil.rmtree(out_dir(work), ignore_errors=True)
         status, secs, text = run_step(fill(step["test"], work, claim), tree, cenv, None, log)
         if status != "ok":
             raise Refused(f"the unmutated, instrumented tree fails {claim}: "
@@ -1063,7 +1067,7 @@ def cmd_run(a):
     timeouts, orders, reports = baseline(root, work, tree, env, steps, sample, a.timeout_factor,
                                          config.get("min_timeout", {}))
     remove_strays(tree, keep)
-    suite = next((s for s in steps if s.get("kind") == "suite-claims"), None)
+    suite = suite_step(config)
     cov = coverage_for(root, tree, config) if suite else None
     if suite:
         claims = suite_claims(tree, suite)
@@ -1074,6 +1078,8 @@ def cmd_run(a):
             f"every claim on every mutant ({COVERAGE} is missing or of other sources: "
             "`scripts/mutants.py coverage` measures it)"), flush=True)
     commit = head_commit(root)
+    cov_path = os.path.join(root, COVERAGE)
+    cov_stamp = os.path.getmtime(cov_path) if os.path.exists(cov_path) else None
     stop = os.path.join(work, "stop")
     if os.path.exists(stop):
         os.remove(stop)
@@ -1083,8 +1089,11 @@ def cmd_run(a):
             print(f"mutants: stopped between mutants ({WORK}/{name}/stop); the same command resumes",
                   flush=True)
             break
-        if suite:
-            # A coverage measurement still under way adds claims: read it again.
+        stamp = os.path.getmtime(cov_path) if os.path.exists(cov_path) else None
+        if suite and stamp != cov_stamp:
+            # A coverage measurement still under way adds claims: read it again (only when
+            # the file changed: the check hashes every source).
+            cov_stamp = stamp
             again = coverage_for(root, tree, config)
             if again and len(again["claims"]) > len(cov["claims"] if cov else {}):
                 print(f"mutants: coverage now holds {len(again['claims'])} claims", flush=True)
@@ -1184,7 +1193,7 @@ def learn_reports(step, claim, tree, work, reports):
     committed reports (the files that gather every claim: the summary, the index, the
     scorecards): those are not compared for this claim. The claim's own files (named after
     its spec) must be reproduced, else the committed reports are not this tree's."""
-    out = os.path.join(work, "out")
+    out = out_dir(work)
     written = written_files(out)
     differ = [f for f, _ in compare_reports(step, tree, work, written, ())]
     stem = os.path.splitext(os.path.basename(claim))[0]
@@ -1515,8 +1524,7 @@ def reach_section(w, sample, cov):
         return
     claims = cov["claims"]
     w("## Reach of the claim suite over the whole population\n")
-    step = next((s for s in load_config(os.environ.get("MUTANTS_CONFIG"))["steps"]
-                 if s.get("kind") == "suite-claims"), None)
+    step = suite_step(load_config(os.environ.get("MUTANTS_CONFIG")))
     total = len(suite_claims(ROOT, step)) if step else len(claims)
     partial = len(claims) < total
     w(f"Every mutant cargo-mutants lists in the sampled modules ({sum(len(v) for v in pop['spans'].values())}), "
