@@ -45,6 +45,40 @@ fn gdp_estimate_bounds_a_known_mu_from_below() {
     assert!(f.fit_p_value < 1e-6, "{f:?}");
 }
 
+/// The GDP estimate sees the scores only through their differences (the module docs:
+/// `μ = (m₁ − m₀)/s`, `s` the pooled deviation about each world's mean), so a common
+/// offset, as a summed loss carries, changes nothing beyond the rounding of the shifted
+/// scores themselves (about 1e-16 of the offset per score, 1e-10 of `μ̂` at 1e6). A
+/// spread computed as `Σv² − n·m̄²` (equal in exact arithmetic) loses 6e-5 of `μ̂` at
+/// that offset and fails here.
+#[test]
+fn gdp_estimate_is_unchanged_by_a_common_offset_of_the_scores() {
+    let mut rng = SeedPath::new(5).rng();
+    let mut draw = |shift: f64, n: usize| -> Vec<f64> {
+        (0..n)
+            .map(|_| {
+                let z: f64 =
+                    rand_distr::Distribution::sample(&rand_distr::StandardNormal, &mut rng);
+                2.0 * (shift + z)
+            })
+            .collect()
+    };
+    let (canary, replaced) = (draw(0.5, 2000), draw(0.0, 2000));
+    let base = gdp_estimate(&canary, &replaced, 1e-5, 0.95).unwrap();
+    let rel = |a: f64, b: f64| (a - b).abs() / b.abs();
+    for offset in [-1e6, 1e3, 1e6] {
+        let shift = |x: &[f64]| x.iter().map(|v| v + offset).collect::<Vec<f64>>();
+        let e = gdp_estimate(&shift(&canary), &shift(&replaced), 1e-5, 0.95).unwrap();
+        assert!(rel(e.mu_hat, base.mu_hat) <= 1e-7, "offset {offset}: {e:?} vs {base:?}");
+        assert!(rel(e.mu_lower, base.mu_lower) <= 1e-7, "offset {offset}: {e:?} vs {base:?}");
+        assert!(
+            rel(e.epsilon_lower_bound, base.epsilon_lower_bound) <= 1e-7,
+            "offset {offset}: {e:?} vs {base:?}"
+        );
+        assert!((e.fit_p_value - base.fit_p_value).abs() <= 1e-7, "offset {offset}");
+    }
+}
+
 /// The JSON document carries every estimator; a quarter of the noise is caught by the
 /// reported (largest) bound.
 #[test]
