@@ -69,13 +69,22 @@ fn gdp_estimate_is_unchanged_by_a_common_offset_of_the_scores() {
     for offset in [-1e6, 1e3, 1e6] {
         let shift = |x: &[f64]| x.iter().map(|v| v + offset).collect::<Vec<f64>>();
         let e = gdp_estimate(&shift(&canary), &shift(&replaced), 1e-5, 0.95).unwrap();
-        assert!(rel(e.mu_hat, base.mu_hat) <= 1e-7, "offset {offset}: {e:?} vs {base:?}");
-        assert!(rel(e.mu_lower, base.mu_lower) <= 1e-7, "offset {offset}: {e:?} vs {base:?}");
+        assert!(
+            rel(e.mu_hat, base.mu_hat) <= 1e-7,
+            "offset {offset}: {e:?} vs {base:?}"
+        );
+        assert!(
+            rel(e.mu_lower, base.mu_lower) <= 1e-7,
+            "offset {offset}: {e:?} vs {base:?}"
+        );
         assert!(
             rel(e.epsilon_lower_bound, base.epsilon_lower_bound) <= 1e-7,
             "offset {offset}: {e:?} vs {base:?}"
         );
-        assert!((e.fit_p_value - base.fit_p_value).abs() <= 1e-7, "offset {offset}");
+        assert!(
+            (e.fit_p_value - base.fit_p_value).abs() <= 1e-7,
+            "offset {offset}"
+        );
     }
 }
 
