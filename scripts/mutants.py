@@ -373,6 +373,27 @@ def load_records(root):
     return recs
 
 
+def survived_before(root, sample):
+    """The mutants that some record shows surviving every detector, on the sampled source
+    of their file: a later catch of one of them is by a check added after it survived
+    (the page counts those apart: a sample that taught its own checks flatters them)."""
+    out = set()
+    d = os.path.join(root, RESULTS)
+    for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        if not name.endswith(".jsonl"):
+            continue
+        with open(os.path.join(d, name), encoding="utf-8") as f:
+            for line in f:
+                try:
+                    r = json.loads(line)
+                except ValueError:
+                    continue
+                if (isinstance(r, dict) and r.get("outcome") == "missed"
+                        and r.get("source_sha256") == sample["source_sha256"].get(r.get("file"))):
+                    out.add(r.get("id"))
+    return out
+
+
 def usable(rec, sample, suite=None):
     """A record counts when it was made on the sampled source of its file, and, when the
     claim suite did not catch its mutant, by the current suite (`suite`, from
@@ -1435,6 +1456,12 @@ def cmd_report(a):
         w(f"{len(unreached)} viable mutants are reached by no claim of the suite (coverage): "
           f"{sum(r['outcome'] == 'caught' for r in unreached)} of them are caught by the "
           "tests, the others are survivors below.\n")
+    once = survived_before(ROOT, sample)
+    killed = [(m, r) for m, r in judged if r["outcome"] == "caught" and m["id"] in once]
+    if killed:
+        w(f"{len(killed)} of the caught survived every detector when first judged and are "
+          "caught by a check added after (listed under the survivors): before those checks "
+          f"the score was {pct(tot['caught'] - len(killed), viable)}.\n")
     w(f"Goal: at least 100 viable, non-equivalent mutants judged (now {viable}), "
       f"score at least 90 % (now {pct(tot['caught'], viable)}), claim suite alone at least 80 % "
       f"(now {pct(tot['suite_caught'], tot['suite_viable'])}).\n")
@@ -1480,6 +1507,17 @@ def cmd_report(a):
     for m, r in survivors:
         w(f"### {md_code(m['id'])}\n")
         w(md_block(m["diff"], "diff"))
+    if killed:
+        w("### Killed after they survived\n")
+        w("Each survived every detector when first judged; the check named here was added "
+          "after and catches it now (the mutant judged again with `run --rerun`).\n")
+        w("| mutant | caught now by | what failed | why the check belongs |")
+        w("|---|---|---|---|")
+        for m, r in killed:
+            why = fates.get(m["id"], {}).get("why")
+            w(f"| {md_code(m['id'])} | {r['detector']} | {md_code(scrub(r.get('detail')))} | "
+              f"{md_code(why) if why else ''} |")
+        w("")
     w("## Unviable and timed out\n")
     other = [(m, r) for m, r in judged if r["outcome"] in ("unviable", "timeout")]
     if other:

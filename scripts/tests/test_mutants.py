@@ -801,3 +801,25 @@ def test_a_claim_added_to_the_suite_judges_again_only_the_suite_misses_it_can_re
     out = run(root, cfg, "run")
     assert "1 already judged, 1 to run" in out.stdout, out.stdout
     assert len(records(root)["m2 survives"]) == 2
+
+
+def test_a_survivor_killed_by_a_later_check_is_counted_apart_with_the_score_before_it(tree):
+    root, logs, cfg = tree
+    (logs / "killed").touch()  # no kill this time
+    assert run(root, cfg, "run").returncode == 0
+    # A new unit test catches m2, which survived; judged again on request.
+    c = json.loads(cfg.read_text())
+    c["steps"][0]["test"][2] = c["steps"][0]["test"][2].replace(
+        "grep -q UNIT_FAILS", "grep -q -e UNIT_FAILS -e HARMLESS")
+    cfg.write_text(json.dumps(c))
+    (root / "mutants/fates.json").write_text(json.dumps(
+        {"m2 survives": {"fate": "killed", "why": "a property the code documents"}}))
+    assert run(root, cfg, "run", "--rerun", "m2 survives").returncode == 0
+    assert run(root, cfg, "report").returncode == 0
+    text = (root / "reports/MUTANTS.md").read_text()
+    # caught m1 m2 m4 m7, missed m5: 80 %; before the new check m2 was missed: 60 %.
+    assert "| **all** | 20 | 7 | 7 | 4 | 1 | 0 | 1 | 1 | **80.0 %** |" in text, text
+    assert "1 of the caught survived every detector when first judged" in text
+    assert "before those checks the score was 60.0 %" in text
+    assert ("| `m2 survives` | unit tests | `unit::x` | `a property the code documents` |"
+            in text), text
