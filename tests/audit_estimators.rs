@@ -18,21 +18,24 @@ fn one_run_p_value_matches_a_hand_computation() {
     assert_eq!(one_run_bound(1000, 100, 40, 1e-5, 0.95), 0.0);
 }
 
+/// `n` scores `2 (shift + z) + offset`, `z` standard normal: a Gaussian mechanism's
+/// canary scores at `mu = shift`.
+fn gaussian_scores<R: rand::Rng>(rng: &mut R, shift: f64, offset: f64, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|_| {
+            let z: f64 = rand_distr::Distribution::sample(&rand_distr::StandardNormal, rng);
+            2.0 * (shift + z) + offset
+        })
+        .collect()
+}
+
 /// On exactly Gaussian scores with a known mu the lower confidence bound sits below mu and
 /// close to it, and the normality check passes.
 #[test]
 fn gdp_estimate_bounds_a_known_mu_from_below() {
     let mu = 0.5;
     let mut rng = SeedPath::new(3).rng();
-    let mut draw = |shift: f64, n: usize| -> Vec<f64> {
-        (0..n)
-            .map(|_| {
-                let z: f64 =
-                    rand_distr::Distribution::sample(&rand_distr::StandardNormal, &mut rng);
-                2.0 * (shift + z) + 7.0
-            })
-            .collect()
-    };
+    let mut draw = |shift: f64, n: usize| gaussian_scores(&mut rng, shift, 7.0, n);
     let canary = draw(mu, 20_000);
     let replaced = draw(0.0, 20_000);
     let e = gdp_estimate(&canary, &replaced, 1e-5, 0.95).unwrap();
@@ -49,20 +52,12 @@ fn gdp_estimate_bounds_a_known_mu_from_below() {
 /// `μ = (m₁ − m₀)/s`, `s` the pooled deviation about each world's mean), so a common
 /// offset, as a summed loss carries, changes nothing beyond the rounding of the shifted
 /// scores themselves (about 1e-16 of the offset per score, 1e-10 of `μ̂` at 1e6). A
-/// spread computed as `Σv² − n·m̄²` (equal in exact arithmetic) loses 6e-5 of `μ̂` at
-/// that offset and fails here.
+/// spread computed as `Σv² − n·m̄²` (equal in exact arithmetic) moves `μ̂` by 2.6e-4 at
+/// the offset −1e6 and fails here.
 #[test]
 fn gdp_estimate_is_unchanged_by_a_common_offset_of_the_scores() {
     let mut rng = SeedPath::new(5).rng();
-    let mut draw = |shift: f64, n: usize| -> Vec<f64> {
-        (0..n)
-            .map(|_| {
-                let z: f64 =
-                    rand_distr::Distribution::sample(&rand_distr::StandardNormal, &mut rng);
-                2.0 * (shift + z)
-            })
-            .collect()
-    };
+    let mut draw = |shift: f64, n: usize| gaussian_scores(&mut rng, shift, 0.0, n);
     let (canary, replaced) = (draw(0.5, 2000), draw(0.0, 2000));
     let base = gdp_estimate(&canary, &replaced, 1e-5, 0.95).unwrap();
     let rel = |a: f64, b: f64| (a - b).abs() / b.abs();
