@@ -1459,9 +1459,9 @@ def cmd_report(a):
     once = survived_before(ROOT, sample)
     killed = [(m, r) for m, r in judged if r["outcome"] == "caught" and m["id"] in once]
     if killed:
-        w(f"{len(killed)} of the caught survived every detector when first judged and are "
-          "caught by a check added after (listed under the survivors): before those checks "
-          f"the score was {pct(tot['caught'] - len(killed), viable)}.\n")
+        w(f"Caught only by a check added after the mutant survived every detector: "
+          f"{len(killed)} (listed under the survivors); before those checks the score was "
+          f"{pct(tot['caught'] - len(killed), viable)}.\n")
     w(f"Goal: at least 100 viable, non-equivalent mutants judged (now {viable}), "
       f"score at least 90 % (now {pct(tot['caught'], viable)}), claim suite alone at least 80 % "
       f"(now {pct(tot['suite_caught'], tot['suite_viable'])}).\n")

@@ -819,7 +819,7 @@ def test_a_survivor_killed_by_a_later_check_is_counted_apart_with_the_score_befo
     text = (root / "reports/MUTANTS.md").read_text()
     # caught m1 m2 m4 m7, missed m5: 80 %; before the new check m2 was missed: 60 %.
     assert "| **all** | 20 | 7 | 7 | 4 | 1 | 0 | 1 | 1 | **80.0 %** |" in text, text
-    assert "1 of the caught survived every detector when first judged" in text
+    assert "Caught only by a check added after the mutant survived every detector: 1" in text
     assert "before those checks the score was 60.0 %" in text
     assert ("| `m2 survives` | unit tests | `unit::x` | `a property the code documents` |"
             in text), text
