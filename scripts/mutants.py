@@ -653,7 +653,11 @@ def first_difference(a, b):
         return "not written"
     for k, (u, v) in enumerate(zip(x, y)):
         if u != v:
-            return f"line {k + 1}: {u[:100]!r} -> {v[:100]!r}"
+            # From a little before the first differing character: a long CSV row differs
+            # far from its start.
+            c = next((i for i, (p, q) in enumerate(zip(u, v)) if p != q), min(len(u), len(v)))
+            s = max(0, c - 30)
+            return f"line {k + 1}, column {c + 1}: {u[s:s + 100]!r} -> {v[s:s + 100]!r}"
     return f"{len(x)} lines -> {len(y)} lines"
 
 

@@ -711,7 +711,7 @@ def test_the_suite_compares_each_claims_reports_and_judges_again_what_an_older_s
     assert len(recs["m4 caught by suite"]) == 1, "a catch was judged again"
     m8 = recs["m8 moves a report"][-1]
     assert (m8["outcome"], m8["detector"], m8["suite"]) == ("caught", "claim suite", "caught")
-    assert "reports differ: reports/a.csv (line 1: 'a 1' -> 'a 2')" in m8["detail"], m8["detail"]
+    assert "reports differ: reports/a.csv (line 1, column 3: 'a 1' -> 'a 2')" in m8["detail"], m8["detail"]
     suite = next(s for s in m8["steps"] if s["step"] == "claim suite/test")
     assert suite["reports_differ"] == ["a.csv"]
     m2 = recs["m2 survives"][-1]
@@ -727,7 +727,7 @@ def test_the_suite_compares_each_claims_reports_and_judges_again_what_an_older_s
     git(root, "commit", "-q", "-am", "stale report")
     out = run(root, cfg, "run", "--rerun", "m2 survives")
     assert out.returncode == 2, out.stdout + out.stderr
-    assert "does not reproduce the committed reports/b.csv (line 1: 'b stale' -> 'b 1')" in out.stderr
+    assert "does not reproduce the committed reports/b.csv (line 1, column 3: 'b stale' -> 'b 1')" in out.stderr
 
 
 def test_a_shard_uses_another_shards_unmutated_run_made_on_the_same_sources(tree):
@@ -823,3 +823,14 @@ def test_a_survivor_killed_by_a_later_check_is_counted_apart_with_the_score_befo
     assert "before those checks the score was 60.0 %" in text
     assert ("| `m2 survives` | unit tests | `unit::x` | `a property the code documents` |"
             in text), text
+
+
+def test_a_differing_report_line_is_shown_from_its_first_difference(tmp_path):
+    sys.path.insert(0, str(SCRIPT.parent))
+    import mutants
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    a.write_text("h\n" + "x" * 200 + ",0.125,z\n")
+    b.write_text("h\n" + "x" * 200 + ",-1,z\n")
+    d = mutants.first_difference(str(a), str(b))
+    assert d.startswith("line 2, column 202: "), d
+    assert "0.125" in d and "-1" in d, d
