@@ -348,13 +348,12 @@ def refresh_sample(a, path):
 # results
 
 
-def load_records(root):
-    """Every record of every results file, keyed by mutant id (the last one wins). A
-    truncated last line (a run killed while writing) is skipped."""
+def all_records(root):
+    """Every record of every results file, in the order written. A truncated last line (a
+    run killed while writing) is skipped."""
     d = os.path.join(root, RESULTS)
-    recs = {}
     if not os.path.isdir(d):
-        return recs
+        return
     for name in sorted(os.listdir(d)):
         if not name.endswith(".jsonl"):
             continue
@@ -369,29 +368,20 @@ def load_records(root):
                     print(f"mutants: skipped a damaged line of {RESULTS}/{name}", file=sys.stderr)
                     continue
                 if isinstance(r, dict) and "id" in r:
-                    recs[r["id"]] = r
-    return recs
+                    yield r
 
 
-def survived_before(root, sample):
+def load_records(root, history=None):
+    """The records keyed by mutant id (the last one wins); from `history` when given."""
+    return {r["id"]: r for r in (all_records(root) if history is None else history)}
+
+
+def survived_before(history, sample):
     """The mutants that some record shows surviving every detector, on the sampled source
     of their file: a later catch of one of them is by a check added after it survived
     (the page counts those apart: a sample that taught its own checks flatters them)."""
-    out = set()
-    d = os.path.join(root, RESULTS)
-    for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
-        if not name.endswith(".jsonl"):
-            continue
-        with open(os.path.join(d, name), encoding="utf-8") as f:
-            for line in f:
-                try:
-                    r = json.loads(line)
-                except ValueError:
-                    continue
-                if (isinstance(r, dict) and r.get("outcome") == "missed"
-                        and r.get("source_sha256") == sample["source_sha256"].get(r.get("file"))):
-                    out.add(r.get("id"))
-    return out
+    return {r["id"] for r in history if r.get("outcome") == "missed"
+            and r.get("source_sha256") == sample["source_sha256"].get(r.get("file"))}
 
 
 def usable(rec, sample, suite=None):
@@ -1357,7 +1347,8 @@ def cmd_report(a):
     sample = read_json(os.path.join(ROOT, SAMPLE), "the sample")
     fates_path = os.path.join(ROOT, FATES)
     fates = read_json(fates_path, "the fates file") if os.path.exists(fates_path) else {}
-    recs = load_records(ROOT)
+    history = list(all_records(ROOT))
+    recs = load_records(ROOT, history)
     config = load_config(os.environ.get("MUTANTS_CONFIG"))
     cov = coverage_for(ROOT, ROOT, config)
     suite = current_suite(ROOT, config, cov)
@@ -1460,7 +1451,7 @@ def cmd_report(a):
         w(f"{len(unreached)} viable mutants are reached by no claim of the suite (coverage): "
           f"{sum(r['outcome'] == 'caught' for r in unreached)} of them are caught by the "
           "tests, the others are survivors below.\n")
-    once = survived_before(ROOT, sample)
+    once = survived_before(history, sample)
     killed = [(m, r) for m, r in judged if r["outcome"] == "caught" and m["id"] in once]
     if killed:
         w(f"Caught only by a check added after the mutant survived every detector: "
