@@ -151,6 +151,11 @@ def sha256_file(path):
         return sha256_bytes(f.read())
 
 
+def plural(n, one, many):
+    """`n` and the noun phrase that agrees with it."""
+    return f"{n} {one if n == 1 else many}"
+
+
 def module_of(path):
     for m in MODULES:
         if path == m or path.startswith(m + "/"):
@@ -1444,11 +1449,12 @@ def cmd_report(a):
     by_reports = [r for m, r in judged if r.get("suite") == "caught" and any(
         st.get("reports_differ") for st in r.get("steps", []))]
     if tot["suite_caught"]:
-        w(f"Of the suite's {tot['suite_caught']} catches, {len(by_reports)} were by report "
+        w(f"Of the suite's {tot['suite_caught']} catches, {len(by_reports)} "
+          f"{'was' if len(by_reports) == 1 else 'were'} by report "
           "bytes alone (the claim's run passed its verdicts and its baseline; only CI's "
           "comparison of `reports/` fails).\n")
     if unreached:
-        w(f"{len(unreached)} viable mutants are reached by no claim of the suite (coverage): "
+        w(f"{plural(len(unreached), 'viable mutant is', 'viable mutants are')} reached by no claim of the suite (coverage): "
           f"{sum(r['outcome'] == 'caught' for r in unreached)} of them are caught by the "
           "tests, the others are survivors below.\n")
     once = survived_before(history, sample)
@@ -1467,7 +1473,7 @@ def cmd_report(a):
                 and not any("claims_reaching" in st for st in r.get("steps", []))
                 and r["suite_claim"] in cov["claims"]]
         bad = [m["id"] for m, r in full if not reaches(cov["claims"][r["suite_claim"]], m)]
-        w(f"Coverage cross-check: of the {len(full)} mutant{'s' if len(full) != 1 else ''} caught by a named claim while every "
+        w(f"Coverage cross-check: of the {plural(len(full), 'mutant', 'mutants')} caught by a named claim while every "
           f"claim ran (no coverage used), the catching claim executes the mutated lines in "
           f"{len(full) - len(bad)}" + (": all.\n" if not bad else
                                        ". Not: " + ", ".join(md_code(b) for b in bad) + ".\n"))
