@@ -18,6 +18,7 @@ mod claims;
 mod cli_shell;
 mod contrast;
 mod core;
+mod data_domains;
 mod dpgd_pass;
 mod dpsgd;
 mod evidence;
