@@ -598,3 +598,47 @@ fn every_shipped_statement_quotes_its_paper_and_names_its_registry() {
         }
     }
 }
+
+/// A quoted number the run cannot match fails the run, and the message says which
+/// quote and which point: a point no record is at (named by its variables), a metric the
+/// run did not compute, a value off its tolerance (the user reads it to fix the spec).
+#[test]
+fn a_quote_the_run_cannot_match_fails_the_run_and_names_the_quote_and_its_point() {
+    let text = VS_N.replace("evidence: statement", "evidence: consequence");
+    let with_quote = |quote: &str| {
+        format!(
+            "    findings:\n      vs-n:\n        text: \"the noise term is 1/24 at n = 24\"\n        quotes: [{quote}]\n"
+        )
+    };
+    let problem = |quote: &str| {
+        let c = load(&claim_text(&text, &with_quote(quote))).unwrap();
+        let o = judged(
+            &c,
+            records("main", "noise_term", |n| 1.0 / n, |_| 0.0),
+            records("control", "noise_term", |n| n.powi(6), |_| 0.0),
+        );
+        row(&o, "main").problem.clone().unwrap_or_default()
+    };
+    let cases = [
+        (
+            "{metric: noise_term, at: {n: 30, d: 4}, value: 0.03, rel_tol: 0.01}",
+            "the finding contradicts its run: quotes `noise_term` = 0.03 at d=4 n=30: 0 points of the run match (need exactly 1)",
+        ),
+        (
+            "{metric: noise_term, value: 0.03, rel_tol: 0.01}",
+            "the finding contradicts its run: quotes `noise_term` = 0.03 at (any point): 4 points of the run match (need exactly 1)",
+        ),
+        (
+            "{metric: test_loss, at: {n: 24}, value: 0.03, rel_tol: 0.01}",
+            "the finding contradicts its run: quotes `test_loss`, which the run did not compute",
+        ),
+        (
+            "{metric: noise_term, at: {n: 24}, value: 0.5, rel_tol: 0.01}",
+            "the finding contradicts its run: quotes `noise_term` = 0.5 at n=24 but the run measured",
+        ),
+    ];
+    for (quote, expected) in cases {
+        let got = problem(quote);
+        assert!(got.contains(expected), "{quote}:\n{got}");
+    }
+}
