@@ -556,9 +556,50 @@ def stop_on_signals():
         signal.signal(sig, on_signal)
 
 
+# A step of cargo's under way in a target directory: left behind when the step was killed
+# (a timeout, a stop signal, the machine going down), when cargo may have left its
+# incremental cache half written.
+INTERRUPTED = ".mutants-step-running"
+CRATE = "dpclaims"
+
+
+def clear_interrupted_build(target):
+    """When a step was killed in `target` (its marker is there), the crate's incremental
+    caches and fingerprints go, so cargo compiles the crate afresh (its dependencies stay).
+    A half-written cache makes the next build fail to link (seen 2026-12-04: every build
+    then failed with `undefined hidden symbol`), which would judge an unmutated tree
+    failing or a mutant unviable. Returns whether anything was cleared."""
+    marker = os.path.join(target, INTERRUPTED)
+    if not os.path.exists(marker):
+        return False
+    for profile in sorted(os.listdir(target)) if os.path.isdir(target) else []:
+        d = os.path.join(target, profile)
+        if not os.path.isdir(d):
+            continue
+        shutil.rmtree(os.path.join(d, "incremental"), ignore_errors=True)
+        fp = os.path.join(d, ".fingerprint")
+        for name in sorted(os.listdir(fp)) if os.path.isdir(fp) else []:
+            if name.startswith(CRATE + "-"):
+                shutil.rmtree(os.path.join(fp, name), ignore_errors=True)
+    os.remove(marker)
+    print(f"mutants: a step was killed in {os.path.basename(target)}/ before: its incremental "
+          "caches are cleared (the crate is compiled afresh)", flush=True)
+    return True
+
+
 def run_step(cmd, cwd, env, timeout, log):
     """Runs one command in its own process group; returns (status, seconds, output) with
-    status "ok", "fail" or "timeout". A timeout kills the whole group."""
+    status "ok", "fail" or "timeout". A timeout kills the whole group. A step that does
+    not end by itself leaves a marker in the target directory, and the next step clears
+    the caches it may have broken first ([`clear_interrupted_build`])."""
+    target = env.get("CARGO_TARGET_DIR") or os.path.join(cwd, "target")
+    clear_interrupted_build(target)
+    # Only a step that runs cargo can break its caches (a claim runs the built binary).
+    marker = os.path.join(target, INTERRUPTED) if any("cargo" in str(c) for c in cmd) else None
+    if marker:
+        os.makedirs(target, exist_ok=True)
+        with open(marker, "w") as f:
+            f.write(f"{os.getpid()}\n")
     t0 = time.monotonic()
     with open(log, "wb") as out:
         p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
@@ -581,6 +622,8 @@ def run_step(cmd, cwd, env, timeout, log):
             except OSError:
                 pass
             p.wait()
+    if marker and status != "timeout":
+        os.remove(marker)  # it ended by itself: its caches are whole
     secs = time.monotonic() - t0
     with open(log, "rb") as f:
         # Paths of the scratch copy named relative to it: the page names no local path.

@@ -834,3 +834,41 @@ def test_a_differing_report_line_is_shown_from_its_first_difference(tmp_path):
     d = mutants.first_difference(str(a), str(b))
     assert d.startswith("line 2, column 202: "), d
     assert "0.125" in d and "-1" in d, d
+
+
+def test_a_step_killed_mid_build_has_the_crates_caches_cleared_before_the_next(tmp_path):
+    """A cargo step that did not end by itself (a timeout here; a kill or the machine going
+    down alike) may leave a half-written incremental cache, with which every later build
+    fails to link: the next step clears the crate's caches first, its dependencies' stay.
+    A step that ends by itself, failing or not, leaves nothing to clear."""
+    sys.path.insert(0, str(SCRIPT.parent))
+    import mutants
+    target = tmp_path / "target"
+    env = dict(os.environ, CARGO_TARGET_DIR=str(target))
+    log = str(tmp_path / "log")
+    marker = target / mutants.INTERRUPTED
+
+    def caches():
+        for d in ["release/incremental/dpclaims-1", "release/.fingerprint/dpclaims-2",
+                  "release/.fingerprint/ndarray-3", "debug/incremental/x"]:
+            (target / d).mkdir(parents=True, exist_ok=True)
+
+    caches()
+    # Ends by itself (failing): no marker, nothing cleared by the next step.
+    st, _, _ = mutants.run_step(["sh", "-c", "exit 3 # cargo"], str(tmp_path), env, 30, log)
+    assert st == "fail" and not marker.exists()
+    mutants.run_step(["sh", "-c", "true # cargo"], str(tmp_path), env, 30, log)
+    assert (target / "release/incremental/dpclaims-1").is_dir()
+    # Killed by its timeout: the marker stays, and the next step clears the crate's caches.
+    st, _, _ = mutants.run_step(["sh", "-c", "sleep 30 # cargo"], str(tmp_path), env, 0.5, log)
+    assert st == "timeout" and marker.exists()
+    st, _, _ = mutants.run_step(["sh", "-c", "true # cargo"], str(tmp_path), env, 30, log)
+    assert st == "ok" and not marker.exists()
+    assert not (target / "release/incremental").exists()
+    assert not (target / "debug/incremental").exists()
+    assert not (target / "release/.fingerprint/dpclaims-2").exists()
+    assert (target / "release/.fingerprint/ndarray-3").is_dir()
+    # A step that runs no cargo (a claim run by the built binary) leaves no marker.
+    caches()
+    st, _, _ = mutants.run_step(["sh", "-c", "sleep 30"], str(tmp_path), env, 0.5, log)
+    assert st == "timeout" and not marker.exists()
