@@ -9,9 +9,10 @@ use dpclaims::privacy::{
 use dpclaims::rng::SeedPath;
 use dpclaims::train::dpsgd::{
     dp_step, misranking_bound, misranking_monte_carlo, poisson_sample, privatize,
+    score_mean_monte_carlo,
     support::{random_support, scores, top_k, ScoreAccumulator},
-    Activation, Classification, ClipOrder, DpSgdRecipe, Mask, Method, MethodConfig, Model,
-    ModelKind, PrivacyLedger, StepParams, SyntheticSpec,
+    support_miss_monte_carlo, Activation, Classification, ClipOrder, DpSgdRecipe, Mask, Method,
+    MethodConfig, Model, ModelKind, PrivacyLedger, StepParams, SyntheticSpec,
 };
 use dpclaims::train::Recipe;
 use ndarray::{s, Array1, Array2};
@@ -796,6 +797,109 @@ fn misranking_bound_dominates_monte_carlo() {
     assert!(misranking_bound(0.5, 1.0, 0.5, 5).is_err());
     assert!(misranking_bound(1.0, 0.5, -1.0, 5).is_err());
     assert!(misranking_monte_carlo(1.0, 0.5, 0.5, 0, 10, &mut rng).is_err());
+}
+
+/// The Sec. 5 diagnostics (Prop. 5.3's bound, its Monte Carlo, the union bound's support
+/// miss, Lemma 5.2's score mean) accept each edge of the domain they document and refuse
+/// each input just outside it, one input at a time: signals finite with `g_i^2 > g_j^2`,
+/// `sigma` finite and `>= 0`, `T1 >= 1`, `1 <= k < P`, at least one trial (two for a
+/// mean with its standard error), a finite noise-floor scale.
+#[test]
+fn the_section_5_diagnostics_accept_each_edge_of_their_domain_and_refuse_the_next_value() {
+    let mut rng = SeedPath::new(31).rng();
+    let (nan, inf) = (f64::NAN, f64::INFINITY);
+    // (g_i, g_j, sigma, t1): Prop. 5.3 and both of its Monte Carlo estimates.
+    let edges = [
+        (1.0, 0.5, 0.0, 1),
+        (1.0, 0.999, 0.5, 1),
+        (-1.0, 0.5, 0.5, 3),
+        (0.5, 0.0, 1e300, 2),
+    ];
+    let outside = [
+        (nan, 0.5, 0.5, 5),
+        (1.0, inf, 0.5, 5),
+        (1.0, 1.0, 0.5, 5),
+        (1.0, -1.0, 0.5, 5),
+        (0.5, 1.0, 0.5, 5),
+        (1.0, 0.5, -1e-300, 5),
+        (1.0, 0.5, nan, 5),
+        (1.0, 0.5, inf, 5),
+        (1.0, 0.5, 0.5, 0),
+    ];
+    for (gi, gj, s, t1) in edges {
+        let at = format!("g_i {gi}, g_j {gj}, sigma {s}, T1 {t1}");
+        assert!(
+            misranking_bound(gi, gj, s, t1).is_ok(),
+            "bound refuses {at}"
+        );
+        assert!(
+            misranking_monte_carlo(gi, gj, s, t1, 1, &mut rng).is_ok(),
+            "MC refuses {at}"
+        );
+        let miss = support_miss_monte_carlo(gi, gj, s, t1, 1, 2, 1, &mut rng);
+        assert!(miss.is_ok(), "support miss refuses {at}");
+    }
+    for (gi, gj, s, t1) in outside {
+        let at = format!("g_i {gi}, g_j {gj}, sigma {s}, T1 {t1}");
+        assert!(
+            misranking_bound(gi, gj, s, t1).is_err(),
+            "bound accepts {at}"
+        );
+        assert!(
+            misranking_monte_carlo(gi, gj, s, t1, 1, &mut rng).is_err(),
+            "MC accepts {at}"
+        );
+        let miss = support_miss_monte_carlo(gi, gj, s, t1, 1, 2, 1, &mut rng);
+        assert!(miss.is_err(), "support miss accepts {at}");
+    }
+    assert!(
+        misranking_monte_carlo(1.0, 0.5, 0.5, 5, 0, &mut rng).is_err(),
+        "no trial"
+    );
+    // The union bound: 1 <= k < P and at least one trial.
+    for (k, p, trials, ok) in [
+        (1, 2, 1, true),
+        (3, 4, 1, true),
+        (0, 2, 1, false),
+        (2, 2, 1, false),
+        (1, 2, 0, false),
+    ] {
+        let r = support_miss_monte_carlo(1.0, 0.5, 0.5, 2, k, p, trials, &mut rng);
+        assert_eq!(
+            r.is_ok(),
+            ok,
+            "support miss with k {k}, P {p}, trials {trials}: {r:?}"
+        );
+    }
+    // Lemma 5.2's score mean: (g, sigma, T1, trials, floor scale).
+    for (g, s, t1, trials, floor) in [
+        (0.0, 0.0, 1, 2, 0.0),
+        (-3.0, 0.5, 4, 2, 1.0),
+        (1e300, 1e-300, 1, 3, -2.0),
+    ] {
+        let r = score_mean_monte_carlo(g, s, t1, trials, floor, &mut rng);
+        assert!(
+            r.is_ok(),
+            "score mean refuses g {g}, sigma {s}, T1 {t1}, {trials} trials, floor {floor}: {r:?}"
+        );
+    }
+    for (g, s, t1, trials, floor) in [
+        (nan, 0.5, 4, 10, 1.0),
+        (inf, 0.5, 4, 10, 1.0),
+        (1.0, -1e-300, 4, 10, 1.0),
+        (1.0, nan, 4, 10, 1.0),
+        (1.0, inf, 4, 10, 1.0),
+        (1.0, 0.5, 0, 10, 1.0),
+        (1.0, 0.5, 4, 1, 1.0),
+        (1.0, 0.5, 4, 10, nan),
+        (1.0, 0.5, 4, 10, -inf),
+    ] {
+        let r = score_mean_monte_carlo(g, s, t1, trials, floor, &mut rng);
+        assert!(
+            r.is_err(),
+            "score mean accepts g {g}, sigma {s}, T1 {t1}, {trials} trials, floor {floor}: {r:?}"
+        );
+    }
 }
 
 // ---------------------------------------------------------------- CLI

@@ -267,3 +267,48 @@ fn calibrate_with_pld_meets_the_target_at_the_upper_end() {
     .unwrap();
     assert!(c.noise_multiplier < r.noise_multiplier, "{c:?} {r:?}");
 }
+
+/// One step's connect-the-dots mass function (`StepLoss::discretise`) is a probability
+/// split three ways, whatever the step and the grid: every point's mass finite and >= 0,
+/// and the points, the mass clamped up onto the first point and the mass beyond the
+/// upper end adding up to 1; its grid straddles zero loss (`lower_end < 0 < upper_end`:
+/// both worlds' losses take both signs, and a grid of one cell still has two points).
+/// Over sampling rates 1e-4..1, noise 0.1..30, both directions, spacings 1e-3..2 and tails
+/// 1e-14 and 1e-6.
+#[test]
+fn one_steps_mass_function_is_a_whole_probability_on_a_grid_that_straddles_zero() {
+    use dpclaims::privacy::pld::loss::{Direction, StepLoss};
+    for q in [1e-4, 0.01, 0.3, 1.0] {
+        for sigma in [0.1, 0.5, 1.0, 4.0, 30.0] {
+            for direction in [Direction::Remove, Direction::Add] {
+                let s = StepLoss {
+                    q,
+                    sigma,
+                    direction,
+                };
+                for tail in [1e-14, 1e-6] {
+                    let (lo, hi) = (s.lower_end(tail), s.upper_end(tail));
+                    let at = format!("q {q} sigma {sigma} {direction:?} tail {tail}");
+                    assert!(lo < 0.0 && 0.0 < hi, "{at}: ends {lo}, {hi}");
+                    for dl in [1e-3, 0.05, 2.0] {
+                        let pmf = s.discretise(dl, tail);
+                        assert!(
+                            pmf.mass.len() >= 2,
+                            "{at} dl {dl}: {} points",
+                            pmf.mass.len()
+                        );
+                        for (k, m) in pmf.mass.iter().enumerate() {
+                            assert!(
+                                m.is_finite() && *m >= 0.0,
+                                "{at} dl {dl}: mass {m} at point {k}"
+                            );
+                        }
+                        assert!(pmf.beyond.is_finite() && pmf.beyond >= 0.0, "{at} dl {dl}");
+                        let total = pmf.mass.iter().sum::<f64>() + pmf.beyond;
+                        assert!((total - 1.0).abs() < 1e-9, "{at} dl {dl}: total {total}");
+                    }
+                }
+            }
+        }
+    }
+}

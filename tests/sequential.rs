@@ -209,3 +209,41 @@ fn a_schedule_is_checked_at_load() {
         "{e}"
     );
 }
+
+/// The conditional power is the chance that the last look's interval clears the edge:
+/// at the last look itself (`n = n_max`, nothing left to draw) it is 1 when the estimate,
+/// moved one standard error away from the edge, lies beyond `b + h_max` or below
+/// `b - h_max`, and 0 between; and just before the last look of a long schedule it is
+/// already that 0 or 1, to within the one replicate left to draw. An exact margin (`se = 0`)
+/// is decided by the same rule at every look.
+#[test]
+fn at_the_last_look_the_conditional_power_is_whether_the_estimate_clears_the_edge() {
+    use dpclaims::judge::sequential::conditional_power;
+    let (b, se, h_max) = (0.0, 0.5, 1.0);
+    for (m, clears) in [
+        (2.0, true),
+        (0.6, true),
+        (0.4, false),
+        (0.0, false),
+        (-0.4, false),
+        (-0.6, true),
+        (-2.0, true),
+    ] {
+        let want = if clears { 1.0 } else { 0.0 };
+        assert_eq!(
+            conditional_power(m, b, se, h_max, 64, 64),
+            want,
+            "m {m} at the last look"
+        );
+        let n_max = 1_000_000;
+        let near = conditional_power(m, b, se, h_max, n_max - 1, n_max);
+        assert!(
+            (near - want).abs() < 1e-3,
+            "m {m} one replicate before the last look: {near}"
+        );
+        // An exact margin: no spread, so the estimate itself decides (m clear of h_max).
+        let exact = conditional_power(m, b, 0.0, h_max, 8, 64);
+        let want_exact = if m.abs() > h_max { 1.0 } else { 0.0 };
+        assert_eq!(exact, want_exact, "m {m} with se 0");
+    }
+}
