@@ -200,3 +200,30 @@ fn the_audit_default_calibration_is_the_papers() {
     ]);
     assert_eq!(second["sigma"], post["sigma"], "{second} {post}");
 }
+
+/// The model-based threshold selection falls back to the empirical one (module docs of
+/// `privacy::audit::stats`) whenever it has nothing to predict counts for: a selection
+/// half of fewer than 2 runs, or a measurement half of 0 runs in either world; each
+/// case gives exactly the empirical selection's threshold.
+#[test]
+fn threshold_selection_falls_back_to_the_empirical_one_when_a_half_is_empty() {
+    use dpclaims::privacy::audit::stats::{select_threshold, select_threshold_empirical};
+    let pos: Vec<f64> = (0..40).map(|i| 1.0 + 0.05 * i as f64).collect();
+    let neg: Vec<f64> = (0..40).map(|i| 0.03 * i as f64).collect();
+    let empirical = select_threshold_empirical(&pos, &neg, 1e-5, 0.95)
+        .unwrap()
+        .threshold;
+    for (mp, mn) in [(0, 500), (500, 0), (0, 0)] {
+        let t = select_threshold(&pos, &neg, mp, mn, 1e-5, 0.95);
+        assert_eq!(
+            t.as_ref().ok().map(|t| t.to_bits()),
+            Some(empirical.to_bits()),
+            "measured {mp} canary and {mn} replaced runs: {t:?}"
+        );
+    }
+    let one = select_threshold(&pos[..1], &neg, 500, 500, 1e-5, 0.95).unwrap();
+    let want = select_threshold_empirical(&pos[..1], &neg, 1e-5, 0.95)
+        .unwrap()
+        .threshold;
+    assert_eq!(one.to_bits(), want.to_bits());
+}
