@@ -446,6 +446,26 @@ predictions:
         "{text}"
     );
     assert!(text.contains("exceeds the registered 3"), "{text}");
+    // One replicate a point gives no interval to judge a constant on (as `over: means`):
+    // refused, naming the point, where it was once judged on a zero-width interval.
+    let one =
+        spec("    constant: {at_most: 3, source: \"the statement: m <= 3 x at every size\"}\n")
+            .replace("replicates: 4", "replicates: 1");
+    std::fs::write(dir.path().join("claim.yaml"), one).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+        .env("DPCLAIMS_NO_CACHE", "1")
+        .args(["run", "--no-reports", "--json"])
+        .arg(dir.path().join("claim.yaml"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "a registered constant needs at least 2 replicates per point, got 1 at x = 1"
+        ),
+        "{}",
+        stderr(&out)
+    );
     // A constant must say where it comes from, and an upper bound takes at_most.
     std::fs::write(
         dir.path().join("claim.yaml"),

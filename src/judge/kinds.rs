@@ -141,7 +141,21 @@ pub fn evaluate(
             res.detail.stderr = Some(fit.stderr);
             res.detail.r2 = Some(fit.r2);
             res.detail.intercept = Some(fit.intercept);
-            res.detail.implied_constant = implied_constant(&fit.data, *upper, f.confidence);
+            // A registered constant is judged on each point's t interval, which needs 2
+            // replicates, unless the metric is exact (as `over: means`).
+            if let (Some(_), false) = (constant, exact) {
+                if let Some((x, ys)) = fit.data.iter().find(|(_, ys)| ys.len() < 2) {
+                    return Err(format!(
+                        "{}: a registered constant needs at least 2 replicates per point, got \
+                         {} at {} = {} (one suffices for an exact metric: `external.exact`)",
+                        p.name,
+                        ys.len(),
+                        f.x,
+                        fit::fmt_exact(*x)
+                    ));
+                }
+            }
+            res.detail.implied_constant = implied_constant(&fit.data, *upper, f.confidence, exact);
             // A registered constant is a finite statement (at every size of the sweep):
             // the implied constant's interval against it.
             if let (Some(c), Some((_, (lo, hi)))) = (constant, res.detail.implied_constant) {
@@ -386,11 +400,14 @@ fn minmax(v: &[f64]) -> (f64, f64) {
 
 /// The implied constant of a bound: the largest (upper) or smallest (lower) mean of
 /// metric / bound over the points, with that point's t interval at `confidence`
-/// (Bonferroni over the points). `data` holds the replicate ratios per point.
+/// (Bonferroni over the points). `data` holds the replicate ratios per point. None when
+/// a point has fewer than 2 replicates of a metric that is not `exact` (no interval);
+/// an exact metric's interval is its value.
 fn implied_constant(
     data: &[(f64, Vec<f64>)],
     upper: bool,
     confidence: f64,
+    exact: bool,
 ) -> Option<(f64, (f64, f64))> {
     let per_point = 1.0 - (1.0 - confidence) / data.len().max(1) as f64;
     let mut best: Option<(f64, (f64, f64))> = None;
@@ -400,11 +417,13 @@ fn implied_constant(
             continue;
         }
         let mean = ys.iter().sum::<f64>() / m;
-        let half = if m >= 2.0 {
+        let half = if exact {
+            0.0
+        } else if m >= 2.0 {
             let var = ys.iter().map(|y| (y - mean) * (y - mean)).sum::<f64>() / (m - 1.0);
             fit::student_t_quantile(1.0 - (1.0 - per_point) / 2.0, m - 1.0).ok()? * (var / m).sqrt()
         } else {
-            0.0
+            return None;
         };
         let better = match best {
             None => true,

@@ -24,7 +24,7 @@
 //!   comparison of L209: `g <= tau` is where the attractive drift is used) and
 //!   `(v_j^T phi)^2 = (u_j^T k(x))^2 / mu_j`. With [`Drift::Repulsive`] (a negative control
 //!   breaking that argument) `g(lambda) = (exp(2 lambda tau) - 1) / (2 lambda) >= tau`.
-//! * [`sup_noise`]: Eq. 19 (Lemma 3.2, L205-L209): `phi_i^T Theta~(t)` for the training
+//! * [`sup_noise_eq16`]: Eq. 19 (Lemma 3.2, L205-L209): `phi_i^T Theta~(t)` for the training
 //!   points, simulated exactly on a time grid in K's eigenbasis (each mode an independent
 //!   1-D OU process), and its sup over the grid.
 use super::TrainError;
@@ -181,23 +181,6 @@ pub fn ou_noise_term(ks: &KernelSplit, tau: f64, big_sigma: f64, drift: Drift) -
     (s2 * tr.max(0.0) / m, s2 * tau * fro / m)
 }
 
-/// Eq. 19: the noise part at the training points, `z_i(t) = phi_i^T Theta~(t)`, simulated
-/// exactly on `grid` equal steps of `[0, tau]`: in K's eigenbasis `w_j = u_j^T z` is a 1-D OU
-/// process `dw_j = -+lambda_j w_j dt + Sigma sqrt(mu_j) dB_j` (`Phi dB` has covariance
-/// `K`), advanced by its exact transition. Returns, per training point, `sup_t |z_i(t)|`
-/// over the grid (a lower bound on the continuous sup, short of it by about
-/// `0.58 Sigma ||phi_i|| sqrt(tau/grid)` for a Wiener process).
-pub fn sup_noise(
-    ks: &KernelSplit,
-    tau: f64,
-    big_sigma: f64,
-    drift: Drift,
-    grid: usize,
-    rng: &mut impl Rng,
-) -> Result<Array1<f64>, TrainError> {
-    Ok(sup_noise_eq16(ks, tau, big_sigma, drift, grid, None, rng)?.0)
-}
-
 /// What [`sup_noise_eq16`] counts of Eq. 16 (L191-L193) along the OU path
 /// `Theta_hat(t) = theta_hat(t) + Theta~(t)` at the grid times: `(i, t)` pairs where
 /// Eq. 16's condition `|phi_i^T Theta~| + |phi_i^T theta_hat - y_i| <= C/(2 ||phi_i||)`
@@ -211,7 +194,14 @@ pub struct Eq16Counts {
     pub violations: usize,
 }
 
-/// [`sup_noise`], and with `eq16 = Some((y, C))` the counts of [`Eq16Counts`]; the
+/// Eq. 19: the noise part at the training points, `z_i(t) = phi_i^T Theta~(t)`, simulated
+/// exactly on `grid` equal steps of `[0, tau]`: in K's eigenbasis `w_j = u_j^T z` is a 1-D OU
+/// process `dw_j = -+lambda_j w_j dt + Sigma sqrt(mu_j) dB_j` (`Phi dB` has covariance
+/// `K`), advanced by its exact transition. Returns, per training point, `sup_t |z_i(t)|`
+/// over the grid (a lower bound on the continuous sup, short of it by about
+/// `0.58 Sigma ||phi_i|| sqrt(tau/grid)` for a Wiener process).
+///
+/// With `eq16 = Some((y, C))` also the counts of [`Eq16Counts`]; the
 /// noise-free path's residual is `phi_i^T theta_hat(t) - y_i = -(U exp(-2 K t/n) U^T y)_i`
 /// (gradient flow from 0), evaluated at the same grid times.
 pub fn sup_noise_eq16(
