@@ -389,6 +389,18 @@ def survived_before(history, sample):
             and r.get("source_sha256") == sample["source_sha256"].get(r.get("file"))}
 
 
+def retired_survivors(history, sample, current):
+    """Mutants that survived every detector on a source of their file that the sample no
+    longer holds (the file changed since; `sample --refresh` redrew its mutants), and that
+    have no usable record now: {id: the last such record}. The page lists them, so a
+    survivor never leaves the count unseen when its file is changed."""
+    last = {}
+    for r in history:
+        if r.get("id") not in current and r.get("source_sha256") != sample["source_sha256"].get(r.get("file")):
+            last[r["id"]] = r
+    return {k: r for k, r in last.items() if r.get("outcome") == "missed"}
+
+
 def usable(rec, sample, suite=None):
     """A record counts when it was made on the sampled source of its file, and, when the
     claim suite did not catch its mutant, by the current suite (`suite`, from
@@ -1561,6 +1573,31 @@ def cmd_report(a):
             why = fates.get(m["id"], {}).get("why")
             w(f"| {md_code(m['id'])} | {r['detector']} | {md_code(scrub(r.get('detail')))} | "
               f"{md_code(why) if why else ''} |")
+        w("")
+    retired = retired_survivors(history, sample, {m["id"] for m, r in judged})
+    if retired:
+        w("### Retired with their source\n")
+        w("Each survived every detector on a source of its file that has changed since; "
+          "`sample --refresh` gave its slot to a mutant of the new source, judged anew. "
+          "They are not in the score above; counted there as missed, the score would be "
+          f"{pct(tot['caught'], viable + len(retired))}. Their fate is read from "
+          "`mutants/fates.json` (fixed: the change of the source was made because of it).\n")
+        w("| mutant | judged at | fate | why |")
+        w("|---|---|---|---|")
+        for k, r in sorted(retired.items()):
+            f = fates.get(k, {})
+            w(f"| {md_code(k)} | {md_code((r.get('commit') or '')[:12])} | "
+              f"**{f.get('fate', 'open')}** | {md_code(f['why']) if f.get('why') else ''} |")
+        w("")
+    refreshes = sample.get("refreshed", [])
+    if refreshes:
+        w("### Refreshes of the sample\n")
+        w("| at commit | changed files | mutants redrawn | added |")
+        w("|---|---|---:|---:|")
+        for x in refreshes:
+            w(f"| {md_code((x.get('commit') or '')[:12])} | "
+              + ", ".join(md_code(f) for f in x.get("changed_files", []))
+              + f" | {x.get('replaced', 0)} | {x.get('added', 0)} |")
         w("")
     w("## Unviable and timed out\n")
     other = [(m, r) for m, r in judged if r["outcome"] in ("unviable", "timeout")]

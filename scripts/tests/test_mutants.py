@@ -534,6 +534,17 @@ def test_a_refresh_redraws_only_the_mutants_of_changed_files_and_keeps_the_recor
     # the same id redrawn: it was judged on other sources).
     st = run(root, cfg, "status")
     assert "caught 1" in st.stdout and "missed 1" in st.stdout and "not yet run 4" in st.stdout
+    # b.rs's old mutant survived on the old source: the page lists it as retired, with
+    # its fate, and the score it would have counted as missed; the refresh is listed too.
+    (root / "mutants/fates.json").write_text(json.dumps(
+        {"src/train/b.rs:3:1: replace line 3": {"fate": "fixed", "why": "b.rs mended"}}))
+    rep = run(root, cfg, "report")
+    assert rep.returncode == 0, rep.stderr
+    text = (root / "reports/MUTANTS.md").read_text()
+    assert "### Retired with their source" in text
+    assert "| `src/train/b.rs:3:1: replace line 3` |" in text and "| **fixed** | `b.rs mended` |" in text
+    assert "counted there as missed, the score would be 33.3 %" in text, text
+    assert "| `src/train/b.rs` | 1 | 0 |" in text
 
 
 def test_with_coverage_the_suite_runs_only_the_claims_that_reach_a_mutant(tree):
