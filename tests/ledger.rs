@@ -302,3 +302,58 @@ fn a_verdict_moved_by_the_tool_is_refused_until_amended_and_then_shown() {
     );
     assert_eq!(dpclaims_in(d, &["ledger", "show"]).status.code(), Some(0));
 }
+
+/// An amendment that moves no verdict (the results equal the baseline) is settled like
+/// one that does: the run keeps the claim's snapshot pending although unchanged, and
+/// accepting it records that nothing moved; the page then says so instead of "not known".
+#[test]
+fn an_amendment_that_moves_no_verdict_is_settled_by_accepting_the_unchanged_results() {
+    let dir = project();
+    let d = dir.path();
+    ok(&dpclaims_in(d, &["run", "--out", "out"]));
+    ok(&dpclaims_in(d, &["accept"]));
+    let ledger = d.join("tests/snapshots/ledger/tiny-led.yaml");
+    let snap = d.join("tests/snapshots");
+    let snaps = |p: &Path| -> Vec<(String, String)> {
+        let mut v: Vec<_> = std::fs::read_dir(p)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().is_file())
+            .map(|e| (e.file_name().to_string_lossy().into_owned(), read(&e.path())))
+            .collect();
+        v.sort();
+        v
+    };
+    let accepted = snaps(&snap);
+    // More replicates at the full profile: the quick run (the baseline's) is unchanged.
+    edit(
+        d,
+        "full: {axes: {n: [8, 12, 16, 24]}, replicates: 2}",
+        "full: {axes: {n: [8, 12, 16, 24]}, replicates: 3}",
+    );
+    ok(&dpclaims_in(
+        d,
+        &["accept", "--amend", "the full profile takes 3 replicates", "tiny-led"],
+    ));
+    let o = dpclaims_in(d, &["run", "--out", "out"]);
+    let out = ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(out.contains("baseline unchanged"), "{out}");
+    assert!(err.contains("accept with `dpclaims accept tiny-led`"), "{err}");
+    assert!(read(&d.join("out/tiny-led.md")).contains("not known"));
+    ok(&dpclaims_in(d, &["accept", "tiny-led"]));
+    let l = read(&ledger);
+    assert!(l.contains("moved: []"), "{l}");
+    assert_eq!(snaps(&snap), accepted, "the snapshot bytes are unchanged");
+    // Settled: the next run keeps nothing pending and the page says none moved.
+    let o = dpclaims_in(d, &["run", "--out", "out"]);
+    ok(&o);
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("pending"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let page = read(&d.join("out/tiny-led.md"));
+    assert!(!page.contains("not known"), "{page}");
+    assert!(page.contains("none moved"), "{page}");
+}

@@ -217,6 +217,21 @@ pub fn conclude(
             }
             baseline::Baseline::NotChecked(_) => Vec::new(),
         };
+        // A claim whose amendment waits for its next results keeps its snapshot pending
+        // even when it equals the baseline: accepting it records that no verdict moved.
+        let mut ids = ids;
+        if matches!(baseline, baseline::Baseline::Unchanged { .. }) {
+            ids.extend(
+                outcomes
+                    .iter()
+                    .filter(|o| {
+                        crate::spec::ledger::awaits_results(o.claim.ledger.as_deref())
+                            && !ids.contains(&o.claim.id)
+                    })
+                    .map(|o| o.claim.id.clone())
+                    .collect::<Vec<_>>(),
+            );
+        }
         let checked = !matches!(baseline, baseline::Baseline::NotChecked(_)) || fresh;
         if checked {
             let kept = report::pending::record(outcomes, &ids, profile, seed);

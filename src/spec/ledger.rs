@@ -71,6 +71,23 @@ pub struct Amendment {
     pub verdicts_note: String,
 }
 
+impl Amendment {
+    /// Whether it waits for the amended claim's next accepted results to learn which
+    /// verdicts it moved (recorded in this working tree, not yet settled).
+    pub fn waits_for_results(&self) -> bool {
+        self.moved.is_none() && self.commit.starts_with("uncommitted")
+    }
+}
+
+/// Whether the claim's last amendment waits for its next accepted results: its run keeps
+/// a pending snapshot even when the snapshot equals the baseline, so that accepting it
+/// records that no verdict moved.
+pub fn awaits_results(entry: Option<&Entry>) -> bool {
+    entry
+        .and_then(|e| e.amendments.last())
+        .is_some_and(Amendment::waits_for_results)
+}
+
 /// One judged field, old -> new (`None`: absent on that side).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

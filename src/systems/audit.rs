@@ -151,6 +151,30 @@ const METRICS: &[MetricInfo] = &[
         doc: "epsilon_lower_bound - epsilon_accounted (> 0: the audit certifies more than the accounting allows)",
     },
     MetricInfo {
+        name: "epsilon_lb_clopper_pearson",
+        doc: "the Clopper-Pearson estimator's lower bound alone (threshold on one half, rates on the other); with white_box, at its share of the joint confidence",
+    },
+    MetricInfo {
+        name: "epsilon_lb_gdp",
+        doc: "white_box: the Gaussian-DP estimator's lower bound alone (privacy::audit::estimators::gdp_estimate; NaN without white_box)",
+    },
+    MetricInfo {
+        name: "mu_hat",
+        doc: "white_box: the Gaussian-DP estimator's point estimate of the canary test's mu, (mean_canary - mean_replaced)/s (NaN without white_box)",
+    },
+    MetricInfo {
+        name: "gdp_fit_p_value",
+        doc: "white_box: KS p-value of the standardised scores against N(0, 1), the check of the Gaussian law the GDP estimator assumes (NaN without white_box)",
+    },
+    MetricInfo {
+        name: "overnoise_ratio",
+        doc: "DP-GD systems: sigma as calibrated over the exact Gaussian-DP calibration's sigma (1 with calibration exact; Prop. 2.2's over-noising otherwise; NaN for the other mechanisms)",
+    },
+    MetricInfo {
+        name: "ordinary_clipping_share",
+        doc: "direct DP-GD engine: share of runs in which some ordinary (non-canary) sample was clipped at some step (NaN for the other engines)",
+    },
+    MetricInfo {
         name: "tpr",
         doc: "true positive rate on the held-out half",
     },
@@ -242,20 +266,43 @@ impl System for PrivacyAudit {
         // The audit takes a u64 seed: the first 8 bytes of this unit's derived seed.
         let seed_bytes = u.seeds.child("audit").seed();
         let seed = u64::from_le_bytes(seed_bytes[..8].try_into().expect("8 bytes"));
-        let (r, bound) = if white_box {
+        let (r, est) = if white_box {
             // Every estimator (Clopper-Pearson and Gaussian DP on the real step's
             // scores), the largest at the joint confidence.
             let (r, est) = audit::run_audit_estimates(&cfg, seed, &recipe)
                 .map_err(|e| SystemError::Invalid(e.to_string()))?;
-            (r, est.epsilon_lower_bound)
+            (r, Some(est))
         } else {
             let r = audit::run_audit(&cfg, seed, &recipe)
                 .map_err(|e| SystemError::Invalid(e.to_string()))?;
-            let b = r.epsilon_lower_bound;
-            (r, b)
+            (r, None)
         };
+        let bound = est
+            .as_ref()
+            .map_or(r.epsilon_lower_bound, |e| e.epsilon_lower_bound);
         let mut out = BTreeMap::new();
         out.insert("epsilon_lower_bound".into(), bound);
+        // Each estimator apart, and what the page says of the mechanism (its over-noising,
+        // the share of runs that clipped an ordinary sample), measured in the run.
+        out.insert("epsilon_lb_clopper_pearson".into(), r.epsilon_lower_bound);
+        let gdp = est.as_ref().map(|e| &e.gdp);
+        out.insert(
+            "epsilon_lb_gdp".into(),
+            gdp.map_or(f64::NAN, |g| g.epsilon_lower_bound),
+        );
+        out.insert("mu_hat".into(), gdp.map_or(f64::NAN, |g| g.mu_hat));
+        out.insert(
+            "gdp_fit_p_value".into(),
+            gdp.map_or(f64::NAN, |g| g.fit_p_value),
+        );
+        out.insert(
+            "overnoise_ratio".into(),
+            r.overnoise_ratio.unwrap_or(f64::NAN),
+        );
+        out.insert(
+            "ordinary_clipping_share".into(),
+            r.runs_with_ordinary_clipping.unwrap_or(f64::NAN),
+        );
         // The accounting of the configured noise, whether or not the sensitivity bound it
         // assumes holds (mu is null in the result when it does not).
         let mu = match (system, &r.tp_topk) {
@@ -317,6 +364,15 @@ fn run_white_box_tp_topk(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemE
         "audit_excess".into(),
         r.epsilon_lower_bound - r.epsilon_exact_accounted,
     );
+    out.insert(
+        "epsilon_lb_clopper_pearson".into(),
+        r.clopper_pearson.epsilon_lower_bound,
+    );
+    out.insert("epsilon_lb_gdp".into(), r.gdp.epsilon_lower_bound);
+    out.insert("mu_hat".into(), r.gdp.mu_hat);
+    out.insert("gdp_fit_p_value".into(), r.gdp.fit_p_value);
+    out.insert("overnoise_ratio".into(), f64::NAN);
+    out.insert("ordinary_clipping_share".into(), f64::NAN);
     out.insert("tpr".into(), f64::NAN);
     out.insert("fpr".into(), f64::NAN);
     Ok(out)

@@ -293,7 +293,7 @@ pub fn check_accept(
 /// Whether an amendment waits for its results: only one recorded by `accept --amend`
 /// does; a back-filled one whose verdicts history cannot tell stays so.
 fn waits(a: &Amendment) -> bool {
-    a.moved.is_none() && a.commit.starts_with("uncommitted")
+    a.waits_for_results()
 }
 
 /// The field of a tool amendment: what changed is the build, not the spec.
