@@ -421,3 +421,68 @@ fn the_direct_engine_counts_the_runs_where_an_ordinary_sample_was_clipped() {
         None
     );
 }
+
+/// The audit system's control options are refused where they mean nothing, with a
+/// message naming the option, rather than run silently as the paper's mechanism (a
+/// control that changes nothing would only show as "not caught").
+#[test]
+fn the_audit_systems_control_options_are_refused_where_they_mean_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = |options: &str| {
+        format!(
+            r#"id: audit-options
+title: "control options where they mean nothing (test only)"
+source: {{paper: "test", section: "s", equation: "e"}}
+statement: "s"
+system: privacy_audit
+model: audited_mechanism
+adjacency: replace_one
+options: {{{options}}}
+params: {{delta: "1.0e-5", trials: "50", d: "8", n: "16", p: "16"}}
+sweeps:
+  s:
+    quick: {{axes: {{epsilon: [1]}}, replicates: 1}}
+    full: {{axes: {{epsilon: [1]}}, replicates: 1}}
+variants:
+  - name: v
+  - name: c
+    negative_control: true
+    caught_by: [p]
+    params: {{noise_scale: "0.5"}}
+predictions:
+  - kind: inequality
+    evidence: self_check
+    name: p
+    metric: epsilon_lower_bound
+    sweep: s
+    op: ">="
+    rhs: "0"
+"#
+        )
+    };
+    for (options, words) in [
+        (
+            "mechanism: feature-learning-first-layer, noise_law: half-std",
+            "option noise_law: half-std changes DP-GD's noise; mechanism feature-learning-first-layer has none",
+        ),
+        (
+            "mechanism: rf-dpgd, engine: fast",
+            "option engine: fast only with white_box: yes",
+        ),
+        (
+            "mechanism: tp-topk, white_box: \"yes\", engine: fast",
+            "option engine: fast only with white_box: yes",
+        ),
+    ] {
+        let f = dir.path().join("claim.yaml");
+        std::fs::write(&f, spec(options)).unwrap();
+        let out = crate::util::dpclaims_in(
+            dir.path(),
+            &["run", "--no-reports", "--no-baseline", f.to_str().unwrap()],
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{options}: {err}");
+        assert!(err.contains(words), "{options}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}

@@ -122,6 +122,16 @@ const OPTIONS: &[OptionInfo] = &[
         doc: "yes: audit the real training step white-box with every estimator (rf-dpgd: the direct engine, dpgd::run, its canary coordinate the sum of the per-step projections; tp-topk: privacy::audit::white_box, the real DP-SGD step with a Dirac gradient canary and the likelihood-ratio statistic)",
     },
     OptionInfo {
+        name: "engine",
+        values: &["direct", "fast"],
+        doc: "with white_box: which engine simulates the runs (direct, the default: the real step; fast: the exact 1-D reduction of the canary coordinate, privacy::audit::canary module docs, which `dpclaims audit` runs by default where it applies)",
+    },
+    OptionInfo {
+        name: "noise_law",
+        values: &["paper", "half-std", "double-std"],
+        doc: "DP-GD: the noise std as implemented (DpGdRecipe::noise_std): the paper's sqrt(eta) kappa C sigma/n, or half or twice it while the accounting and the canary test's exact mu assume the paper's (negative controls of mu_hat_z, one each way)",
+    },
+    OptionInfo {
         name: "accountant",
         values: &["rdp", "exact"],
         doc: "white-box tp-topk: z1, z2 from the paper's RDP accountant, or exact (GDP at q = 1, PLD at q < 1: the audit's null)",
@@ -161,6 +171,10 @@ const METRICS: &[MetricInfo] = &[
     MetricInfo {
         name: "mu_hat",
         doc: "white_box: the Gaussian-DP estimator's point estimate of the canary test's mu, (mean_canary - mean_replaced)/s (NaN without white_box)",
+    },
+    MetricInfo {
+        name: "mu_hat_z",
+        doc: "white_box: (mu_hat - mu)/se, the GDP estimator's point estimate against the canary test's exact mu (DP-GD with ridge 0 and the divide rule: the 1-D reduction's 2 T drift/(sqrt(T) noise std); first layer: the projected Gaussian mechanism's), in large-sample standard errors of a standardised mean difference, se^2 = 1/n1 + 1/n0 + mu^2/(2 (n1 + n0 - 2)); NaN where no exact mu is known",
     },
     MetricInfo {
         name: "gdp_fit_p_value",
@@ -234,6 +248,22 @@ impl System for PrivacyAudit {
             .parse()
             .map_err(SystemError::Invalid)?;
         let white_box = u.option("white_box") == "yes";
+        let dpgd = matches!(
+            system,
+            AuditSystem::RfDpgd | AuditSystem::FeatureLearningSecondLayer
+        );
+        if !matches!(u.option("noise_law"), "" | "paper") && !dpgd {
+            return Err(SystemError::Invalid(format!(
+                "option noise_law: {} changes DP-GD's noise; mechanism {} has none",
+                u.option("noise_law"),
+                system.name()
+            )));
+        }
+        if u.option("engine") == "fast" && (!white_box || system == AuditSystem::TpTopk) {
+            return Err(SystemError::Invalid(
+                "option engine: fast only with white_box: yes and a DP-GD or first-layer mechanism (without white_box the audit takes the fast engine where it is exact, the direct one elsewhere; tp-topk has one engine)".into(),
+            ));
+        }
         if white_box && system == AuditSystem::TpTopk {
             return run_white_box_tp_topk(u);
         }
@@ -244,7 +274,10 @@ impl System for PrivacyAudit {
         cfg.p = u.var_or("p", cfg.p as f64) as usize;
         cfg.steps = u.var_or("steps", cfg.steps as f64) as usize;
         if white_box {
-            cfg.engine = audit::AuditEngine::Direct;
+            cfg.engine = match u.option("engine") {
+                "fast" => audit::AuditEngine::Fast,
+                _ => audit::AuditEngine::Direct,
+            };
         }
         cfg.noise_scale = u.var_or("noise_scale", 1.0);
         cfg.kappa = u.var_or("kappa", cfg.kappa);
@@ -262,6 +295,11 @@ impl System for PrivacyAudit {
         let mut recipe = *u.recipe;
         if u.option("scores") == "pre-noise" {
             recipe.dpsgd.scores = crate::train::dpsgd::ScoreSource::PreNoise;
+        }
+        match u.option("noise_law") {
+            "half-std" => recipe.dpgd.noise_std = half_paper_noise_std,
+            "double-std" => recipe.dpgd.noise_std = double_paper_noise_std,
+            _ => {}
         }
         // The audit takes a u64 seed: the first 8 bytes of this unit's derived seed.
         let seed_bytes = u.seeds.child("audit").seed();
@@ -291,6 +329,15 @@ impl System for PrivacyAudit {
             gdp.map_or(f64::NAN, |g| g.epsilon_lower_bound),
         );
         out.insert("mu_hat".into(), gdp.map_or(f64::NAN, |g| g.mu_hat));
+        out.insert(
+            "mu_hat_z".into(),
+            match (gdp, r.mu_canary) {
+                (Some(g), Some(mu)) if mu.is_finite() => {
+                    mu_hat_z(g.mu_hat, mu, r.trials as f64, r.trials as f64)
+                }
+                _ => f64::NAN,
+            },
+        );
         out.insert(
             "gdp_fit_p_value".into(),
             gdp.map_or(f64::NAN, |g| g.fit_p_value),
@@ -326,6 +373,30 @@ impl System for PrivacyAudit {
         out.insert("fpr".into(), r.fpr);
         Ok(out)
     }
+}
+
+/// `noise_law: half-std`: half the paper's noise std (Eq. 11's `sqrt(eta) kappa C sigma/n`)
+/// in the runs, while the configuration, the accounting and the canary test's exact mu
+/// keep the paper's: an implementation slip `mu_hat_z` must catch (mu doubled).
+fn half_paper_noise_std(cfg: &crate::train::dpgd::DpGdConfig, n: usize) -> f64 {
+    0.5 * cfg.noise_std(n)
+}
+
+/// `noise_law: double-std`: twice the paper's noise std in the runs (mu halved), the
+/// other way.
+fn double_paper_noise_std(cfg: &crate::train::dpgd::DpGdConfig, n: usize) -> f64 {
+    2.0 * cfg.noise_std(n)
+}
+
+/// `(mu_hat - mu)/se` with the large-sample variance of a standardised mean difference of
+/// two normal samples of sizes `n1`, `n0` and pooled standard deviation,
+/// `se^2 = 1/n1 + 1/n0 + mu^2/(2 (n1 + n0 - 2))` (Hedges & Olkin 1985, *Statistical
+/// Methods for Meta-Analysis*, Ch. 5: the variance of Hedges' d): the GDP estimator's
+/// `mu_hat = (mean_1 - mean_0)/s` ([`crate::privacy::audit::estimators`]) is that
+/// difference.
+pub fn mu_hat_z(mu_hat: f64, mu: f64, n1: f64, n0: f64) -> f64 {
+    let se = (1.0 / n1 + 1.0 / n0 + mu * mu / (2.0 * (n1 + n0 - 2.0))).sqrt();
+    (mu_hat - mu) / se
 }
 
 /// The white-box TP-TopK audit as a unit (privacy::audit::white_box): metrics as the
@@ -370,6 +441,7 @@ fn run_white_box_tp_topk(u: &UnitInput) -> Result<BTreeMap<String, f64>, SystemE
     );
     out.insert("epsilon_lb_gdp".into(), r.gdp.epsilon_lower_bound);
     out.insert("mu_hat".into(), r.gdp.mu_hat);
+    out.insert("mu_hat_z".into(), f64::NAN);
     out.insert("gdp_fit_p_value".into(), r.gdp.fit_p_value);
     out.insert("overnoise_ratio".into(), f64::NAN);
     out.insert("ordinary_clipping_share".into(), f64::NAN);
@@ -455,4 +527,26 @@ pub fn config_cost(cfg: &AuditConfig) -> Cost {
         if direct { 1.0 } else { cfg.ridge },
         cfg.clip_rule == crate::train::dpgd::ClipRule::Divide && !direct,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mu_hat_z;
+
+    /// The standard error of a standardised mean difference: at 4000 runs a world and
+    /// mu = 0.92 (the exactly calibrated DP-GD audit at eps = 4), se^2 = 2/4000 +
+    /// 0.92^2/15996 = 5.529e-4, so a mu_hat 0.1 above mu is 4.25 standard errors.
+    #[test]
+    fn mu_hat_z_is_the_gap_in_standard_errors_of_a_standardised_difference() {
+        assert_eq!(mu_hat_z(0.92, 0.92, 4000.0, 4000.0), 0.0);
+        let se = (2.0f64 / 4000.0 + 0.92 * 0.92 / 15996.0).sqrt();
+        let z = mu_hat_z(1.02, 0.92, 4000.0, 4000.0);
+        assert!((z - 0.1 / se).abs() < 1e-12, "{z}");
+        assert!((z - 4.2527).abs() < 1e-3, "{z}");
+        // Symmetric in the sign of the gap; unequal worlds weigh each size.
+        let down = mu_hat_z(0.82, 0.92, 4000.0, 4000.0);
+        assert!((down + z).abs() < 1e-12, "{down} {z}");
+        let uneven = (1.0f64 / 1000.0 + 1.0 / 3000.0 + 0.25 / 7996.0).sqrt();
+        assert!((mu_hat_z(0.6, 0.5, 1000.0, 3000.0) - 0.1 / uneven).abs() < 1e-12);
+    }
 }
