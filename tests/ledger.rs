@@ -319,7 +319,12 @@ fn an_amendment_that_moves_no_verdict_is_settled_by_accepting_the_unchanged_resu
             .unwrap()
             .filter_map(|e| e.ok())
             .filter(|e| e.path().is_file())
-            .map(|e| (e.file_name().to_string_lossy().into_owned(), read(&e.path())))
+            .map(|e| {
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    read(&e.path()),
+                )
+            })
             .collect();
         v.sort();
         v
@@ -333,13 +338,21 @@ fn an_amendment_that_moves_no_verdict_is_settled_by_accepting_the_unchanged_resu
     );
     ok(&dpclaims_in(
         d,
-        &["accept", "--amend", "the full profile takes 3 replicates", "tiny-led"],
+        &[
+            "accept",
+            "--amend",
+            "the full profile takes 3 replicates",
+            "tiny-led",
+        ],
     ));
     let o = dpclaims_in(d, &["run", "--out", "out"]);
     let out = ok(&o);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(out.contains("baseline unchanged"), "{out}");
-    assert!(err.contains("accept with `dpclaims accept tiny-led`"), "{err}");
+    assert!(
+        err.contains("accept with `dpclaims accept tiny-led`"),
+        "{err}"
+    );
     assert!(read(&d.join("out/tiny-led.md")).contains("not known"));
     ok(&dpclaims_in(d, &["accept", "tiny-led"]));
     let l = read(&ledger);
