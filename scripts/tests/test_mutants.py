@@ -714,6 +714,16 @@ def test_the_suite_compares_each_claims_reports_and_judges_again_what_an_older_s
     c["steps"][1]["test"] = ["sh", "-c", run_claim, "sh", "{claim}", "{out}"]
     c["steps"][1]["reports"] = "reports"
     cfg.write_text(json.dumps(c))
+    # Before the changed suite has run, the page counts what it missed apart, and says
+    # what leaving those out does to the numbers.
+    rep = run(root, cfg, "report")
+    assert rep.returncode == 0, rep.stderr
+    text = (root / "reports/MUTANTS.md").read_text()
+    assert ("**Waiting for the changed suite:** 2 of the not-yet-run mutants were judged "
+            "before the claim suite gained or changed claims") in text, text
+    assert "caught by the tests 0, missed 2, equivalent 0, timed out 0" in text, text
+    assert "the score would be 33.3 % and the suite alone 33.3 %" in text, text
+    (root / "reports/MUTANTS.md").unlink()
     before = snapshot(root)
     out = run(root, cfg, "run")
     assert out.returncode == 0, out.stderr
