@@ -1549,7 +1549,11 @@ def cmd_report(a):
                     out[i] = line = line.replace(k, v)
     w(f"Goal: at least 100 viable, non-equivalent mutants judged (now {viable}), "
       f"score at least 90 % (now {pct(tot['caught'], viable)}), claim suite alone at least 80 % "
-      f"(now {pct(tot['suite_caught'], tot['suite_viable'])}).\n")
+      f"(now {pct(tot['suite_caught'], tot['suite_viable'])})"
+      + (f"; with the {len(waiting)} records waiting for the changed suite at their earlier "
+         f"outcomes: {viable + wc + wm} viable, score {pct(tot['caught'] + wc, viable + wc + wm)}, "
+         f"suite alone {pct(tot['suite_caught'], tot['suite_viable'] + wc + wm)}" if waiting else "")
+      + ".\n")
     # Coverage's soundness, checked where it can be: a mutant judged with every claim run
     # (before coverage, or without it) and caught by a named claim must be reached by it.
     if cov:
