@@ -1434,19 +1434,38 @@ def cmd_report(a):
           "are not yet run (`make mutants` resumes). The numbers below are those of the judged "
           "ones; the sample is run in its random order, so they are a random sub-sample"
           + (", except for the records below that wait for the changed suite.\n" if waiting else ".\n"))
+    def tally(sel):
+        c = {"sampled": len(sel), "judged": 0, "caught": 0, "missed": 0, "equivalent": 0,
+             "unviable": 0, "timeout": 0, "suite_caught": 0, "suite_viable": 0}
+        for m, r in sel:
+            if not r:
+                continue
+            c["judged"] += 1
+            o = r["outcome"]
+            if o == "missed" and m["id"] in equivalent:
+                c["equivalent"] += 1
+                continue
+            c[o] += 1
+            if o in ("caught", "missed") and r.get("suite") in ("caught", "missed"):
+                c["suite_viable"] += 1
+                c["suite_caught"] += r["suite"] == "caught"
+        return c
+
+    tot = tally(rows)
+    viable = tot["caught"] + tot["missed"]
+    # The waiting records at their earlier outcomes, each a miss of the suite.
+    wt = tally(waiting)
+    with_waiting = viable + wt["caught"] + wt["missed"]
     if waiting:
-        old_eq = sum(1 for m, r in waiting if r["outcome"] == "missed" and m["id"] in equivalent)
-        old_c = sum(1 for m, r in waiting if r["outcome"] == "caught")
-        old_m = sum(1 for m, r in waiting if r["outcome"] == "missed") - old_eq
-        old_t = sum(1 for m, r in waiting if r["outcome"] == "timeout")
         w(f"**Waiting for the changed suite:** {len(waiting)} of the not-yet-run mutants were "
           "judged before the claim suite gained or changed claims, and the suite missed them "
           "then; they are judged again at the next run (the suite may catch them now). Their "
-          f"earlier outcomes: caught by the tests {old_c}, missed {old_m}, equivalent "
-          f"{old_eq}, timed out {old_t}. Leaving them out biases the numbers below upward "
-          "(every one of them was a miss of the suite); counted with their earlier outcomes, "
-          "the score would be "
-          f"{{score_with_waiting}} and the suite alone {{suite_with_waiting}}.\n")
+          f"earlier outcomes: caught by the tests {wt['caught']}, missed {wt['missed']}, "
+          f"equivalent {wt['equivalent']}, timed out {wt['timeout']}. Leaving them out biases "
+          "the numbers below upward (every one of them was a miss of the suite); counted with "
+          "their earlier outcomes, the score would be "
+          f"{pct(tot['caught'] + wt['caught'], with_waiting)} and the suite alone "
+          f"{pct(tot['suite_caught'], tot['suite_viable'] + wt['caught'] + wt['missed'])}.\n")
     w("## The sample\n")
     w(f"* tool: {md_code(sample['tool'])}; seed {sample['seed']}; {sample['size']} mutants drawn "
       f"at random from the {sample['population']} that cargo-mutants lists in "
@@ -1487,36 +1506,15 @@ def cmd_report(a):
     w("## Per module\n")
     w("| module | listed | sampled | judged | caught | missed | equivalent | unviable | timed out | score | suite alone |")
     w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    tot = None
-
-    def tally(sel):
-        c = {"sampled": len(sel), "judged": 0, "caught": 0, "missed": 0, "equivalent": 0,
-             "unviable": 0, "timeout": 0, "suite_caught": 0, "suite_viable": 0}
-        for m, r in sel:
-            if not r:
-                continue
-            c["judged"] += 1
-            o = r["outcome"]
-            if o == "missed" and m["id"] in equivalent:
-                c["equivalent"] += 1
-                continue
-            c[o] += 1
-            if o in ("caught", "missed") and r.get("suite") in ("caught", "missed"):
-                c["suite_viable"] += 1
-                c["suite_caught"] += r["suite"] == "caught"
-        return c
-
     for mod in sample["modules"]:
         c = tally([(m, r) for m, r in rows if m["module"] == mod])
         w(f"| {md_code(mod)} | {sample['population_per_module'].get(mod, 0)} | {c['sampled']} | {c['judged']} | {c['caught']} | {c['missed']} | "
           f"{c['equivalent']} | {c['unviable']} | {c['timeout']} | "
           f"{pct(c['caught'], c['caught'] + c['missed'])} | {pct(c['suite_caught'], c['suite_viable'])} |")
-    tot = tally(rows)
     w(f"| **all** | {sample['population']} | {tot['sampled']} | {tot['judged']} | {tot['caught']} | {tot['missed']} | "
       f"{tot['equivalent']} | {tot['unviable']} | {tot['timeout']} | "
       f"**{pct(tot['caught'], tot['caught'] + tot['missed'])}** | "
       f"**{pct(tot['suite_caught'], tot['suite_viable'])}** |\n")
-    viable = tot["caught"] + tot["missed"]
     unreached = [r for m, r in judged if r["outcome"] in ("caught", "missed")
                  and any(st.get("claims_reaching") == 0 for st in r.get("steps", []))]
     by_reports = [r for m, r in judged if r.get("suite") == "caught" and any(
@@ -1536,23 +1534,13 @@ def cmd_report(a):
         w(f"Caught only by a check added after the mutant survived every detector: "
           f"{len(killed)} (listed under the survivors); before those checks the score was "
           f"{pct(tot['caught'] - len(killed), viable)}.\n")
-    if waiting:
-        wc = sum(1 for m, r in waiting if r["outcome"] == "caught")
-        wm = sum(1 for m, r in waiting if r["outcome"] == "missed" and m["id"] not in equivalent)
-        text_fill = {
-            "{score_with_waiting}": pct(tot["caught"] + wc, viable + wc + wm),
-            "{suite_with_waiting}": pct(tot["suite_caught"], tot["suite_viable"] + wc + wm),
-        }
-        for i, line in enumerate(out):
-            for k, v in text_fill.items():
-                if k in line:
-                    out[i] = line = line.replace(k, v)
     w(f"Goal: at least 100 viable, non-equivalent mutants judged (now {viable}), "
       f"score at least 90 % (now {pct(tot['caught'], viable)}), claim suite alone at least 80 % "
       f"(now {pct(tot['suite_caught'], tot['suite_viable'])})"
       + (f"; with the {len(waiting)} records waiting for the changed suite at their earlier "
-         f"outcomes: {viable + wc + wm} viable, score {pct(tot['caught'] + wc, viable + wc + wm)}, "
-         f"suite alone {pct(tot['suite_caught'], tot['suite_viable'] + wc + wm)}" if waiting else "")
+         f"outcomes: {with_waiting} viable, score {pct(tot['caught'] + wt['caught'], with_waiting)}, "
+         f"suite alone {pct(tot['suite_caught'], tot['suite_viable'] + wt['caught'] + wt['missed'])}"
+         if waiting else "")
       + ".\n")
     # Coverage's soundness, checked where it can be: a mutant judged with every claim run
     # (before coverage, or without it) and caught by a named claim must be reached by it.
