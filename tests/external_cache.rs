@@ -406,14 +406,18 @@ predictions:
 {constant}"#
         )
     };
-    let run = |constant: &str| {
-        std::fs::write(dir.path().join("claim.yaml"), spec(constant)).unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_dpclaims"))
+    // Writes the spec and runs it (JSON verdicts on stdout).
+    let run_spec = |text: &str| {
+        std::fs::write(dir.path().join("claim.yaml"), text).unwrap();
+        Command::new(env!("CARGO_BIN_EXE_dpclaims"))
             .env("DPCLAIMS_NO_CACHE", "1")
             .args(["run", "--no-reports", "--json"])
             .arg(dir.path().join("claim.yaml"))
             .output()
-            .unwrap();
+            .unwrap()
+    };
+    let run = |constant: &str| {
+        let out = run_spec(&spec(constant));
         assert!(out.status.code() != Some(2), "{}", stderr(&out));
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let rows = v["claims"][0]["results"].as_array().unwrap().clone();
@@ -451,13 +455,7 @@ predictions:
     let one =
         spec("    constant: {at_most: 3, source: \"the statement: m <= 3 x at every size\"}\n")
             .replace("replicates: 4", "replicates: 1");
-    std::fs::write(dir.path().join("claim.yaml"), one).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_dpclaims"))
-        .env("DPCLAIMS_NO_CACHE", "1")
-        .args(["run", "--no-reports", "--json"])
-        .arg(dir.path().join("claim.yaml"))
-        .output()
-        .unwrap();
+    let out = run_spec(&one);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains(

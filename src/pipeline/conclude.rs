@@ -209,7 +209,7 @@ pub fn conclude(
         // No baseline directory yet: at the baseline's profile and seed (quick, 0), every
         // claim's snapshot is new. A baseline of another profile or seed: nothing.
         let fresh = !base.baseline.exists() && profile == Profile::Quick && seed == 0;
-        let ids: Vec<String> = match &baseline {
+        let mut ids: Vec<String> = match &baseline {
             baseline::Baseline::Changed(v) => v.iter().map(|c| c.claim.clone()).collect(),
             baseline::Baseline::Unchanged { new, .. } => new.clone(),
             baseline::Baseline::NotChecked(_) if fresh => {
@@ -219,7 +219,6 @@ pub fn conclude(
         };
         // A claim whose amendment waits for its next results keeps its snapshot pending
         // even when it equals the baseline: accepting it records that no verdict moved.
-        let mut ids = ids;
         if matches!(baseline, baseline::Baseline::Unchanged { .. }) {
             ids.extend(
                 outcomes
