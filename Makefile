@@ -224,6 +224,14 @@ fuzz: deps
 lint: deps
 	$(CARGO) fmt --check
 	$(CARGO) clippy --release --locked --all-targets --features bench -- -D warnings
+	@# The committed reports were written by this build's engine (CI's `git diff` of
+	@# reports/ fails otherwise, after the whole suite): regenerate with `make run`.
+	$(CARGO) build --release --locked
+	@built=$$($(BIN) --version | sed -n 's/^engine //p'); \
+	 committed=$$(sed -n 's/^  "engine": "\([0-9a-f]*\)",$$/\1/p' reports/verdicts.json); \
+	 if [ "$$built" != "$$committed" ]; then \
+	   echo "reports/verdicts.json was written by engine $$committed, this build is $$built: run \`make run\` and commit the reports" >&2; exit 1; \
+	 fi
 
 fmt:
 	$(CARGO) fmt

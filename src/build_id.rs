@@ -28,6 +28,22 @@ pub const SOURCE_HASH: &str = env!("DPCLAIMS_SOURCE_HASH");
 /// `git rev-parse HEAD` at build time, or `unknown`.
 pub const GIT_COMMIT: &str = env!("DPCLAIMS_GIT_COMMIT");
 
+/// What `dpclaims --version` prints after the version: the full engine, verdict and
+/// source hashes and the commit. `make lint` compares the engine hash with the one the
+/// committed `reports/verdicts.json` was written by, so a commit whose reports came from
+/// an earlier engine is seen before CI runs the suite.
+pub const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "\nengine ",
+    env!("DPCLAIMS_ENGINE_HASH"),
+    "\nverdict ",
+    env!("DPCLAIMS_VERDICT_HASH"),
+    "\nsource ",
+    env!("DPCLAIMS_SOURCE_HASH"),
+    "\ncommit ",
+    env!("DPCLAIMS_GIT_COMMIT")
+);
+
 /// A one-line identity for reports and messages: version, engine and source hashes
 /// (12 hex digits each) and the commit.
 pub fn describe() -> String {

@@ -81,6 +81,13 @@ fn a_judged_change_after_results_is_refused_until_amended_and_then_shown() {
     )
     .unwrap();
     ok(&dpclaims_in(d, &["run", "--out", "out"]));
+    // Registered, not amended: the page says so, and claims no amendment it does not have.
+    let page = read(&d.join("out/tiny-led.md"));
+    assert!(
+        page.contains("No change since. A change to a judged part"),
+        "{page}"
+    );
+    assert!(!page.contains("each changed a judged part"), "{page}");
 
     // A changed bound: refused before anything runs, claim and field named.
     let before = read(&d.join("out/tiny-led.md"));

@@ -46,6 +46,7 @@ mod train;
 #[command(
     name = "dpclaims",
     version,
+    long_version = crate::build_id::LONG_VERSION,
     about = "Executable checks of DP learning theorems"
 )]
 struct Cli {

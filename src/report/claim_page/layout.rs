@@ -302,14 +302,28 @@ fn amendments(o: &ClaimOutcome, s: &mut String) {
         .iter()
         .filter(|a| a.verdict_moved() == Some(true))
         .count();
+    let registered = format!(
+        "Registered {} ({}).",
+        cell(&e.registered.date),
+        cell(&super::commit_words(&e.registered.commit))
+    );
+    if e.amendments.is_empty() {
+        let _ = writeln!(
+            s,
+            "{registered} No change since. A change to a judged part of the spec (a \
+             prediction, tolerance, premise, control, replicate schedule or parameter) after \
+             this registration would be an amendment, recorded in its ledger \
+             (`tests/snapshots/ledger/{}.yaml`) with its reason and listed here.\n",
+            o.claim.id
+        );
+        return;
+    }
     let _ = writeln!(
         s,
-        "Registered {} ({}). {} since: each changed a judged part of the spec (a prediction, \
+        "{registered} {} since: each changed a judged part of the spec (a prediction, \
          tolerance, premise, control, replicate schedule or parameter) after the claim had \
          a registered form, recorded in its ledger (`tests/snapshots/ledger/{}.yaml`) with its \
          reason; {} moved a verdict.\n",
-        cell(&e.registered.date),
-        cell(&super::commit_words(&e.registered.commit)),
         changes_since(e),
         o.claim.id,
         match moved {
