@@ -356,19 +356,12 @@ fn prediction_plot(o: &ClaimOutcome, idx: usize, p: &crate::spec::Prediction) ->
     plot.log_y = log_axis(ys(), fitted);
     // Values over many decades with a few zeros (an exact epsilon of 0 at some points):
     // a log axis still, the zeros said under the title rather than squashing the rest.
-    let finite: Vec<f64> = ys().filter(|v| v.is_finite()).collect();
-    let zeros = finite.iter().filter(|v| **v <= 0.0).count();
-    if !plot.log_y && zeros > 0 && 2 * zeros <= finite.len() {
-        let positive: Vec<f64> = finite.iter().copied().filter(|v| *v > 0.0).collect();
-        let (lo, hi) = positive
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
-                (a.min(v), b.max(v))
-            });
-        if hi >= 100.0 * lo {
+    if !plot.log_y {
+        let finite: Vec<f64> = ys().filter(|v| v.is_finite()).collect();
+        if let Some(zeros) = log_axis_dropping_zeros(&finite) {
             plot.log_y = true;
             plot.subtitle
-                .push_str(&format!(" ({zeros} points ≤ 0 not drawn on the log axis)"));
+                .push_str(&format!(" ({zeros} points at 0 not drawn on the log axis)"));
         }
     }
     plot
@@ -508,6 +501,23 @@ fn log_axis(values: impl Iterator<Item = f64> + Clone, power_law: bool) -> bool 
     power_law || hi >= 10.0 * lo
 }
 
+/// A log axis for values over two decades or more with a few exact zeros (at most half):
+/// the number of zeros it leaves out, or `None`. Never when a value is negative: a signed
+/// quantity (a z-score) keeps a linear axis, so that no variant's points vanish.
+fn log_axis_dropping_zeros(finite: &[f64]) -> Option<usize> {
+    let zeros = finite.iter().filter(|v| **v == 0.0).count();
+    if zeros == 0 || 2 * zeros > finite.len() || finite.iter().any(|v| *v < 0.0) {
+        return None;
+    }
+    let (lo, hi) = finite
+        .iter()
+        .filter(|v| **v > 0.0)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    (hi >= 100.0 * lo).then_some(zeros)
+}
+
 /// Stacks the panels vertically into one SVG document, as wide as the widest panel.
 fn stack_svgs(panels: &[svg::LogLogPlot]) -> String {
     let h = svg::HEIGHT;
@@ -563,5 +573,19 @@ mod tests {
         assert!(log_axis(v(&[0.7, 0.8, 0.9]), true), "power-law panel");
         assert!(!log_axis(v(&[0.0, 1.0, 100.0]), true), "a zero");
         assert!(!log_axis(v(&[-1.0, 1.0]), false));
+        // A few exact zeros among values over decades: log, the zeros counted.
+        assert_eq!(log_axis_dropping_zeros(&[0.0, 0.01, 1.0, 5.0]), Some(1));
+        assert_eq!(
+            log_axis_dropping_zeros(&[0.0, 0.0, 0.0, 1.0]),
+            None,
+            "mostly zeros"
+        );
+        assert_eq!(
+            log_axis_dropping_zeros(&[0.0, 1.0, 2.0]),
+            None,
+            "one decade"
+        );
+        // A signed quantity: z-scores from -4.5 to 35 stay on a linear axis.
+        assert_eq!(log_axis_dropping_zeros(&[-4.5, -0.6, 0.1, 0.4, 35.7]), None);
     }
 }
