@@ -75,7 +75,12 @@ const OPTIONS: &[OptionInfo] = &[
     },
     OptionInfo {
         name: "accounting",
-        values: &["as_mechanism", "add_remove_z", "missing_sqrt_eta", "rho_without_half"],
+        values: &[
+            "as_mechanism",
+            "add_remove_z",
+            "missing_sqrt_eta",
+            "rho_without_half",
+        ],
         doc: "what the accountants are given: the mechanism's composition, or a negative \
               control's wrong one (module docs)",
     },
