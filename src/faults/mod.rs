@@ -330,7 +330,7 @@ pub const CATALOGUE: &[FaultInfo] = &[
         description: "RDP converted to (eps, delta) with the classic bound r + ln(1/delta)/(alpha - 1) instead of the improved one: sound, a little more noise",
         violates: "Canonne, Kamath & Steinke 2020, Prop. 12 (improved conversion) vs Mironov 2017, Prop. 3",
         breaks_privacy: false,
-        systems: &[TP, AUDIT],
+        systems: &[TP, AUDIT, CAL],
         recipe: accounting(AccountantRecipe {
             conversion: classic_conversion,
             ..RDP

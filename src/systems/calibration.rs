@@ -10,8 +10,21 @@
 //! Calibrations: `prop_2_2`, `sigma = sqrt(eta T) sqrt(8 ln(1/delta))/eps`
 //! (privacy-for-free Prop. 2.2; blog Assumption 4's sigma_a), and `inverse_epsilon`,
 //! `sigma = sqrt(eta T)/eps` — a plausible slip that drops the `sqrt(8 ln(1/delta))`.
+//!
+//! The accountants (metrics `*_epsilon` and `*_margin`, computed only when asked for): the
+//! same T-step composition, given to each accountant of [`crate::privacy`] as one full-batch
+//! phase (`q = 1`, noise multiplier `z`, `T` steps): zCDP (Bun & Steinke 2016, Prop. 1.6:
+//! the Gaussian mechanism is `1/(2 z^2)`-zCDP; Lemma 2.3: composition adds rho; converted
+//! by Canonne, Kamath & Steinke 2020, Cor. 13), RDP (Mironov 2017, Prop. 7: order-alpha
+//! RDP `alpha/(2 z^2)`; Prop. 1: composition adds; converted by CKS 2020, Prop. 12, over
+//! the default orders) and the certified PLD bracket (Doroshenko et al. 2022; Koskela et
+//! al. 2020). Every sound accountant bounds the exact epsilon from above; the PLD bracket
+//! contains it. Option `accounting` feeds the accountants a wrong composition instead, as
+//! negative controls: `add_remove_z` (the multiplier of sensitivity C/n while the mechanism
+//! is replace-one), `missing_sqrt_eta` (z without its 1/sqrt(eta)) and `rho_without_half`
+//! (zCDP's rho = T/z^2, Prop. 1.6's 1/2 dropped).
 use super::*;
-use crate::privacy::{gdp_delta, gdp_epsilon};
+use crate::privacy::{gdp_delta, gdp_epsilon, pld, Accountant, Phase};
 
 #[derive(Debug)]
 pub struct Calibration;
@@ -60,6 +73,17 @@ const OPTIONS: &[OptionInfo] = &[
         values: &["prop_2_2", "inverse_epsilon"],
         doc: "sigma formula",
     },
+    OptionInfo {
+        name: "accounting",
+        values: &[
+            "as_mechanism",
+            "add_remove_z",
+            "missing_sqrt_eta",
+            "rho_without_half",
+        ],
+        doc: "what the accountants are given: the mechanism's composition, or a negative \
+              control's wrong one (module docs)",
+    },
 ];
 
 const METRICS: &[MetricInfo] = &[
@@ -79,6 +103,56 @@ const METRICS: &[MetricInfo] = &[
         name: "mu",
         doc: "GDP parameter mu = sqrt(T)/z",
     },
+    MetricInfo {
+        name: "zcdp_epsilon",
+        doc: "epsilon at delta of the zCDP accountant (rho = T/(2 z^2), CKS Cor. 13)",
+    },
+    MetricInfo {
+        name: "rdp_epsilon",
+        doc: "epsilon at delta of the RDP accountant (default orders, CKS Prop. 12)",
+    },
+    MetricInfo {
+        name: "pld_epsilon_upper",
+        doc: "upper end of the PLD accountant's certified bracket of epsilon at delta",
+    },
+    MetricInfo {
+        name: "pld_epsilon_lower",
+        doc: "lower end of the PLD accountant's certified bracket of epsilon at delta",
+    },
+    MetricInfo {
+        name: "zcdp_margin",
+        doc: "zcdp_epsilon - exact_epsilon (>= 0 for a sound accountant)",
+    },
+    MetricInfo {
+        name: "rdp_margin",
+        doc: "rdp_epsilon - exact_epsilon (>= 0 for a sound accountant)",
+    },
+    MetricInfo {
+        name: "pld_upper_margin",
+        doc: "pld_epsilon_upper - exact_epsilon (>= 0: the bracket's upper end is sound)",
+    },
+    MetricInfo {
+        name: "pld_lower_margin",
+        doc: "exact_epsilon - pld_epsilon_lower (>= 0: the bracket's lower end is below it)",
+    },
+    MetricInfo {
+        name: "rdp_minus_zcdp",
+        doc: "rdp_epsilon - zcdp_epsilon (>= 0: zCDP's continuous order search is at most \
+              the RDP grid's minimum of the same curve alpha T/(2 z^2))",
+    },
+];
+
+/// The accountants' metrics, asked by name.
+const ACCOUNTANT_METRICS: &[&str] = &[
+    "zcdp_epsilon",
+    "rdp_epsilon",
+    "pld_epsilon_upper",
+    "pld_epsilon_lower",
+    "zcdp_margin",
+    "rdp_margin",
+    "pld_upper_margin",
+    "pld_lower_margin",
+    "rdp_minus_zcdp",
 ];
 
 const INFO: SystemInfo = SystemInfo {
@@ -97,7 +171,21 @@ impl System for Calibration {
     }
     /// Every metric: the calibration and the exact GDP accounting draw nothing.
     fn exact_metrics(&self) -> &'static [&'static str] {
-        &["exact_epsilon", "slack_ratio", "exact_delta", "mu"]
+        &[
+            "exact_epsilon",
+            "slack_ratio",
+            "exact_delta",
+            "mu",
+            "zcdp_epsilon",
+            "rdp_epsilon",
+            "pld_epsilon_upper",
+            "pld_epsilon_lower",
+            "zcdp_margin",
+            "rdp_margin",
+            "pld_upper_margin",
+            "pld_lower_margin",
+            "rdp_minus_zcdp",
+        ]
     }
 
     fn cost(&self, _: &CostInput) -> Cost {
@@ -136,6 +224,52 @@ impl System for Calibration {
         out.insert("slack_ratio".into(), exact / eps);
         out.insert("exact_delta".into(), gdp_delta(mu, eps));
         out.insert("mu".into(), mu);
+        if u.wants(ACCOUNTANT_METRICS) {
+            accountants(u, z, steps, delta, exact, &mut out)?;
+        }
         Ok(out)
     }
+}
+
+/// The accountants' epsilons of the T-step composition with multiplier `z`, and their
+/// margins to the exact epsilon (module docs).
+fn accountants(
+    u: &UnitInput,
+    z: f64,
+    steps: f64,
+    delta: f64,
+    exact: f64,
+    out: &mut BTreeMap<String, f64>,
+) -> Result<(), SystemError> {
+    let accounting = u.option("accounting");
+    let z = match accounting {
+        "add_remove_z" => 2.0 * z,
+        "missing_sqrt_eta" => z * u.var("eta")?.sqrt(),
+        _ => z,
+    };
+    let t = steps as u64;
+    let recipe = &u.recipe.accounting;
+    let account = |acc, z| -> Result<f64, SystemError> {
+        Ok(crate::privacy::epsilon(acc, &[Phase::new(1.0, z, t)], delta, recipe)?.epsilon)
+    };
+    // rho = T/(2 z^2) doubled is the rho of the multiplier z/sqrt(2).
+    let z_zcdp = if accounting == "rho_without_half" {
+        z / std::f64::consts::SQRT_2
+    } else {
+        z
+    };
+    let zcdp = account(Accountant::Zcdp, z_zcdp)?;
+    let rdp = account(Accountant::Rdp, z)?;
+    let phase = [Phase::new(1.0, z, t)];
+    let bracket = pld::pld_epsilon(&phase, delta, pld::DEFAULT_WIDTH)?;
+    out.insert("zcdp_epsilon".into(), zcdp);
+    out.insert("rdp_epsilon".into(), rdp);
+    out.insert("pld_epsilon_upper".into(), bracket.epsilon_upper);
+    out.insert("pld_epsilon_lower".into(), bracket.epsilon_lower);
+    out.insert("zcdp_margin".into(), zcdp - exact);
+    out.insert("rdp_margin".into(), rdp - exact);
+    out.insert("pld_upper_margin".into(), bracket.epsilon_upper - exact);
+    out.insert("pld_lower_margin".into(), exact - bracket.epsilon_lower);
+    out.insert("rdp_minus_zcdp".into(), rdp - zcdp);
+    Ok(())
 }
