@@ -142,8 +142,13 @@ const METRICS: &[MetricInfo] = &[
     },
 ];
 
-/// The accountants' metrics, asked by name.
-const ACCOUNTANT_METRICS: &[&str] = &[
+/// Every metric, all exact (the calibration and the accountants draw nothing): the
+/// calibration's four, then the accountants' nine ([`ACCOUNTANT_METRICS`]).
+const EXACT_METRICS: &[&str] = &[
+    "exact_epsilon",
+    "slack_ratio",
+    "exact_delta",
+    "mu",
     "zcdp_epsilon",
     "rdp_epsilon",
     "pld_epsilon_upper",
@@ -154,6 +159,9 @@ const ACCOUNTANT_METRICS: &[&str] = &[
     "pld_lower_margin",
     "rdp_minus_zcdp",
 ];
+
+/// The accountants' metrics, asked by name: computed only when a claim wants one.
+const ACCOUNTANT_METRICS: &[&str] = EXACT_METRICS.split_at(4).1;
 
 const INFO: SystemInfo = SystemInfo {
     name: "gaussian_calibration",
@@ -171,21 +179,7 @@ impl System for Calibration {
     }
     /// Every metric: the calibration and the exact GDP accounting draw nothing.
     fn exact_metrics(&self) -> &'static [&'static str] {
-        &[
-            "exact_epsilon",
-            "slack_ratio",
-            "exact_delta",
-            "mu",
-            "zcdp_epsilon",
-            "rdp_epsilon",
-            "pld_epsilon_upper",
-            "pld_epsilon_lower",
-            "zcdp_margin",
-            "rdp_margin",
-            "pld_upper_margin",
-            "pld_lower_margin",
-            "rdp_minus_zcdp",
-        ]
+        EXACT_METRICS
     }
 
     fn cost(&self, _: &CostInput) -> Cost {
@@ -249,8 +243,10 @@ fn accountants(
     };
     let t = steps as u64;
     let recipe = &u.recipe.accounting;
+    // The composition every accountant is given: T full-batch steps of multiplier z.
+    let phases = |z| [Phase::new(1.0, z, t)];
     let account = |acc, z| -> Result<f64, SystemError> {
-        Ok(crate::privacy::epsilon(acc, &[Phase::new(1.0, z, t)], delta, recipe)?.epsilon)
+        Ok(crate::privacy::epsilon(acc, &phases(z), delta, recipe)?.epsilon)
     };
     // rho = T/(2 z^2) doubled is the rho of the multiplier z/sqrt(2).
     let z_zcdp = if accounting == "rho_without_half" {
@@ -260,8 +256,7 @@ fn accountants(
     };
     let zcdp = account(Accountant::Zcdp, z_zcdp)?;
     let rdp = account(Accountant::Rdp, z)?;
-    let phase = [Phase::new(1.0, z, t)];
-    let bracket = pld::pld_epsilon(&phase, delta, pld::DEFAULT_WIDTH)?;
+    let bracket = pld::pld_epsilon(&phases(z), delta, pld::DEFAULT_WIDTH)?;
     out.insert("zcdp_epsilon".into(), zcdp);
     out.insert("rdp_epsilon".into(), rdp);
     out.insert("pld_epsilon_upper".into(), bracket.epsilon_upper);
@@ -272,4 +267,19 @@ fn accountants(
     out.insert("pld_lower_margin".into(), exact - bracket.epsilon_lower);
     out.insert("rdp_minus_zcdp".into(), rdp - zcdp);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every declared metric is exact, in the declared order, and the accountants' list is
+    /// the tail that starts at the first accountant's epsilon.
+    #[test]
+    fn metric_lists_agree() {
+        let names: Vec<&str> = METRICS.iter().map(|m| m.name).collect();
+        assert_eq!(names, EXACT_METRICS);
+        assert_eq!(ACCOUNTANT_METRICS.first(), Some(&"zcdp_epsilon"));
+        assert_eq!(ACCOUNTANT_METRICS.len(), 9);
+    }
 }
