@@ -1525,9 +1525,11 @@ def cmd_report(a):
           "bytes alone (the claim's run passed its verdicts and its baseline; only CI's "
           "comparison of `reports/` fails).\n")
     if unreached:
+        caught = sum(r["outcome"] == "caught" for r in unreached)
+        rest = len(unreached) - caught
         w(f"{plural(len(unreached), 'viable mutant is', 'viable mutants are')} reached by no claim of the suite (coverage): "
-          f"{sum(r['outcome'] == 'caught' for r in unreached)} of them are caught by the "
-          "tests, the others are survivors below.\n")
+          + ("all of them are caught by the tests.\n" if not rest else
+             f"{caught} of them caught by the tests, {plural(rest, 'survivor', 'survivors')} below.\n"))
     once = survived_before(history, sample)
     killed = [(m, r) for m, r in judged if r["outcome"] == "caught" and m["id"] in once]
     if killed:
