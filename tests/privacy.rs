@@ -503,3 +503,23 @@ fn zcdp_conversion_finds_the_best_order_of_the_canonne_kamath_steinke_bound() {
         }
     }
 }
+
+/// A conversion from an RDP curve refuses delta = 0 and delta = 1 as a bad delta, before
+/// it converts: at delta = 0 every order's epsilon is infinite (ln 0) or, on a flat
+/// curve, 0, and neither an "unbounded" error nor epsilon 0 names the input at fault.
+#[test]
+fn a_conversion_at_delta_0_or_1_is_refused_as_a_bad_delta() {
+    let orders = default_orders();
+    for curve in [vec![0.5; orders.len()], vec![0.0; orders.len()]] {
+        for delta in [0.0, 1.0, -1e-9, f64::NAN] {
+            for convert in [improved_conversion, classic_conversion] {
+                assert!(
+                    matches!(convert(&orders, &curve, delta), Err(PrivacyError::Delta(_))),
+                    "delta {delta}, curve {:?}: {:?}",
+                    curve[0],
+                    convert(&orders, &curve, delta)
+                );
+            }
+        }
+    }
+}
