@@ -513,11 +513,11 @@ fn a_conversion_at_delta_0_or_1_is_refused_as_a_bad_delta() {
     for curve in [vec![0.5; orders.len()], vec![0.0; orders.len()]] {
         for delta in [0.0, 1.0, -1e-9, f64::NAN] {
             for convert in [improved_conversion, classic_conversion] {
+                let got = convert(&orders, &curve, delta);
                 assert!(
-                    matches!(convert(&orders, &curve, delta), Err(PrivacyError::Delta(_))),
-                    "delta {delta}, curve {:?}: {:?}",
-                    curve[0],
-                    convert(&orders, &curve, delta)
+                    matches!(got, Err(PrivacyError::Delta(_))),
+                    "delta {delta}, curve {:?}: {got:?}",
+                    curve[0]
                 );
             }
         }
