@@ -486,3 +486,36 @@ predictions:
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// The canary coordinate's bound (`privacy::audit::canary`, module docs):
+/// |x_{t+1}| <= rho |x_t| + eta C/n + K sd, with rho = max(1, |1 - 2 eta lambda|): only the
+/// ridge lambda scales that coordinate (e is orthogonal to every ordinary feature). With
+/// no ridge, rho = 1 whatever the step size, so the bound and the divide rule's canary
+/// label M grow linearly in T; a bound that compounded would blow M up by rho^T.
+#[test]
+fn without_ridge_the_canary_label_grows_linearly_in_the_steps_at_any_step_size() {
+    use dpclaims::privacy::audit::canary::DpgdCanaryProblem;
+    use dpclaims::rng::SeedPath;
+    use dpclaims::train::dpgd::{DpGdConfig, DpGdRecipe};
+    let label = |eta: f64, steps: usize| {
+        let config = DpGdConfig {
+            eta,
+            steps,
+            clip: 1.0,
+            clip_rule: ClipRule::Divide,
+            sigma: 1.0,
+            kappa: 2.0,
+            ridge: 0.0,
+        };
+        DpgdCanaryProblem::random_features(4, 20, 30, config, &SeedPath::new(7), &DpGdRecipe::PAPER)
+            .unwrap()
+            .canary_label
+    };
+    for eta in [0.5, 1.5, 3.0] {
+        let (short, long) = (label(eta, 100), label(eta, 1000));
+        assert!(
+            long.is_finite() && short < long && long <= 10.0 * short,
+            "eta = {eta}: M = {short:e} at T = 100, {long:e} at T = 1000 (at most 10x expected)"
+        );
+    }
+}

@@ -563,3 +563,17 @@ fn ndarray_dot_goes_through_blas() {
         "the bitwise comparison cannot tell implementations apart"
     );
 }
+
+/// `Dataset::len` and `Dataset::is_empty` (public, and what a caller checks before
+/// training on a sample): an empty sample is empty, a sample of one or more is not.
+#[test]
+fn a_dataset_says_whether_it_is_empty() {
+    let mut rng = SeedPath::new(3).rng_for("data");
+    let u = dpclaims::data::unit_vector(4, &mut rng);
+    let target = Target::Sign { u };
+    for n in [0usize, 1, 5] {
+        let ds = Dataset::sample(n, 4, InputDist::Gaussian, &target, 0.1, &mut rng);
+        assert_eq!((ds.len(), ds.x.nrows()), (n, n));
+        assert_eq!(ds.is_empty(), n == 0, "a sample of {n}");
+    }
+}

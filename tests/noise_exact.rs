@@ -248,3 +248,31 @@ fn exact_metric_ignores_sigma_scale_and_noise_faults() {
         );
     }
 }
+
+/// Bad inputs are refused as `InvalidConfig`, never answered: a negative or infinite noise
+/// factor s (a negative s squares to a valid-looking term), eta outside (0, inf), and
+/// shapes that do not match. s = 0 is allowed and gives no noise term.
+#[test]
+fn bad_noise_factors_step_sizes_and_shapes_are_refused() {
+    use dpclaims::train::TrainError;
+    let (phi, phi_test) = features(5, 3, 6, 4, 5);
+    let (phi, te) = (phi.view(), phi_test.view());
+    let refused = |r: Result<f64, TrainError>, what: &str| {
+        assert!(
+            matches!(r, Err(TrainError::InvalidConfig(_))),
+            "{what}: expected InvalidConfig, got {r:?}"
+        );
+    };
+    for s in [-1.0, -1e-300, f64::INFINITY, f64::NEG_INFINITY, f64::NAN] {
+        refused(expected_noise_term(&phi, &te, 0.1, s, 3), &format!("s = {s}"));
+    }
+    for eta in [0.0, -0.1, f64::INFINITY, f64::NAN] {
+        refused(expected_noise_term(&phi, &te, eta, 0.5, 3), &format!("eta = {eta}"));
+    }
+    let wrong = Array2::<f64>::zeros((4, 6));
+    refused(expected_noise_term(&phi, &wrong.view(), 0.1, 0.5, 3), "p differs");
+    let none = Array2::<f64>::zeros((0, 5));
+    refused(expected_noise_term(&none.view(), &te, 0.1, 0.5, 3), "n = 0");
+    refused(expected_noise_term(&phi, &none.view(), 0.1, 0.5, 3), "m = 0");
+    assert_eq!(expected_noise_term(&phi, &te, 0.1, 0.0, 3).unwrap(), 0.0);
+}
