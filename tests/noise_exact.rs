@@ -264,15 +264,27 @@ fn bad_noise_factors_step_sizes_and_shapes_are_refused() {
         );
     };
     for s in [-1.0, -1e-300, f64::INFINITY, f64::NEG_INFINITY, f64::NAN] {
-        refused(expected_noise_term(&phi, &te, 0.1, s, 3), &format!("s = {s}"));
+        refused(
+            expected_noise_term(&phi, &te, 0.1, s, 3),
+            &format!("s = {s}"),
+        );
     }
     for eta in [0.0, -0.1, f64::INFINITY, f64::NAN] {
-        refused(expected_noise_term(&phi, &te, eta, 0.5, 3), &format!("eta = {eta}"));
+        refused(
+            expected_noise_term(&phi, &te, eta, 0.5, 3),
+            &format!("eta = {eta}"),
+        );
     }
     let wrong = Array2::<f64>::zeros((4, 6));
-    refused(expected_noise_term(&phi, &wrong.view(), 0.1, 0.5, 3), "p differs");
+    refused(
+        expected_noise_term(&phi, &wrong.view(), 0.1, 0.5, 3),
+        "p differs",
+    );
     let none = Array2::<f64>::zeros((0, 5));
     refused(expected_noise_term(&none.view(), &te, 0.1, 0.5, 3), "n = 0");
-    refused(expected_noise_term(&phi, &none.view(), 0.1, 0.5, 3), "m = 0");
+    refused(
+        expected_noise_term(&phi, &none.view(), 0.1, 0.5, 3),
+        "m = 0",
+    );
     assert_eq!(expected_noise_term(&phi, &te, 0.1, 0.0, 3).unwrap(), 0.0);
 }
